@@ -1,0 +1,1 @@
+"""acp-codegen: ACP JSON Schema -> intermediate model -> msgspec modules."""

@@ -1,0 +1,254 @@
+"""The intermediate model: what the schema means, before any template sees it.
+
+The parser (`parse.py`) turns one schema folder into a `Module`; the renderer
+(`render.py`) hands that `Module` to the Jinja2 templates. Every decision about
+names, types, tags and lenient rules is made here, in Python; templates only
+lay the result out.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+#: Names that generated annotations use and that a field of the same name would
+#: shadow inside its class body.
+SHADOWABLE_BUILTINS = frozenset({"list", "dict", "str", "int", "float", "bool"})
+
+
+# --- type expressions -------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Prim:
+    """A builtin scalar or `Any`: ``str``, ``int``, ``float``, ``bool``, ``Any``."""
+
+    name: str
+    minimum: int | float | None = None
+    maximum: int | float | None = None
+
+    def render(self, shadowed: frozenset[str]) -> str:
+        text = f"builtins.{self.name}" if self.name in shadowed else self.name
+        if self.minimum is None and self.maximum is None:
+            return text
+        bounds = []
+        if self.minimum is not None:
+            bounds.append(f"ge={self.minimum!r}")
+        if self.maximum is not None:
+            bounds.append(f"le={self.maximum!r}")
+        return f"Annotated[{text}, msgspec.Meta({', '.join(bounds)})]"
+
+    def refs(self) -> set[str]:
+        return set()
+
+
+@dataclasses.dataclass(frozen=True)
+class Ref:
+    """A named type of this module (a Struct or a type alias)."""
+
+    name: str
+
+    def render(self, shadowed: frozenset[str]) -> str:
+        return self.name
+
+    def refs(self) -> set[str]:
+        return {self.name}
+
+
+@dataclasses.dataclass(frozen=True)
+class ListOf:
+    item: TypeExpr
+
+    def render(self, shadowed: frozenset[str]) -> str:
+        name = "builtins.list" if "list" in shadowed else "list"
+        return f"{name}[{self.item.render(shadowed)}]"
+
+    def refs(self) -> set[str]:
+        return self.item.refs()
+
+
+@dataclasses.dataclass(frozen=True)
+class DictOf:
+    value: TypeExpr
+
+    def render(self, shadowed: frozenset[str]) -> str:
+        name = "builtins.dict" if "dict" in shadowed else "dict"
+        key = "builtins.str" if "str" in shadowed else "str"
+        return f"{name}[{key}, {self.value.render(shadowed)}]"
+
+    def refs(self) -> set[str]:
+        return self.value.refs()
+
+
+@dataclasses.dataclass(frozen=True)
+class LiteralOf:
+    values: tuple[str | int, ...]
+
+    def render(self, shadowed: frozenset[str]) -> str:
+        return f"Literal[{', '.join(repr(v) for v in self.values)}]"
+
+    def refs(self) -> set[str]:
+        return set()
+
+
+@dataclasses.dataclass(frozen=True)
+class Nullable:
+    inner: TypeExpr
+
+    def render(self, shadowed: frozenset[str]) -> str:
+        return f"{self.inner.render(shadowed)} | None"
+
+    def refs(self) -> set[str]:
+        return self.inner.refs()
+
+
+TypeExpr = Prim | Ref | ListOf | DictOf | LiteralOf | Nullable
+
+
+# --- definitions ------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class Field:
+    """One property of an object type."""
+
+    attr: str  # Python attribute name (snake_case)
+    wire: str  # JSON property name
+    explicit_wire: bool  # `rename="camel"` does not give `wire` back from `attr`
+    type: TypeExpr
+    required: bool
+    nullable: bool
+    doc: str
+    default_on_error: bool = False
+    skip_invalid_items: bool = False
+    has_default: bool = False
+    default: Any = None  # the schema's default (JSON value), when has_default
+
+    @property
+    def has_rule(self) -> bool:
+        return self.default_on_error or self.skip_invalid_items
+
+
+@dataclasses.dataclass
+class Struct:
+    """A `msgspec.Struct` class: a `$defs` object, or one variant of a union."""
+
+    name: str
+    doc: str
+    fields: list[Field]
+    base: str | None = None  # a payload Struct this variant extends
+    tag_field: str | None = None
+    tag: str | None = None
+    #: Set by the parser when a field's type is a union msgspec cannot decode
+    #: natively: the class then resolves it in `__post_init__`.
+    resolves_shapes: bool = False
+
+
+@dataclasses.dataclass
+class Alias:
+    """A plain alias: ``SessionId = str``."""
+
+    name: str
+    doc: str
+    type: TypeExpr
+
+
+@dataclasses.dataclass
+class EnumValue:
+    value: str | int
+    doc: str
+    title: str | None = None
+
+
+@dataclasses.dataclass
+class Enum:
+    """A string or integer enumeration; `open` ones accept any other value too."""
+
+    name: str
+    doc: str
+    kind: str  # "str" or "int"
+    values: list[EnumValue]
+    open: bool
+
+
+@dataclasses.dataclass
+class Constant:
+    name: str
+    value: int | str
+    doc: str
+
+
+@dataclasses.dataclass
+class Other:
+    """The `other` variant of an open union: kept as its raw JSON object."""
+
+    name: str
+    union: str
+    doc: str
+    tag_field: str
+    known_tags: tuple[str, ...]
+    #: Set for a known variant kept raw: its payload is itself a union, which a
+    #: single msgspec tag cannot express (a later draft's `state_update`).
+    fixed_tag: str | None = None
+
+
+@dataclasses.dataclass
+class Union:
+    """A union of variants.
+
+    `strategy` says how msgspec decodes it:
+    - ``"tagged"``: a native msgspec tagged union (one pass, in C);
+    - ``"open"``: the known variants are a native tagged union; a value with
+      another tag is kept as the `other` variant by the lenient path;
+    - ``"shape"``: no single tag tells the variants apart; the value is decoded
+      untyped and the first variant (in schema order) that accepts it wins.
+    """
+
+    name: str
+    doc: str
+    strategy: str
+    variants: list[TypeExpr]  # schema order, the `other` variant excluded
+    other: str | None = None
+    tag_field: str | None = None
+    raw_variants: list[str] = dataclasses.field(default_factory=list)
+
+    def refs(self) -> set[str]:
+        found: set[str] = set()
+        for variant in self.variants:
+            found |= variant.refs()
+        if self.other:
+            found.add(self.other)
+        found.update(self.raw_variants)
+        return found
+
+
+@dataclasses.dataclass
+class Method:
+    wire: str
+    handler: str
+    side: str  # "agent", "client" or "protocol": who handles it
+    params: str
+    result: str | None  # None: a notification
+    doc: str
+
+
+@dataclasses.dataclass
+class Module:
+    version: int
+    schema_version: str
+    schema_file: str
+    schema_sha256: str
+    doc: str
+    structs: list[Struct]
+    aliases: list[Alias]
+    enums: list[Enum]
+    constants: list[Constant]
+    others: list[Other]
+    unions: list[Union]
+    methods: list[Method]
+
+    def struct(self, name: str) -> Struct:
+        for struct in self.structs:
+            if struct.name == name:
+                return struct
+        raise KeyError(name)

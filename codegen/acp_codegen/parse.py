@@ -1,0 +1,670 @@
+"""Schema -> intermediate model.
+
+Reads one spec folder (``schema.json``, ``meta.json``, ``UPSTREAM.json``) and
+builds an `ir.Module`. Every rule of the naming and decoding design lives here;
+`codegen/README.md` states them in prose.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import keyword
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from . import ir
+
+_REF = "#/$defs/"
+
+
+class SchemaError(Exception):
+    """The schema has a shape this generator does not know how to model."""
+
+
+def load_module(spec_dir: Path) -> ir.Module:
+    """Parse the spec folder `spec_dir` into an `ir.Module`."""
+    schema_path = spec_dir / "schema.json"
+    raw = schema_path.read_bytes()
+    schema = json.loads(raw)
+    meta = json.loads((spec_dir / "meta.json").read_text())
+    upstream_path = spec_dir / "UPSTREAM.json"
+    upstream = json.loads(upstream_path.read_text()) if upstream_path.exists() else {}
+    return _Parser(schema, meta).module(
+        schema_version=upstream.get("schema_version", "unknown"),
+        schema_file=f"{spec_dir.name}/schema.json",
+        schema_sha256=hashlib.sha256(raw).hexdigest(),
+    )
+
+
+# --- names ------------------------------------------------------------------
+
+
+def pascal(text: str) -> str:
+    """``agent_message_chunk`` -> ``AgentMessageChunk``; ``value_id`` -> ``ValueId``."""
+    words = re.split(r"[^0-9A-Za-z]+", text)
+    return "".join(word[:1].upper() + word[1:] for word in words if word)
+
+
+def snake(wire: str) -> str:
+    """``toolCallId`` -> ``tool_call_id``; ``_meta`` -> ``meta``; keywords get ``_``."""
+    name = re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", wire.lstrip("_")).lower()
+    name = re.sub(r"[^0-9a-z_]", "_", name)
+    if keyword.iskeyword(name) or name[:1].isdigit():
+        name += "_"
+    return name
+
+
+def camel_of(attr: str) -> str:
+    """The wire name msgspec's ``rename="camel"`` gives attribute `attr`."""
+    probe = msgspec.defstruct("Probe", [(attr, int)], rename="camel")
+    return msgspec.structs.fields(probe)[0].encode_name
+
+
+def upper_snake(text: str) -> str:
+    return snake(pascal(text)).upper().rstrip("_")
+
+
+def _ref_name(ref: str) -> str:
+    if not ref.startswith(_REF):
+        raise SchemaError(f"only local $defs references are supported: {ref}")
+    return ref[len(_REF) :]
+
+
+def _alternatives(node: dict[str, Any]) -> list[dict[str, Any]] | None:
+    alts = node.get("anyOf", node.get("oneOf"))
+    return list(alts) if alts is not None else None
+
+
+def _single_ref(node: dict[str, Any]) -> str | None:
+    """The `$defs` name of ``{"allOf": [{"$ref": ...}]}`` or ``{"$ref": ...}``."""
+    if "$ref" in node:
+        return _ref_name(node["$ref"])
+    all_of = node.get("allOf")
+    if all_of and len(all_of) == 1 and "$ref" in all_of[0]:
+        return _ref_name(all_of[0]["$ref"])
+    return None
+
+
+def _walk_refs(node: Any) -> Iterator[str]:
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "$ref" and isinstance(value, str):
+                yield _ref_name(value)
+            else:
+                yield from _walk_refs(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _walk_refs(item)
+
+
+# --- variants ---------------------------------------------------------------
+
+
+class _Variant:
+    """One alternative of a union as the schema writes it."""
+
+    def __init__(self, node: dict[str, Any]) -> None:
+        self.node = node
+        self.is_other = node.get("title") == "other"
+        self.title: str | None = node.get("title")
+        self.doc: str = node.get("description", "")
+        props = node.get("properties", {})
+        self.tag_field: str | None = None
+        self.tag: str | None = None
+        for name, prop in props.items():
+            if isinstance(prop.get("const"), str):
+                self.tag_field, self.tag = name, prop["const"]
+                break
+        self.extra_props = {
+            name: prop for name, prop in props.items() if name != self.tag_field
+        }
+        self.required = [r for r in node.get("required", []) if r != self.tag_field]
+        self.payload = _single_ref(node)
+        if self.payload is None and node.get("allOf"):
+            raise SchemaError(f"variant with a composite allOf: {node}")
+        self.mixins = _alternatives(node)
+
+    @property
+    def is_object(self) -> bool:
+        return (
+            self.node.get("type") == "object"
+            or self.payload is not None
+            or "properties" in self.node
+        )
+
+
+def _other_tag_field(other: _Variant, known: list[_Variant]) -> str:
+    fields = {v.tag_field for v in known if v.tag_field}
+    if len(fields) == 1:
+        return fields.pop()
+    props = other.node.get("properties", {})
+    if len(props) >= 1:
+        return next(iter(props))
+    raise SchemaError(f"cannot tell the tag field of an `other` variant: {other.node}")
+
+
+def _other_known_tags(
+    other: _Variant, tag_field: str, known: list[_Variant]
+) -> tuple[str, ...]:
+    """Known tags from the `other` branch's ``not`` clause (and the known variants)."""
+    tags: list[str] = []
+    negated = other.node.get("not", {})
+    for branch in _alternatives(negated) or []:
+        const = branch.get("properties", {}).get(tag_field, {}).get("const")
+        if isinstance(const, str) and const not in tags:
+            tags.append(const)
+    for variant in known:
+        if variant.tag is not None and variant.tag not in tags:
+            tags.append(variant.tag)
+    return tuple(tags)
+
+
+# --- the parser -------------------------------------------------------------
+
+
+class _Parser:
+    def __init__(self, schema: dict[str, Any], meta: dict[str, Any]) -> None:
+        self.schema = schema
+        self.meta = meta
+        self.defs: dict[str, dict[str, Any]] = schema["$defs"]
+        self.ref_counts: dict[str, int] = {}
+        for name in _walk_refs(
+            {k: v for k, v in schema["$defs"].items() if not v.get("x-docs-ignore")}
+        ):
+            self.ref_counts[name] = self.ref_counts.get(name, 0) + 1
+        self.taken: set[str] = set(self.defs)
+        self.structs: dict[str, ir.Struct] = {}
+        self.aliases: list[ir.Alias] = []
+        self.enums: list[ir.Enum] = []
+        self.constants: list[ir.Constant] = []
+        self.others: list[ir.Other] = []
+        self.unions: list[ir.Union] = []
+        #: payload `$defs` object -> (tag field, tag): the payload *is* the variant
+        self.tag_of: dict[str, tuple[str, str]] = {}
+
+    # -- entry -----------------------------------------------------------
+
+    def module(
+        self, *, schema_version: str, schema_file: str, schema_sha256: str
+    ) -> ir.Module:
+        # Tags first: a payload that serves a single variant carries the tag itself,
+        # and that must be known before its Struct is built.
+        for name, node in self.defs.items():
+            if "properties" not in node and self._is_object_union(node):
+                self._plan_tags(name, node)
+        for name, node in self.defs.items():
+            if node.get("x-docs-ignore"):
+                continue  # JSON-RPC envelopes: the method tables carry what they say
+            self._define(name, node)
+        self._mark_shape_resolution()
+        return ir.Module(
+            version=int(self.meta["version"]),
+            schema_version=schema_version,
+            schema_file=schema_file,
+            schema_sha256=schema_sha256,
+            doc=self.schema.get("title", ""),
+            structs=self._ordered_structs(),
+            aliases=self.aliases,
+            enums=self.enums,
+            constants=self.constants,
+            others=self.others,
+            unions=self.unions,
+            methods=self._methods(),
+        )
+
+    # -- classification --------------------------------------------------
+
+    def _is_object_union(self, node: dict[str, Any]) -> bool:
+        alts = _alternatives(node)
+        if alts is None:
+            return False
+        return any(_Variant(a).is_object for a in alts if a.get("type") != "null")
+
+    def _define(self, name: str, node: dict[str, Any]) -> None:
+        alts = _alternatives(node)
+        doc = node.get("description", "")
+        if "properties" in node or (node.get("type") == "object" and alts is None):
+            if alts is not None and any(_Variant(a).tag for a in alts):
+                self._object_union(name, node)
+            else:
+                self._struct(name, node)
+        elif alts is not None:
+            if self._is_object_union(node):
+                self._union(name, node)
+            elif self._is_enum(alts):
+                self._enum(name, doc, alts)
+            else:
+                self._scalar_union(name, doc, alts)
+        else:
+            type_, _nullable = self._type(node)
+            self.aliases.append(ir.Alias(name=name, doc=doc, type=type_))
+
+    # -- enums and scalar unions -----------------------------------------
+
+    @staticmethod
+    def _is_enum(alts: list[dict[str, Any]]) -> bool:
+        kinds = set()
+        for alt in alts:
+            if "const" in alt:
+                kinds.add(type(alt["const"]).__name__)
+            elif "enum" in alt:
+                kinds.update(type(v).__name__ for v in alt["enum"])
+            elif alt.get("type") in ("string", "integer") and "title" in alt:
+                pass  # the open branch ("other", "unknown", "Other")
+            else:
+                return False
+        return len(kinds) == 1
+
+    def _enum(self, name: str, doc: str, alts: list[dict[str, Any]]) -> None:
+        values: list[ir.EnumValue] = []
+        is_open = False
+        kind = "str"
+        for alt in alts:
+            if "const" in alt:
+                kind = "int" if isinstance(alt["const"], int) else "str"
+                values.append(
+                    ir.EnumValue(
+                        alt["const"], alt.get("description", ""), alt.get("title")
+                    )
+                )
+            elif "enum" in alt:
+                for value in alt["enum"]:
+                    kind = "int" if isinstance(value, int) else "str"
+                    values.append(ir.EnumValue(value, alt.get("description", "")))
+            else:
+                is_open = True
+        self.enums.append(
+            ir.Enum(name=name, doc=doc, kind=kind, values=values, open=is_open)
+        )
+        for value in values:
+            if value.title and kind == "int":
+                self.constants.append(
+                    ir.Constant(
+                        name=f"{upper_snake(name)}_{upper_snake(value.title)}",
+                        value=value.value,
+                        doc=value.doc or value.title,
+                    )
+                )
+
+    def _scalar_union(self, name: str, doc: str, alts: list[dict[str, Any]]) -> None:
+        types = [self._type(alt)[0] for alt in alts if alt.get("type") != "null"]
+        nullable = any(alt.get("type") == "null" for alt in alts)
+        if sum(isinstance(t, ir.ListOf) for t in types) > 1:
+            # Two array types: msgspec cannot tell them apart, decode by shape.
+            self.unions.append(
+                ir.Union(name=name, doc=doc, strategy="shape", variants=types)
+            )
+            return
+        self.unions.append(
+            ir.Union(
+                name=name,
+                doc=doc,
+                strategy="scalar",
+                variants=[*types, ir.Prim("None")] if nullable else types,
+            )
+        )
+
+    # -- tagged unions ---------------------------------------------------
+
+    def _plan_tags(self, name: str, node: dict[str, Any]) -> None:
+        for variant in map(_Variant, _alternatives(node) or []):
+            if (
+                variant.tag is not None
+                and variant.payload is not None
+                and not variant.extra_props
+                and not variant.mixins
+                and self.ref_counts.get(variant.payload, 0) == 1
+                and "properties" in self.defs[variant.payload]
+                and not _alternatives(self.defs[variant.payload])
+            ):
+                assert variant.tag_field is not None
+                self.tag_of[variant.payload] = (variant.tag_field, variant.tag)
+
+    def _claim(self, preferred: str, fallback: str) -> str:
+        for candidate in (preferred, fallback):
+            if candidate not in self.taken:
+                self.taken.add(candidate)
+                return candidate
+        raise SchemaError(f"no free class name for {preferred!r} / {fallback!r}")
+
+    def _union(self, name: str, node: dict[str, Any]) -> None:
+        variants = [
+            _Variant(a) for a in _alternatives(node) or [] if a.get("type") != "null"
+        ]
+        known = [v for v in variants if not v.is_other]
+        other = next((v for v in variants if v.is_other), None)
+        members: list[ir.TypeExpr] = []
+        raw_variants: list[str] = []
+        for variant in known:
+            if variant.tag is not None:
+                assert variant.tag_field is not None
+                if variant.payload is not None and self._is_union_def(variant.payload):
+                    raw = self._claim(
+                        name + pascal(variant.tag),
+                        name + pascal(variant.tag) + "Variant",
+                    )
+                    self.others.append(
+                        ir.Other(
+                            name=raw,
+                            union=name,
+                            doc=variant.doc or self._doc_of(variant.payload),
+                            tag_field=variant.tag_field,
+                            known_tags=(variant.tag,),
+                            fixed_tag=variant.tag,
+                        )
+                    )
+                    raw_variants.append(raw)
+                    continue
+                if variant.payload in self.tag_of and self.tag_of[variant.payload] == (
+                    variant.tag_field,
+                    variant.tag,
+                ):
+                    members.append(ir.Ref(variant.payload))
+                    continue
+                if variant.payload is not None and not variant.extra_props:
+                    cls = self._claim(pascal(variant.tag), name + pascal(variant.tag))
+                else:
+                    cls = self._claim(
+                        name + pascal(variant.tag),
+                        name + pascal(variant.tag) + "Variant",
+                    )
+                self.structs[cls] = ir.Struct(
+                    name=cls,
+                    doc=variant.doc or self._doc_of(variant.payload),
+                    fields=self._fields(variant.extra_props, variant.required),
+                    base=variant.payload,
+                    tag_field=variant.tag_field,
+                    tag=variant.tag,
+                )
+                members.append(ir.Ref(cls))
+            elif variant.payload is not None and not variant.extra_props:
+                members.append(ir.Ref(variant.payload))
+            elif variant.node.get("type") == "array":
+                members.append(self._type(variant.node)[0])
+            else:
+                raise SchemaError(
+                    f"{name}: untagged variant without a payload: {variant.node}"
+                )
+        self._finish_union(
+            name, node.get("description", ""), known, other, members, raw_variants
+        )
+
+    def _is_union_def(self, name: str) -> bool:
+        node = self.defs[name]
+        return "properties" not in node and _alternatives(node) is not None
+
+    def _finish_union(
+        self,
+        name: str,
+        doc: str,
+        known: list[_Variant],
+        other: _Variant | None,
+        members: list[ir.TypeExpr],
+        raw_variants: list[str] | None = None,
+    ) -> None:
+        tag_fields = {v.tag_field for v in known}
+        all_tagged = None not in tag_fields and len(tag_fields) == 1
+        other_name = None
+        tag_field = next(iter(tag_fields)) if all_tagged else None
+        if other is not None:
+            other_tag_field = _other_tag_field(other, known)
+            other_name = self._claim(name + "Other", name + "OtherVariant")
+            self.others.append(
+                ir.Other(
+                    name=other_name,
+                    union=name,
+                    doc=other.doc,
+                    tag_field=other_tag_field,
+                    known_tags=_other_known_tags(other, other_tag_field, known),
+                )
+            )
+            if all_tagged and other_tag_field != tag_field:
+                all_tagged = False
+        if all_tagged and members:
+            strategy = "open" if other is not None or raw_variants else "tagged"
+        else:
+            strategy = "shape"
+        self.unions.append(
+            ir.Union(
+                name=name,
+                doc=doc,
+                strategy=strategy,
+                variants=members,
+                other=other_name,
+                tag_field=tag_field,
+                raw_variants=raw_variants or [],
+            )
+        )
+
+    def _object_union(self, name: str, node: dict[str, Any]) -> None:
+        """An object with common properties and one of several tagged variants."""
+        common = node.get("properties", {})
+        common_required = node.get("required", [])
+        variants = [_Variant(a) for a in _alternatives(node) or []]
+        known = [v for v in variants if not v.is_other]
+        other = next((v for v in variants if v.is_other), None)
+        members: list[ir.TypeExpr] = []
+        for variant in known:
+            suffix = pascal(variant.tag or variant.title or "")
+            if not suffix:
+                raise SchemaError(f"{name}: a variant with neither tag nor title")
+            cls = self._claim(name + suffix, name + suffix + "Variant")
+            props = dict(common)
+            props.update(variant.extra_props)
+            required = [*common_required, *variant.required]
+            self._add_mixins(variant.mixins, props, required)
+            self.structs[cls] = ir.Struct(
+                name=cls,
+                doc=variant.doc or node.get("description", ""),
+                fields=self._fields(props, required),
+                base=variant.payload,
+                tag_field=variant.tag_field,
+                tag=variant.tag,
+            )
+            members.append(ir.Ref(cls))
+        self._finish_union(name, node.get("description", ""), known, other, members)
+
+    # -- structs ---------------------------------------------------------
+
+    def _add_mixins(
+        self,
+        mixins: list[dict[str, Any]] | None,
+        props: dict[str, Any],
+        required: list[str],
+    ) -> None:
+        """Flatten untagged alternatives (``anyOf`` of property sets) into `props`.
+
+        A property every alternative requires stays required; the others become
+        optional. Validation is looser than the schema's, decoding is lossless.
+        """
+        if not mixins:
+            return
+        sets: list[set[str]] = []
+        for mixin in mixins:
+            target = self.defs[_single_ref(mixin)] if _single_ref(mixin) else mixin
+            if _Variant(target).tag is not None:
+                raise SchemaError(f"tagged alternative inside an object: {mixin}")
+            for prop_name, prop in target.get("properties", {}).items():
+                props.setdefault(prop_name, prop)
+            sets.append(set(target.get("required", [])))
+        for prop_name in set.intersection(*sets) if sets else set():
+            if prop_name not in required:
+                required.append(prop_name)
+
+    def _struct(self, name: str, node: dict[str, Any]) -> None:
+        props = dict(node.get("properties", {}))
+        required = list(node.get("required", []))
+        self._add_mixins(_alternatives(node), props, required)
+        tag_field, tag = self.tag_of.get(name, (None, None))
+        self.structs[name] = ir.Struct(
+            name=name,
+            doc=node.get("description", ""),
+            fields=self._fields(
+                {k: v for k, v in props.items() if k != tag_field},
+                required,
+            ),
+            tag_field=tag_field,
+            tag=tag,
+        )
+
+    def _fields(self, props: dict[str, Any], required: list[str]) -> list[ir.Field]:
+        fields = []
+        for wire, prop in props.items():
+            type_, nullable = self._type(prop)
+            attr = snake(wire)
+            default = prop.get("default")
+            fields.append(
+                ir.Field(
+                    attr=attr,
+                    wire=wire,
+                    explicit_wire=camel_of(attr) != wire,
+                    type=type_,
+                    required=wire in required,
+                    nullable=nullable,
+                    doc=prop.get("description", ""),
+                    default_on_error=bool(prop.get("x-deserialize-default-on-error")),
+                    skip_invalid_items=bool(
+                        prop.get("x-deserialize-skip-invalid-items")
+                    ),
+                    has_default="default" in prop,
+                    default=default,
+                )
+            )
+        return fields
+
+    def _doc_of(self, name: str | None) -> str:
+        return self.defs.get(name or "", {}).get("description", "")
+
+    # -- types -----------------------------------------------------------
+
+    def _type(self, node: dict[str, Any]) -> tuple[ir.TypeExpr, bool]:
+        """(type, nullable) of a property or item schema."""
+        ref = _single_ref(node)
+        if ref is not None:
+            return ir.Ref(ref), False
+        alts = _alternatives(node)
+        if alts is not None:
+            non_null = [a for a in alts if a.get("type") != "null"]
+            if len(non_null) != 1:
+                raise SchemaError(f"inline union (give it a $defs name): {node}")
+            type_, nullable = self._type(non_null[0])
+            return type_, nullable or len(non_null) < len(alts)
+        json_type = node.get("type")
+        nullable = False
+        if isinstance(json_type, list):
+            nullable = "null" in json_type
+            rest = [t for t in json_type if t != "null"]
+            if len(rest) != 1:
+                raise SchemaError(f"multi-type property: {node}")
+            json_type = rest[0]
+        if "const" in node:
+            return ir.LiteralOf((node["const"],)), nullable
+        if "enum" in node:
+            return ir.LiteralOf(tuple(node["enum"])), nullable
+        if json_type is None:
+            return ir.Prim("Any"), False
+        if json_type == "string":
+            return ir.Prim("str"), nullable
+        if json_type == "integer":
+            return ir.Prim("int", node.get("minimum"), node.get("maximum")), nullable
+        if json_type == "number":
+            return ir.Prim("float"), nullable
+        if json_type == "boolean":
+            return ir.Prim("bool"), nullable
+        if json_type == "null":
+            return ir.Prim("None"), False
+        if json_type == "array":
+            item, item_nullable = self._type(node.get("items", {}))
+            return ir.ListOf(ir.Nullable(item) if item_nullable else item), nullable
+        if json_type == "object":
+            extra = node.get("additionalProperties")
+            if isinstance(extra, dict) and extra:
+                value, value_nullable = self._type(extra)
+                return ir.DictOf(
+                    ir.Nullable(value) if value_nullable else value
+                ), nullable
+            return ir.DictOf(ir.Prim("Any")), nullable
+        raise SchemaError(f"unknown JSON type {json_type!r}: {node}")
+
+    # -- post passes -----------------------------------------------------
+
+    def _mark_shape_resolution(self) -> None:
+        shape = {u.name for u in self.unions if u.strategy == "shape"}
+        alias_refs = {a.name: a.type.refs() for a in self.aliases}
+
+        def needs(type_: ir.TypeExpr) -> bool:
+            for ref in type_.refs():
+                if ref in shape or any(r in shape for r in alias_refs.get(ref, ())):
+                    return True
+            return False
+
+        for struct in self.structs.values():
+            struct.resolves_shapes = any(needs(f.type) for f in struct.fields)
+
+    def _ordered_structs(self) -> list[ir.Struct]:
+        """Schema order, except that a base class comes before its subclasses."""
+        ordered: list[ir.Struct] = []
+        placed: set[str] = set()
+
+        def place(struct: ir.Struct) -> None:
+            if struct.name in placed:
+                return
+            if struct.base is not None:
+                place(self.structs[struct.base])
+            placed.add(struct.name)
+            ordered.append(struct)
+
+        for struct in self.structs.values():
+            place(struct)
+        return ordered
+
+    def _methods(self) -> list[ir.Method]:
+        kinds: dict[str, str] = {}
+        for envelope, kind in (
+            ("AgentRequest", "request"),
+            ("ClientRequest", "request"),
+            ("AgentNotification", "notification"),
+            ("ClientNotification", "notification"),
+            ("AgentResponse", "response"),
+            ("ClientResponse", "response"),
+        ):
+            for ref in _walk_refs(self.defs.get(envelope, {})):
+                kinds.setdefault(ref, kind)
+        by_method: dict[tuple[str, str], dict[str, str]] = {}
+        for name, node in self.defs.items():
+            if "x-method" in node:
+                key = (node["x-side"], node["x-method"])
+                by_method.setdefault(key, {})[kinds.get(name, "request")] = name
+        methods = []
+        for table, side in (
+            ("agentMethods", "agent"),
+            ("clientMethods", "client"),
+            ("protocolMethods", "protocol"),
+        ):
+            for handler, wire in self.meta.get(table, {}).items():
+                found = by_method.get((side, wire))
+                if not found:
+                    raise SchemaError(
+                        f"meta.json names {wire!r} but no type has x-method for it"
+                    )
+                params = found.get("request") or found.get("notification")
+                if params is None:
+                    raise SchemaError(f"no params type for {wire!r}")
+                methods.append(
+                    ir.Method(
+                        wire=wire,
+                        handler=handler,
+                        side=side,
+                        params=params,
+                        result=found.get("response")
+                        if "notification" not in found
+                        else None,
+                        doc=self._doc_of(params),
+                    )
+                )
+        return methods

@@ -1,0 +1,385 @@
+"""Intermediate model -> Python source, through the Jinja2 templates.
+
+Everything a template prints is computed here as a plain string or list
+(`_StructView`, `_UnionView`, ...); the templates only lay it out.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import textwrap
+from pathlib import Path
+
+import jinja2
+
+from . import ir
+
+TEMPLATES = Path(__file__).parent / "templates"
+_LINE = 88
+
+
+def docstring(text: str, indent: int) -> str:
+    """A docstring literal for `text`, formatted as ruff format leaves it."""
+    pad = " " * indent
+    body = text.strip().replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
+    lines = [line.rstrip() for line in body.splitlines()] or [""]
+    if body.endswith('"'):
+        lines[-1] += " "
+    if len(lines) == 1:
+        return f'{pad}"""{lines[0]}"""'
+    out = [f'{pad}"""{lines[0]}']
+    out += [f"{pad}{line}" if line else "" for line in lines[1:]]
+    out.append(f'{pad}"""')
+    return "\n".join(out)
+
+
+def first_paragraph(text: str) -> str:
+    return text.strip().split("\n\n")[0].strip()
+
+
+def _py(value: object) -> str:
+    """A JSON value as a Python literal (double-quoted strings, as ruff writes them)."""
+    if isinstance(value, str):
+        if '"' in value and "'" not in value and "\\" not in value:
+            return f"'{value}'"
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, list):
+        return "[" + ", ".join(_py(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_py(k)}: {_py(v)}" for k, v in value.items()) + "}"
+    return repr(value)
+
+
+@dataclasses.dataclass
+class _FieldView:
+    attr: str
+    annotation: str
+    default: str | None
+    doc: str
+
+    @property
+    def lines(self) -> list[str]:
+        """The declaration, wrapped the way ruff format wraps it."""
+        tail = f" = {self.default}" if self.default else ""
+        line = f"    {self.attr}: {self.annotation}{tail}"
+        if len(line) <= _LINE:
+            return [line]
+        return [f"    {self.attr}: (", f"        {self.annotation}", f"    ){tail}"]
+
+
+@dataclasses.dataclass
+class _StructView:
+    name: str
+    bases: str
+    doc: str
+    fields: list[_FieldView]
+    resolves_shapes: bool
+
+    @property
+    def header(self) -> list[str]:
+        line = f"class {self.name}({self.bases}):"
+        if len(line) <= _LINE:
+            return [line]
+        return [f"class {self.name}(", f"    {self.bases}", "):"]
+
+
+@dataclasses.dataclass
+class _AliasView:
+    name: str
+    doc: str
+    static: list[str]  # lines of the TYPE_CHECKING alias
+    runtime: list[str] | None  # lines of the runtime alias, when it differs
+
+
+@dataclasses.dataclass
+class _OtherView:
+    name: str
+    doc: str
+    tag_field: str
+    known_tags: list[str]
+    fixed_tag: str | None
+
+
+@dataclasses.dataclass
+class _RuleView:
+    struct: str
+    fields: list[list[str]]  # the lines of each field's entry
+
+
+@dataclasses.dataclass
+class _HandlerView:
+    handler: str
+    params: str
+    result: str
+    doc: str
+
+    @property
+    def signature(self) -> list[str]:
+        params = f"self, params: {self.params}"
+        line = f"    async def {self.handler}({params}) -> {self.result}:"
+        if len(line) <= _LINE:
+            return [line]
+        return [
+            f"    async def {self.handler}(",
+            f"        self, params: {self.params}",
+            f"    ) -> {self.result}:",
+        ]
+
+
+def _field_view(field: ir.Field, shadowed: frozenset[str]) -> _FieldView:
+    annotation = field.type.render(shadowed)
+    if field.nullable and not isinstance(field.type, ir.Nullable):
+        if not (isinstance(field.type, ir.Prim) and field.type.name == "Any"):
+            annotation += " | None"
+    default = None
+    if not field.required:
+        annotation += " | UnsetType"
+        default = "UNSET"
+    if field.explicit_wire:
+        default = (
+            f'msgspec.field(default=UNSET, name="{field.wire}")'
+            if default
+            else f'msgspec.field(name="{field.wire}")'
+        )
+    doc = field.doc
+    if field.has_default:
+        shown = json.dumps(field.default)
+        doc = f"{doc}\n\nSchema default: ``{shown}`` (UNSET here means absent)."
+    return _FieldView(
+        attr=field.attr, annotation=annotation, default=default, doc=doc.strip()
+    )
+
+
+def _struct_view(struct: ir.Struct) -> _StructView:
+    shadowed = frozenset(f.attr for f in struct.fields) & ir.SHADOWABLE_BUILTINS
+    options = ["kw_only=True"]
+    if struct.tag_field is not None:
+        options.append(f'tag_field="{struct.tag_field}"')
+        options.append(f'tag="{struct.tag}"')
+    base = struct.base or "_Struct"
+    bases = ", ".join([base, *options])
+    return _StructView(
+        name=struct.name,
+        bases=bases,
+        doc=struct.doc or struct.name,
+        fields=[_field_view(f, shadowed) for f in struct.fields],
+        resolves_shapes=struct.resolves_shapes,
+    )
+
+
+def _wrap(head: str, items: list[str], tail: str = "]", indent: int = 4) -> list[str]:
+    """``head[item, item]`` on one line if it fits, else one item per line."""
+    one_line = f"{head}{', '.join(items)}{tail}"
+    if len(one_line) <= _LINE - indent:
+        return [one_line]
+    return [head, *(f"    {item}," for item in items), tail]
+
+
+def _union_views(module: ir.Module) -> list[_AliasView]:
+    views: dict[str, _AliasView] = {}
+    deps: dict[str, set[str]] = {}
+    for alias in module.aliases:
+        views[alias.name] = _AliasView(
+            alias.name,
+            alias.doc,
+            [f"{alias.name}: TypeAlias = {alias.type.render(frozenset())}"],
+            None,
+        )
+        deps[alias.name] = alias.type.refs()
+    for enum in module.enums:
+        values = [_py(v.value) for v in enum.values]
+        head = f"{enum.name}: TypeAlias = "
+        if enum.open:
+            # Any other value is accepted too (an extension or a later version's).
+            one_line = f"{head}Literal[{', '.join(values)}] | {enum.kind}"
+            if len(one_line) <= _LINE:
+                lines = [one_line]
+            else:
+                literal = _wrap("Literal[", values, indent=4)
+                lines = [
+                    f"{head}Union[",
+                    *(f"    {x}" for x in literal),
+                    f"    {enum.kind},",
+                    "]",
+                ]
+                lines[-3] += ","
+        else:
+            lines = _wrap(head + "Literal[", values)
+        views[enum.name] = _AliasView(enum.name, enum.doc, lines, None)
+        deps[enum.name] = set()
+    for union in module.unions:
+        members = [v.render(frozenset()) for v in union.variants]
+        static_members = [*members, *union.raw_variants]
+        if union.other:
+            static_members.append(union.other)
+        if union.strategy == "scalar":
+            static = [f"{union.name}: TypeAlias = {' | '.join(members)}"]
+            runtime = None
+        else:
+            static = _wrap(f"{union.name}: TypeAlias = Union[", static_members)
+            if union.strategy == "tagged":
+                runtime = None
+            elif union.strategy == "open":
+                raw = ", ".join(union.raw_variants)
+                marker = f'OpenUnion("{union.tag_field}", {union.other or "None"}'
+                marker += f", ({raw},))" if union.raw_variants else ")"
+                inner = _wrap("Union[", members)
+                runtime = [f"{union.name} = Annotated["]
+                if len(inner) == 1:
+                    runtime.append(f"    {inner[0]},")
+                else:
+                    runtime.append(f"    {inner[0]}")
+                    runtime += [f"    {line}" for line in inner[1:-1]]
+                    runtime.append(f"    {inner[-1]},")
+                runtime.append(f"    {marker},")
+                runtime.append("]")
+            else:  # shape
+                candidates = [*members, *([union.other] if union.other else [])]
+                runtime = [
+                    f"{union.name} = Annotated[",
+                    "    Any,",
+                    "    ShapeUnion(",
+                    f'        "{union.name}",',
+                    *(
+                        [f"        ({candidates[0]},),"]
+                        if len(candidates) == 1
+                        else [
+                            "        (",
+                            *(f"            {c}," for c in candidates),
+                            "        ),",
+                        ]
+                    ),
+                    "    ),",
+                    "]",
+                ]
+        views[union.name] = _AliasView(union.name, union.doc, static, runtime)
+        deps[union.name] = union.refs()
+    # Runtime aliases evaluate their members: order them after what they use.
+    ordered: list[_AliasView] = []
+    placed: set[str] = set()
+
+    def place(name: str) -> None:
+        if name in placed or name not in views:
+            return
+        placed.add(name)
+        for dep in sorted(deps[name]):
+            place(dep)
+        ordered.append(views[name])
+
+    for name in views:
+        place(name)
+    return ordered
+
+
+def _known_tags_lines(tags: tuple[str, ...]) -> list[str]:
+    if not tags:
+        return ["known_tags = frozenset()"]
+    items = [_py(t) for t in tags]
+    one_line = "known_tags = frozenset({" + ", ".join(items) + "})"
+    if len(one_line) <= _LINE - 4:
+        return [one_line]
+    return [
+        "known_tags = frozenset(",
+        "    {",
+        *(f"        {i}," for i in items),
+        "    }",
+        ")",
+    ]
+
+
+def _views(module: ir.Module) -> dict[str, object]:
+    structs = [_struct_view(s) for s in module.structs]
+    rules = []
+    for struct in module.structs:
+        entries = []
+        for field in struct.fields:
+            if not field.has_rule:
+                continue
+            parts = []
+            if field.default_on_error:
+                parts.append("default_on_error=True")
+            if field.skip_invalid_items:
+                parts.append("skip_invalid_items=True")
+            if field.has_default:
+                # JSON text: one token however long, decoded only when used.
+                text = json.dumps(field.default, separators=(",", ":"))
+                parts.append(f"default_json={_py(text)}")
+            one_line = f'"{field.attr}": FieldRule({", ".join(parts)}),'
+            if len(one_line) <= _LINE - 12:
+                entries.append([one_line])
+            else:
+                entries.append(
+                    [f'"{field.attr}": FieldRule(', *(f"    {p}," for p in parts), "),"]
+                )
+        if entries:
+            rules.append(_RuleView(struct.name, entries))
+    others = [
+        _OtherView(
+            name=o.name,
+            doc=o.doc or f"A `{o.union}` variant this version does not define.",
+            tag_field=o.tag_field,
+            known_tags=_known_tags_lines(o.known_tags),
+            fixed_tag=o.fixed_tag,
+        )
+        for o in module.others
+    ]
+    tables = {}
+    handlers: dict[str, list[_HandlerView]] = {}
+    for side in ("agent", "client", "protocol"):
+        methods = [m for m in module.methods if m.side == side]
+        tables[side] = methods
+        handlers[side] = [
+            _HandlerView(
+                handler=m.handler,
+                params=m.params,
+                result=m.result or "None",
+                doc=first_paragraph(m.doc) or m.wire,
+            )
+            for m in methods
+        ]
+    return {
+        "module": module,
+        "structs": structs,
+        "aliases": _union_views(module),
+        "others": others,
+        "rules": rules,
+        "tables": tables,
+        "handlers": handlers,
+        "constants": module.constants,
+    }
+
+
+def environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES),
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    env.filters["docstring"] = docstring
+    env.filters["first_paragraph"] = first_paragraph
+    env.filters["pyrepr"] = _py
+    env.filters["indent_doc"] = lambda text, n: textwrap.indent(text, " " * n)
+    return env
+
+
+def render_module(module: ir.Module) -> str:
+    return environment().get_template("module.py.jinja").render(**_views(module))
+
+
+def render_static(name: str) -> str:
+    return (TEMPLATES / name).read_text()
+
+
+def render_package(modules: dict[str, ir.Module]) -> dict[str, str]:
+    """File name -> source for the whole `acp_schema` package."""
+    env = environment()
+    files = {f"{name}.py": render_module(module) for name, module in modules.items()}
+    files["__init__.py"] = env.get_template("__init__.py.jinja").render(
+        modules=[(name, modules[name]) for name in sorted(modules)]
+    )
+    files["_runtime.py"] = render_static("_runtime.py")
+    files["py.typed"] = ""
+    return files

@@ -1,0 +1,76 @@
+"""Project tasks: `nox -s generate`, `check`, `tests`, `lint`, `typecheck`, `bench`."""
+
+from __future__ import annotations
+
+import filecmp
+import tempfile
+from pathlib import Path
+
+import nox
+
+nox.options.sessions = ["tests"]
+nox.options.reuse_existing_virtualenvs = True
+
+ROOT = Path(__file__).parent
+SPEC = ROOT / "spec"
+GENERATED = ROOT / "generated" / "acp_schema"
+CODEGEN_ENV = {"PYTHONPATH": str(ROOT / "codegen")}
+CODEGEN_DEPS = ["jinja2>=3.1", "msgspec>=0.19"]
+
+
+def _generate(session: nox.Session, out: Path) -> None:
+    session.run("python", "-m", "acp_codegen", str(SPEC), str(out), env=CODEGEN_ENV)
+
+
+@nox.session
+def generate(session: nox.Session) -> None:
+    """Regenerate generated/acp_schema from spec/ (run after a spec bump)."""
+    session.install(*CODEGEN_DEPS)
+    _generate(session, GENERATED)
+
+
+def _drift(session: nox.Session) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "acp_schema"
+        _generate(session, out)
+        compare = filecmp.dircmp(out, GENERATED, ignore=["__pycache__"])
+        differ = compare.diff_files + compare.left_only + compare.right_only
+        if differ:
+            session.run("diff", "-ru", str(out), str(GENERATED), success_codes=[0, 1])
+            session.error(f"generated/ drifted from spec/ ({differ}): run `nox -s generate`")
+        session.log("generated/ matches spec/ and the generator")
+
+
+@nox.session
+def check(session: nox.Session) -> None:
+    """Drift check: regenerate into a temp dir; fail with a diff if generated/ differs."""
+    session.install(*CODEGEN_DEPS)
+    _drift(session)
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """The drift check, then the whole test suite."""
+    session.install("-e", ".[test]", "ruff")
+    _drift(session)
+    session.run("pytest", *session.posargs, env=CODEGEN_ENV)
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    session.install("ruff")
+    session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", ".")
+
+
+@nox.session
+def typecheck(session: nox.Session) -> None:
+    session.install("-e", ".[test]", "mypy")
+    session.run("mypy", "--strict", "generated/acp_schema", "runtime/acp_trio")
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    """Codec benchmark against the official SDK and untyped msgspec (prints ratios)."""
+    session.install("-e", ".[bench]")
+    session.run("python", "bench/codec_bench.py", *session.posargs)

@@ -1,0 +1,197 @@
+"""The schema's forward-compatibility and leniency rules, one test per rule."""
+
+from __future__ import annotations
+
+import json
+
+import msgspec
+import pytest
+
+from acp_schema import v1, v2
+
+
+def _round_trip(module: object, data: dict[str, object], target: object) -> object:
+    decoded = module.decode(json.dumps(data).encode(), target)  # type: ignore[attr-defined]
+    assert json.loads(module.encode(decoded)) == data  # type: ignore[attr-defined]
+    return decoded
+
+
+def test_unknown_session_update_is_kept_raw_and_reencoded_unchanged() -> None:
+    data = {
+        "sessionId": "s",
+        "update": {"sessionUpdate": "future_thing", "x": [1, {"y": None}]},
+    }
+    note = _round_trip(v2, data, v2.SessionNotification)
+    assert isinstance(note.update, v2.SessionUpdateOther)
+    assert note.update.tag == "future_thing"
+
+
+def test_custom_underscore_mcp_transport_round_trips() -> None:
+    data = {
+        "cwd": "/w",
+        "mcpServers": [
+            {"type": "_acme_ws", "name": "ws", "url": "wss://x", "extra": {"a": 1}},
+            {
+                "type": "stdio",
+                "name": "fs",
+                "command": "/bin/fs",
+                "args": [],
+                "env": [],
+            },
+        ],
+    }
+    req = _round_trip(v2, data, v2.NewSessionRequest)
+    assert isinstance(req.mcp_servers[0], v2.McpServerOther)
+    assert isinstance(req.mcp_servers[1], v2.McpServerStdio)
+
+
+def test_users_build_custom_variants() -> None:
+    server = v2.McpServerOther({"type": "_acme_ws", "name": "ws", "url": "wss://x"})
+    req = v2.NewSessionRequest(cwd="/w", mcp_servers=[server])
+    assert json.loads(v2.encode(req))["mcpServers"][0]["type"] == "_acme_ws"
+    update = v2.SessionUpdateOther({"sessionUpdate": "_acme_progress", "pct": 5})
+    assert b'"_acme_progress"' in v2.encode(
+        v2.SessionNotification(session_id="s", update=update)
+    )
+
+
+def test_other_variant_refuses_a_defined_tag() -> None:
+    with pytest.raises(ValueError):
+        v2.McpServerOther({"type": "http", "name": "x", "url": "u", "headers": []})
+
+
+def test_unknown_stop_reason_and_enum_values_round_trip() -> None:
+    resp = _round_trip(v2, {"stopReason": "_acme_budget"}, v2.PromptResponse)
+    assert resp.stop_reason == "_acme_budget"
+    _round_trip(v2, {"stopReason": "end_turn"}, v2.PromptResponse)
+
+
+@pytest.mark.parametrize("module", [v1, v2], ids=["v1", "v2"])
+def test_known_tag_with_malformed_body_is_an_error(module: object) -> None:
+    data = {
+        "sessionId": "s",
+        "update": {"sessionUpdate": "agent_message_chunk", "content": 5},
+    }
+    with pytest.raises(msgspec.ValidationError, match=r"\$\.update\.content"):
+        module.decode(json.dumps(data).encode(), module.SessionNotification)  # type: ignore[attr-defined]
+
+
+def test_closed_union_in_v1_rejects_unknown_tag() -> None:
+    data = {"sessionId": "s", "update": {"sessionUpdate": "future_thing"}}
+    with pytest.raises(msgspec.ValidationError):
+        v1.decode(json.dumps(data).encode(), v1.SessionNotification)
+
+
+@pytest.mark.parametrize("module", [v1, v2], ids=["v1", "v2"])
+def test_default_on_error_falls_back_to_schema_default(module: object) -> None:
+    data = {
+        "protocolVersion": 1,
+        "agentCapabilities": {
+            "loadSession": "yes please",
+            "promptCapabilities": {"image": 3},
+        },
+    }
+    if module is v2:
+        data = {"protocolVersion": 2, "authMethods": "not a list"}
+    resp = module.decode(json.dumps(data).encode(), module.InitializeResponse)  # type: ignore[attr-defined]
+    if module is v1:
+        assert resp.agent_capabilities.load_session is False
+        assert resp.agent_capabilities.prompt_capabilities.image is False
+    else:
+        assert resp.auth_methods == []
+
+
+def test_default_on_error_without_default_means_absent() -> None:
+    data = {
+        "sessionId": "s",
+        "update": {
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": "t",
+            "status": 42,
+            "title": "ok",
+        },
+    }
+    note = v1.decode(json.dumps(data).encode(), v1.SessionNotification)
+    assert isinstance(note.update, v1.ToolCallUpdate)
+    assert note.update.status is msgspec.UNSET
+    assert note.update.title == "ok"
+
+
+@pytest.mark.parametrize("module", [v1, v2], ids=["v1", "v2"])
+def test_skip_invalid_items_drops_bad_items_keeps_the_rest(module: object) -> None:
+    update = {
+        "sessionUpdate": "available_commands_update",
+        "availableCommands": [
+            {"name": "web", "description": "Search"},
+            {"name": 7},
+            {"name": "test", "description": "Run tests"},
+        ],
+    }
+    data = {"sessionId": "s", "update": update}
+    note = module.decode(json.dumps(data).encode(), module.SessionNotification)  # type: ignore[attr-defined]
+    assert [c.name for c in note.update.available_commands] == ["web", "test"]
+
+
+def test_absent_and_null_are_different() -> None:
+    absent = v1.decode(b'{"toolCallId": "t"}', v1.ToolCallUpdate)
+    null = v1.decode(b'{"toolCallId": "t", "title": null}', v1.ToolCallUpdate)
+    assert absent.title is msgspec.UNSET and null.title is None
+    assert v1.encode(absent) == b'{"toolCallId":"t"}'
+    assert v1.encode(null) == b'{"toolCallId":"t","title":null}'
+
+
+def test_no_defaults_added_on_encode() -> None:
+    assert v1.encode(v1.decode(b'{"protocolVersion": 1}', v1.InitializeRequest)) == (
+        b'{"protocolVersion":1}'
+    )
+    explicit = b'{"protocolVersion":1,"clientCapabilities":{"terminal":false}}'
+    assert v1.encode(v1.decode(explicit, v1.InitializeRequest)) == explicit
+
+
+def test_tool_call_update_outside_the_union_carries_no_tag() -> None:
+    update = v1.ToolCallUpdate(tool_call_id="t")
+    assert v1.encode(update) == b'{"toolCallId":"t"}'
+    variant = v1.SessionUpdateToolCallUpdate(tool_call_id="t")
+    assert isinstance(variant, v1.ToolCallUpdate)
+    assert json.loads(v1.encode(variant))["sessionUpdate"] == "tool_call_update"
+
+
+def test_untagged_union_decodes_by_shape() -> None:
+    text = {"type": "resource", "resource": {"uri": "file:///a", "text": "hi"}}
+    blob = {"type": "resource", "resource": {"uri": "file:///b", "blob": "aGk="}}
+    assert isinstance(
+        v1.convert(text, v1.ContentBlock).resource, v1.TextResourceContents
+    )
+    assert isinstance(
+        v1.convert(blob, v1.ContentBlock).resource, v1.BlobResourceContents
+    )
+    v1_stdio = {"name": "fs", "command": "/bin/fs", "args": [], "env": []}
+    req = v1.convert({"cwd": "/", "mcpServers": [v1_stdio]}, v1.NewSessionRequest)
+    assert isinstance(req.mcp_servers[0], v1.McpServerStdio)
+    assert json.loads(v1.encode(req))["mcpServers"][0] == v1_stdio
+
+
+def test_by_shape_failure_names_the_path() -> None:
+    bad = {"type": "resource", "resource": {"uri": "file:///a"}}
+    with pytest.raises(msgspec.ValidationError, match="EmbeddedResourceResource"):
+        v1.convert(bad, v1.ContentBlock)
+
+
+def test_match_on_variants() -> None:
+    data = b'{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"}}}'
+    note = v1.decode(data, v1.SessionNotification)
+    match note.update:
+        case v1.AgentMessageChunk(content=v1.TextContent(text=text)):
+            assert text == "hi"
+        case _:
+            pytest.fail("no match")
+
+
+def test_method_tables() -> None:
+    assert v1.AGENT_METHODS["session/new"].params is v1.NewSessionRequest
+    assert v1.AGENT_METHODS["session/new"].result is v1.NewSessionResponse
+    assert v1.AGENT_METHODS["session/new"].handler == "session_new"
+    assert v1.CLIENT_METHODS["session/update"].result is None
+    assert "$/cancel_request" in v1.PROTOCOL_METHODS
+    assert v2.PROTOCOL_METHODS == {}
+    assert v1.PROTOCOL_VERSION == 1 and v2.PROTOCOL_VERSION == 2
