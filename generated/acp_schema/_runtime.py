@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, TypeVar, overload
 
 import msgspec
@@ -207,12 +207,7 @@ class _FieldPlan:
         self.rule = rule
 
 
-def _has_shape(hint: Any) -> bool:
-    if isinstance(hint, ShapeUnion):
-        return True
-    return any(_has_shape(arg) for arg in getattr(hint, "__metadata__", ())) or any(
-        _has_shape(arg) for arg in typing.get_args(hint)
-    )
+_Resolver = Callable[[Any, str], Any]
 
 
 class Codec:
@@ -220,10 +215,10 @@ class Codec:
 
     def __init__(self, rules: Mapping[type, Mapping[str, FieldRule]]) -> None:
         self._rules = rules
-        self._decoders: dict[Any, msgspec.json.Decoder[Any]] = {}
+        self._decoders: dict[Any, tuple[msgspec.json.Decoder[Any], bool]] = {}
         self._encoder = msgspec.json.Encoder()
         self._plans: dict[type, list[_FieldPlan]] = {}
-        self._shape_plans: dict[type, list[_FieldPlan]] = {}
+        self._shape_plans: dict[type, list[tuple[str, str, _Resolver]]] = {}
 
     # -- public ----------------------------------------------------------
 
@@ -238,14 +233,18 @@ class Codec:
         `msgspec.ValidationError` (with the failing path) for a value that does
         not fit `type` even under the lenient rules.
         """
-        decoder = self._decoders.get(type)
-        if decoder is None:
-            decoder = self._decoders[type] = msgspec.json.Decoder(type)
+        try:
+            decoder, shape = self._decoders[type]
+        except KeyError:
+            decoder, shape = self._decoders[type] = (
+                msgspec.json.Decoder(type),
+                _is_shape(type),
+            )
         try:
             value = decoder.decode(data)
         except ValidationError:
             return self._lenient(msgspec.json.decode(data), type, "$")
-        if _is_shape(type):
+        if shape:
             return self._lenient(value, type, "$")
         return value
 
@@ -273,13 +272,14 @@ class Codec:
         plan = self._shape_plans.get(cls)
         if plan is None:
             plan = self._shape_plans[cls] = [
-                f for f in self._plan(cls) if _has_shape(f.type)
+                (f.attr, f"$.{f.wire}", resolver)
+                for f in self._plan(cls)
+                if (resolver := self._resolver(f.type)) is not None
             ]
-        for field in plan:
-            value = getattr(obj, field.attr)
+        for attr, path, resolver in plan:
+            value = getattr(obj, attr)
             if value is not UNSET:
-                resolved = self._resolve(value, field.type, "$." + field.wire)
-                setattr(obj, field.attr, resolved)
+                setattr(obj, attr, resolver(value, path))
 
     # -- lenient path ----------------------------------------------------
 
@@ -295,32 +295,63 @@ class Codec:
             ]
         return plan
 
-    def _resolve(self, value: Any, hint: Any, path: str) -> Any:
-        """Turn the untyped parts of `value` (by-shape unions) into their types."""
+    def _resolver(self, hint: Any) -> _Resolver | None:
+        """A function resolving the by-shape unions inside `hint`, or None if none.
+
+        Built once per field, so ``__post_init__`` does no type introspection.
+        """
         meta = getattr(hint, "__metadata__", ())
         for marker in meta:
             if isinstance(marker, ShapeUnion):
-                if isinstance(value, (dict, list)) and not isinstance(
-                    value, OtherVariant
-                ):
-                    return self._shape(value, marker, path)
-                return value
+                shape = self._shape
+
+                def resolve_shape(value: Any, path: str) -> Any:
+                    kind = type(value)
+                    if kind is dict or kind is list:
+                        return shape(value, marker, path)
+                    return value  # already typed (built by hand or resolved)
+
+                return resolve_shape
         if meta:
-            return self._resolve(value, typing.get_args(hint)[0], path)
+            return self._resolver(typing.get_args(hint)[0])
         origin = typing.get_origin(hint)
-        if origin is list and isinstance(value, list):
-            (item,) = typing.get_args(hint)
-            return [self._resolve(v, item, f"{path}[{i}]") for i, v in enumerate(value)]
-        if origin is dict and isinstance(value, dict):
-            _, item = typing.get_args(hint)
-            return {k: self._resolve(v, item, f"{path}.{k}") for k, v in value.items()}
+        if origin is list:
+            item = self._resolver(typing.get_args(hint)[0])
+            if item is None:
+                return None
+            resolve_item = item
+
+            def resolve_list(value: Any, path: str) -> Any:
+                if type(value) is not list:
+                    return value
+                return [resolve_item(v, f"{path}[{i}]") for i, v in enumerate(value)]
+
+            return resolve_list
+        if origin is dict:
+            item = self._resolver(typing.get_args(hint)[1])
+            if item is None:
+                return None
+            resolve_value = item
+
+            def resolve_dict(value: Any, path: str) -> Any:
+                if type(value) is not dict:
+                    return value
+                return {k: resolve_value(v, f"{path}.{k}") for k, v in value.items()}
+
+            return resolve_dict
         if origin is typing.Union or origin is types.UnionType:
-            if value is None or value is UNSET:
-                return value
             for arg in typing.get_args(hint):
-                if _has_shape(arg):
-                    return self._resolve(value, arg, path)
-        return value
+                inner = self._resolver(arg)
+                if inner is not None:
+                    resolve_inner = inner
+
+                    def resolve_optional(value: Any, path: str) -> Any:
+                        if value is None or value is UNSET:
+                            return value
+                        return resolve_inner(value, path)
+
+                    return resolve_optional
+        return None
 
     def _lenient(self, value: Any, hint: Any, path: str) -> Any:
         meta = getattr(hint, "__metadata__", None)
