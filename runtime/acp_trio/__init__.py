@@ -1,0 +1,74 @@
+"""acp_trio: a thin trio runtime for the Agent Client Protocol.
+
+Typed agent and client connections over newline-delimited JSON-RPC, using
+the generated ``acp_schema`` models and method tables.  An agent process::
+
+    import trio, acp_trio
+    from acp_schema import v1
+
+    class EchoAgent:
+        def __init__(self, conn: acp_trio.AgentSideConnection) -> None:
+            self.client = conn.client
+
+        async def initialize(self, params: v1.InitializeRequest) -> v1.InitializeResponse:
+            return v1.InitializeResponse(protocol_version=1)
+
+        async def session_new(self, params: v1.NewSessionRequest) -> v1.NewSessionResponse:
+            return v1.NewSessionResponse(session_id="s1")
+
+        async def session_prompt(self, params: v1.PromptRequest) -> v1.PromptResponse:
+            await self.client.session_update(v1.SessionNotification(...))
+            return v1.PromptResponse(stop_reason="end_turn")
+
+    trio.run(acp_trio.serve_agent_stdio, {1: EchoAgent})
+
+and a client driving it::
+
+    async with acp_trio.spawn_agent(["python", "my_agent.py"], client=MyClient) as conn:
+        await conn.agent.initialize(v1.InitializeRequest(protocol_version=1))
+        session = await conn.agent.session_new(v1.NewSessionRequest(cwd="/", mcp_servers=[]))
+"""
+
+from ._agent import AgentSideConnection, Offer
+from ._client import ClientSideConnection
+from ._connection import Connection, PeerProxy
+from ._errors import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    REQUEST_CANCELLED,
+    CapabilityError,
+    ConnectionClosed,
+    ProtocolVersionError,
+    RequestError,
+)
+from ._framing import DEFAULT_MAX_MESSAGE_SIZE
+from ._serve import connect_to_agent, connect_to_client, serve_agent
+from ._stdio import serve_agent_stdio
+from ._subprocess import spawn_agent
+
+__all__ = [
+    "DEFAULT_MAX_MESSAGE_SIZE",
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "METHOD_NOT_FOUND",
+    "PARSE_ERROR",
+    "REQUEST_CANCELLED",
+    "AgentSideConnection",
+    "CapabilityError",
+    "ClientSideConnection",
+    "Connection",
+    "ConnectionClosed",
+    "Offer",
+    "PeerProxy",
+    "ProtocolVersionError",
+    "RequestError",
+    "connect_to_agent",
+    "connect_to_client",
+    "serve_agent",
+    "serve_agent_stdio",
+    "spawn_agent",
+]

@@ -1,0 +1,189 @@
+"""Capability checks: refuse locally what the peer did not advertise.
+
+The client refuses, before sending, calls the agent's ``initialize`` response
+did not advertise (``session/load``, ``session/resume``, ``session/close``,
+``session/list``, ``session/delete``, ``additionalDirectories``, MCP servers
+of an unsupported transport, prompt content beyond the prompt
+capabilities); the agent refuses ``fs/*``, ``terminal/*`` and
+``elicitation/create`` towards a client that did not advertise them (v1).
+Both sides require absolute ``cwd``, ``additionalDirectories`` entries and
+stdio MCP ``command``: refused at the sender, answered -32602 at the
+receiver::
+
+    await conn.agent.session_load(...)   # raises CapabilityError if not advertised
+
+Checks read the typed objects of the negotiated version; capabilities
+absent, ``null`` or ``false`` mean unsupported (the spec's rule).
+"""
+
+from __future__ import annotations
+
+from pathlib import PurePosixPath, PureWindowsPath
+from typing import Any
+
+import msgspec
+
+from ._errors import INVALID_PARAMS, CapabilityError, RequestError
+
+__all__ = [
+    "agent_capabilities",
+    "check_agent_call",
+    "check_client_call",
+    "check_incoming",
+    "client_capabilities",
+]
+
+_UNSET: Any = msgspec.UNSET
+
+
+def _get(obj: Any, *path: str) -> Any:
+    for name in path:
+        if obj is None or obj is _UNSET:
+            return None
+        obj = getattr(obj, name, None)
+    return None if obj is _UNSET else obj
+
+
+def _on(obj: Any, *path: str) -> bool:
+    value = _get(obj, *path)
+    return value is not None and value is not False
+
+
+def agent_capabilities(response: Any) -> Any:
+    """The agent capabilities of an ``initialize`` response (v1 or v2)."""
+    caps = _get(response, "agent_capabilities")
+    return caps if caps is not None else _get(response, "capabilities")
+
+
+def client_capabilities(request: Any) -> Any:
+    """The client capabilities of an ``initialize`` request (v1 or v2)."""
+    caps = _get(request, "client_capabilities")
+    return caps if caps is not None else _get(request, "capabilities")
+
+
+def _tag(variant: Any) -> str | None:
+    tag = getattr(variant, "tag", None)  # OtherVariant (unknown/custom)
+    if isinstance(tag, str):
+        return tag
+    config = getattr(type(variant), "__struct_config__", None)
+    tag = getattr(config, "tag", None)
+    return tag if isinstance(tag, str) else None
+
+
+def _is_absolute(path: Any) -> bool:
+    return isinstance(path, str) and (
+        PurePosixPath(path).is_absolute() or PureWindowsPath(path).is_absolute()
+    )
+
+
+def _path_problems(handler: str, params: Any) -> dict[str, str] | None:
+    """The first non-absolute path of a session lifecycle request, if any."""
+    if handler not in ("session_new", "session_load", "session_resume", "session_list"):
+        return None
+    cwd = _get(params, "cwd")
+    if cwd is not None and not _is_absolute(cwd):
+        return {"path": "$.params.cwd", "message": "cwd must be an absolute path"}
+    for i, d in enumerate(_get(params, "additional_directories") or ()):
+        if not _is_absolute(d):
+            return {
+                "path": f"$.params.additionalDirectories[{i}]",
+                "message": "must be an absolute path",
+            }
+    for i, server in enumerate(_get(params, "mcp_servers") or ()):
+        if _tag(server) in (None, "stdio") and not _is_absolute(
+            _get(server, "command")
+        ):
+            return {
+                "path": f"$.params.mcpServers[{i}].command",
+                "message": "must be an absolute path",
+            }
+    return None
+
+
+def check_incoming(version: int, handler: str, params: Any) -> None:
+    """Receiver-side checks; raises :class:`RequestError` (-32602)."""
+    problem = _path_problems(handler, params)
+    if problem is not None:
+        raise RequestError(INVALID_PARAMS, "Invalid params", problem)
+
+
+_CONTENT_CAPS = {"image": "image", "audio": "audio", "resource": "embedded_context"}
+
+
+def check_agent_call(version: int, handler: str, params: Any, caps: Any) -> None:
+    """Client-side refusal of a call the agent did not advertise.
+
+    ``caps`` is the agent's capabilities object (``None`` before
+    ``initialize``: nothing is refused then but the path rules).
+    """
+    problem = _path_problems(handler, params)
+    if problem is not None:
+        raise RequestError(INVALID_PARAMS, "Invalid params", problem)
+    if caps is None:
+        return
+    if version == 1:
+        session = _get(caps, "session_capabilities")
+        load_ok = _on(caps, "load_session")
+        prompt = _get(caps, "prompt_capabilities")
+        mcp = _get(caps, "mcp_capabilities")
+        mcp_ok = {"stdio": True, "http": _on(mcp, "http"), "sse": _on(mcp, "sse")}
+    else:
+        session = _get(caps, "session")
+        load_ok = _on(session, "load")
+        prompt = _get(session, "prompt")
+        mcp = _get(session, "mcp")
+        mcp_ok = {"stdio": _on(mcp, "stdio"), "http": _on(mcp, "http")}
+    needs = {
+        "session_load": load_ok,
+        "session_resume": _on(session, "resume"),
+        "session_close": _on(session, "close"),
+        "session_list": _on(session, "list"),
+        "session_delete": _on(session, "delete"),
+    }
+    if not needs.get(handler, True):
+        raise CapabilityError(
+            f"the agent did not advertise support for {handler.replace('_', '/', 1)}"
+        )
+    if handler in ("session_new", "session_load", "session_resume"):
+        if _get(params, "additional_directories") and not _on(
+            session, "additional_directories"
+        ):
+            raise CapabilityError(
+                "the agent did not advertise support for additionalDirectories"
+            )
+        for server in _get(params, "mcp_servers") or ():
+            tag = _tag(server) or "stdio"
+            if tag.startswith("_"):
+                continue  # custom transports are advertised through extensions
+            if not mcp_ok.get(tag, False):
+                raise CapabilityError(
+                    f"the agent did not advertise support for {tag} MCP servers"
+                )
+    elif handler == "session_prompt":
+        for block in _get(params, "prompt") or ():
+            needed = _CONTENT_CAPS.get(_tag(block) or "")
+            if needed is not None and not _on(prompt, needed):
+                raise CapabilityError(
+                    f"the agent did not advertise support for {_tag(block)} prompt content"
+                )
+
+
+_CLIENT_NEEDS = {
+    "fs_read_text_file": ("fs", "read_text_file"),
+    "fs_write_text_file": ("fs", "write_text_file"),
+    "terminal_create": ("terminal",),
+    "terminal_output": ("terminal",),
+    "terminal_release": ("terminal",),
+    "terminal_wait_for_exit": ("terminal",),
+    "terminal_kill": ("terminal",),
+    "elicitation_create": ("elicitation",),
+}
+
+
+def check_client_call(version: int, handler: str, caps: Any) -> None:
+    """Agent-side refusal of a call the client did not advertise (v1: fs, terminal, elicitation)."""
+    path = _CLIENT_NEEDS.get(handler)
+    if path is not None and not _on(caps, *path):
+        raise CapabilityError(
+            f"the client did not advertise support for {handler.replace('_', '/', 1)}"
+        )

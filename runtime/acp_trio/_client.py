@@ -1,0 +1,176 @@
+"""The client's end of a connection: serves ``CLIENT_METHODS``, calls the agent.
+
+A client is a class per protocol version implementing the methods it
+supports (handler names from the generated ``Client`` protocol); the agent
+is reached through ``conn.agent``::
+
+    class MyClient:
+        def __init__(self, conn: acp_trio.ClientSideConnection) -> None: ...
+
+        async def session_update(self, params: v1.SessionNotification) -> None:
+            print(params.update)
+
+    async with acp_trio.spawn_agent(["my-agent"], client=MyClient) as conn:
+        await conn.agent.initialize(v1.InitializeRequest(protocol_version=1))
+        session = await conn.agent.session_new(v1.NewSessionRequest(cwd="/work", mcp_servers=[]))
+
+``initialize`` is sent with the client's highest version; the connection
+continues in the version the agent answers, or fails with
+:class:`~acp_trio.ProtocolVersionError` if the client does not offer it.
+Calls the agent did not advertise are refused locally with
+:class:`~acp_trio.CapabilityError`.  ``session/cancel`` answers every pending
+``session/request_permission`` of that session with outcome ``cancelled``
+(and any that arrives until that session's prompt is answered).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+import trio
+
+from . import _capabilities
+from ._agent import Offer, normalize_offer
+from ._connection import (
+    Connection,
+    Envelope,
+    PeerProxy,
+    Running,
+    _Pending,
+    peek_protocol_version,
+)
+from ._errors import ProtocolVersionError
+from ._framing import DEFAULT_MAX_MESSAGE_SIZE
+from ._schema import MethodSpec, Schema
+
+__all__ = ["ClientSideConnection"]
+
+_CANCELLED_PERMISSION = b'{"outcome":{"outcome":"cancelled"}}'
+
+
+class ClientSideConnection(Connection):
+    """The client's end: calls the agent through ``agent``, serves the client object.
+
+    ``protocol_version`` and ``agent_capabilities`` are known once
+    ``initialize`` was answered; ``init_response`` keeps that response.
+    """
+
+    def __init__(
+        self,
+        stream: trio.abc.Stream,
+        client: Offer,
+        *,
+        max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+    ) -> None:
+        self._offers = normalize_offer(client)
+        version = max(self._offers)
+        super().__init__(
+            stream, Schema.load(version, "client"), max_message_size=max_message_size
+        )
+        self.agent = PeerProxy(self)
+        self.protocol_version: int | None = None
+        self.agent_capabilities: Any = None
+        self.init_response: Any = None
+        self.client: object = self._offers[version](self)
+        self.set_handler(self.client)
+        #: The agent's :class:`trio.Process` when started by :func:`~acp_trio.spawn_agent`.
+        self.process: trio.Process | None = None
+        #: The agent's stderr when captured by :func:`~acp_trio.spawn_agent`.
+        self.stderr_output = bytearray()
+        self._permissions: dict[str, set[Running]] = {}
+        self._cancelled_sessions: set[str] = set()
+
+    # -- negotiation -----------------------------------------------------------------
+
+    def response_received(self, pending: _Pending, env: Envelope) -> None:
+        if pending.method.handler != "initialize" or env.result is msgspec.UNSET:
+            return
+        version = peek_protocol_version(env.result)
+        if version not in self._offers:
+            pending.failure = ProtocolVersionError(
+                f"the agent answered protocol version {version!r}; this client speaks {sorted(self._offers)}"
+            )
+            pending.event.set()
+            self.close()
+            return
+        if version != self.schema.version:
+            self.bind(Schema.load(version, "client"))
+            self.client = self._offers[version](self)
+            self.set_handler(self.client)
+            pending.method = self.schema.outgoing[pending.method.name]
+        self.protocol_version = version
+
+    def _release(self, p: _Pending, env: Envelope) -> None:
+        super()._release(p, env)
+        if (
+            p.method.handler == "initialize"
+            and p.failure is None
+            and p.value is not None
+        ):
+            self.init_response = p.value
+            self.agent_capabilities = _capabilities.agent_capabilities(p.value)
+
+    # -- outgoing ------------------------------------------------------------------
+
+    def check_outgoing(self, method: MethodSpec, params: Any) -> None:
+        _capabilities.check_agent_call(
+            self.schema.version, method.handler, params, self.agent_capabilities
+        )
+
+    def sent(self, method: MethodSpec, params: Any) -> None:
+        if method.handler == "session_cancel":
+            self.cancel_permissions(params.session_id)
+        elif method.handler == "session_prompt":
+            self._cancelled_sessions.discard(params.session_id)
+
+    async def request(self, method: MethodSpec, params: Any) -> Any:
+        try:
+            return await super().request(method, params)
+        finally:
+            if method.handler == "session_prompt":
+                self._cancelled_sessions.discard(params.session_id)
+
+    def cancel_permissions(self, session_id: str) -> None:
+        """Answer ``cancelled`` to every pending permission request of ``session_id``.
+
+        Permission requests of that session arriving before its prompt is
+        answered get the same answer without reaching the handler.
+        """
+        self._cancelled_sessions.add(session_id)
+        for running in list(self._permissions.get(session_id, ())):
+            running.cancel("session")
+
+    # -- incoming --------------------------------------------------------------------
+
+    def decode_params(
+        self, method: MethodSpec, raw: msgspec.Raw | msgspec.UnsetType
+    ) -> Any:
+        params = super().decode_params(method, raw)
+        _capabilities.check_incoming(self.schema.version, method.handler, params)
+        return params
+
+    def request_started(self, running: Running) -> None:
+        if (
+            running.method.handler == "session_request_permission"
+            and running.session_id is not None
+        ):
+            self._permissions.setdefault(running.session_id, set()).add(running)
+            if running.session_id in self._cancelled_sessions:
+                running.cancel("session")
+
+    def request_finished(self, running: Running) -> None:
+        if (
+            running.method.handler == "session_request_permission"
+            and running.session_id is not None
+        ):
+            pending = self._permissions.get(running.session_id)
+            if pending is not None:
+                pending.discard(running)
+                if not pending:
+                    del self._permissions[running.session_id]
+
+    def cancelled_result(self, running: Running) -> bytes | None:
+        if running.method.handler == "session_request_permission":
+            return _CANCELLED_PERMISSION
+        return None

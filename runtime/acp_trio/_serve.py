@@ -1,0 +1,93 @@
+"""Running a connection over a stream you already have.
+
+Every connection lives in a nursery: the ``connect_*`` context managers open
+one around their body, :func:`serve_agent` runs until the client goes away::
+
+    async with acp_trio.connect_to_agent(stream, client=MyClient) as conn:
+        await conn.agent.initialize(v1.InitializeRequest(protocol_version=1))
+
+    await acp_trio.serve_agent(stream, {1: MyAgent, 2: MyAgentV2})
+
+Leaving a ``connect_*`` block closes the connection (pending calls fail with
+:class:`~acp_trio.ConnectionClosed`, handlers are cancelled); the stream is
+closed too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import trio
+
+from ._agent import AgentSideConnection, Offer
+from ._client import ClientSideConnection
+from ._connection import Connection
+from ._framing import DEFAULT_MAX_MESSAGE_SIZE
+
+__all__ = ["connect_to_agent", "connect_to_client", "serve_agent"]
+
+
+async def serve_agent(
+    stream: trio.abc.Stream,
+    agents: Offer,
+    *,
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+    task_status: trio.TaskStatus[AgentSideConnection] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Serve one client over ``stream`` until it closes the connection.
+
+    ``agents`` is an agent class (protocol v1) or ``{version: class}``; the
+    class is built with the connection once ``initialize`` chose the version.
+    """
+    conn = AgentSideConnection(stream, agents, max_message_size=max_message_size)
+    try:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(conn.run)
+            task_status.started(conn)
+    finally:
+        await trio.aclose_forcefully(stream)
+
+
+@asynccontextmanager
+async def connect_to_agent(
+    stream: trio.abc.Stream,
+    client: Offer,
+    *,
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+) -> AsyncIterator[ClientSideConnection]:
+    """A :class:`ClientSideConnection` over ``stream``, served while the block runs."""
+    conn = ClientSideConnection(stream, client, max_message_size=max_message_size)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(conn.run)
+        try:
+            yield conn
+        finally:
+            await _finish(conn, stream)
+
+
+@asynccontextmanager
+async def connect_to_client(
+    stream: trio.abc.Stream,
+    agents: Offer,
+    *,
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+) -> AsyncIterator[AgentSideConnection]:
+    """An :class:`AgentSideConnection` over ``stream``, served while the block runs.
+
+    Like :func:`serve_agent`, but the block decides when to stop.
+    """
+    conn = AgentSideConnection(stream, agents, max_message_size=max_message_size)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(conn.run)
+        try:
+            yield conn
+        finally:
+            await _finish(conn, stream)
+
+
+async def _finish(conn: Connection, stream: trio.abc.Stream) -> None:
+    conn.close()
+    with trio.CancelScope(shield=True):
+        await conn.closed.wait()  # bounded: the writer gets FLUSH_GRACE seconds
+        await trio.aclose_forcefully(stream)

@@ -1,0 +1,54 @@
+"""The agent side of ACP's stdio transport.
+
+An agent process reads messages on stdin and writes them on stdout; nothing
+else may reach stdout.  :func:`serve_agent_stdio` takes the real stdout for
+the protocol and points file descriptor 1 at stderr, so a stray ``print`` or
+a chatty C library logs to stderr instead of corrupting the stream::
+
+    # my_agent.py
+    import trio, acp_trio
+    trio.run(acp_trio.serve_agent_stdio, {1: EchoAgent, 2: EchoAgentV2})
+
+Unix only (it uses :class:`trio.lowlevel.FdStream`).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import trio
+
+from ._agent import AgentSideConnection, Offer
+from ._framing import DEFAULT_MAX_MESSAGE_SIZE
+from ._serve import serve_agent
+
+__all__ = ["serve_agent_stdio"]
+
+
+async def serve_agent_stdio(
+    agents: Offer,
+    *,
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+    task_status: trio.TaskStatus[AgentSideConnection] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Serve the client on stdin/stdout until it closes stdin.
+
+    ``agents``: an agent class (protocol v1) or ``{version: class}``.
+    """
+    sys.stdout.flush()
+    protocol_in = os.dup(0)
+    protocol_out = os.dup(1)
+    saved_stdout = os.dup(1)
+    os.dup2(2, 1)  # fd 1 now logs to stderr; the protocol keeps the real stdout
+    stream = trio.StapledStream(
+        trio.lowlevel.FdStream(protocol_out), trio.lowlevel.FdStream(protocol_in)
+    )
+    try:
+        await serve_agent(
+            stream, agents, max_message_size=max_message_size, task_status=task_status
+        )
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved_stdout, 1)
+        os.close(saved_stdout)

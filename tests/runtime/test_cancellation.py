@@ -1,0 +1,287 @@
+"""Cancellation (seed 000): session/cancel, session/close, $/cancel_request, peer gone."""
+
+from __future__ import annotations
+
+import pytest
+import trio
+
+import acp_trio
+from _acp_helpers import (
+    INIT_V1,
+    EchoAgent,
+    RecordingClient,
+    chunk,
+    connected,
+    raw_agent_of,
+    raw_client_of,
+    text_prompt,
+)
+from acp_schema import v1, v2
+
+NEW = v1.NewSessionRequest(cwd="/", mcp_servers=[])
+
+
+class StuckAgent(EchoAgent):
+    """Sends one update, then works forever (until cancelled)."""
+
+    capabilities = v1.AgentCapabilities(
+        session_capabilities=v1.SessionCapabilities(close=v1.SessionCloseCapabilities())
+    )
+    mode = "plain"
+
+    def __init__(self, conn: acp_trio.AgentSideConnection) -> None:
+        super().__init__(conn)
+        self.closed: list[str] = []
+
+    async def session_prompt(self, params: v1.PromptRequest) -> v1.PromptResponse:
+        await self.client.session_update(chunk(params.session_id, "working"))
+        try:
+            await trio.sleep_forever()
+        except trio.Cancelled:
+            if self.mode == "raise":  # an API library turning the abort into an error
+                raise RuntimeError("stream aborted") from None
+            raise
+        raise AssertionError("unreachable")
+
+    async def session_close(self, params: v1.CloseSessionRequest) -> v1.CloseSessionResponse:
+        self.closed.append(params.session_id)
+        return v1.CloseSessionResponse()
+
+
+class RaisingAgent(StuckAgent):
+    mode = "raise"
+
+
+class WaitingClient(RecordingClient):
+    def __init__(self, conn: acp_trio.ClientSideConnection) -> None:
+        super().__init__(conn)
+        self.first_update = trio.Event()
+
+    async def session_update(self, params: v1.SessionNotification) -> None:
+        await super().session_update(params)
+        self.first_update.set()
+
+
+async def _prompt_then(
+    conn: acp_trio.ClientSideConnection, action: str
+) -> tuple[v1.PromptResponse, list[str]]:
+    await conn.agent.initialize(INIT_V1)
+    s = await conn.agent.session_new(NEW)
+    result: list[v1.PromptResponse] = []
+
+    async def prompt() -> None:
+        result.append(await conn.agent.session_prompt(text_prompt(s.session_id)))
+
+    with trio.fail_after(5):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(prompt)
+            await conn.client.first_update.wait()  # type: ignore[attr-defined]
+            if action == "cancel":
+                await conn.agent.session_cancel(v1.CancelNotification(session_id=s.session_id))
+            else:
+                await conn.agent.session_close(v1.CloseSessionRequest(session_id=s.session_id))
+    return result[0], conn.client.texts()  # type: ignore[attr-defined]
+
+
+async def test_session_cancel_cancels_the_running_prompt_answered_cancelled() -> None:
+    async with connected(StuckAgent, WaitingClient) as (conn, _):
+        result, texts = await _prompt_then(conn, "cancel")
+        assert result.stop_reason == "cancelled"
+        assert texts == ["working"]  # updates already sent stay sent
+
+
+async def test_cancellation_surfacing_as_an_exception_is_still_answered_cancelled() -> None:
+    async with connected(RaisingAgent, WaitingClient) as (conn, _):
+        result, _texts = await _prompt_then(conn, "cancel")
+        assert result.stop_reason == "cancelled"
+
+
+async def test_session_close_cancels_the_prompt_then_releases_the_session() -> None:
+    async with connected(StuckAgent, WaitingClient) as (conn, agent_conn):
+        result, _texts = await _prompt_then(conn, "close")
+        assert result.stop_reason == "cancelled"
+        assert agent_conn.agent.closed == ["sess_1"]  # type: ignore[attr-defined]
+        assert not agent_conn._prompts
+
+
+class BlockedPermissionClient(RecordingClient):
+    def __init__(self, conn: acp_trio.ClientSideConnection) -> None:
+        super().__init__(conn)
+        self.asked: list[str] = []
+        self.waiting = trio.Event()
+
+    async def session_request_permission(
+        self, params: v1.RequestPermissionRequest
+    ) -> v1.RequestPermissionResponse:
+        self.asked.append(params.tool_call.tool_call_id)
+        self.waiting.set()
+        await trio.sleep_forever()
+        raise AssertionError("unreachable")
+
+
+def _permission(ident: int, session: str = "s1") -> dict[str, object]:
+    return {
+        "jsonrpc": "2.0", "id": ident, "method": "session/request_permission",
+        "params": {
+            "sessionId": session, "toolCall": {"toolCallId": f"call_{ident}"},
+            "options": [{"optionId": "ok", "name": "OK", "kind": "allow_once"}],
+        },
+    }
+
+
+async def _initialize(conn: acp_trio.ClientSideConnection, peer: object) -> None:
+    async def answer() -> None:
+        request = await peer.receive()  # type: ignore[attr-defined]
+        await peer.send(  # type: ignore[attr-defined]
+            {"jsonrpc": "2.0", "id": request["id"], "result": {"protocolVersion": 1}}
+        )
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(answer)
+        await conn.agent.initialize(INIT_V1)
+
+
+async def test_session_cancel_answers_pending_permission_requests_cancelled() -> None:
+    async with raw_agent_of(BlockedPermissionClient) as (conn, peer):
+        await _initialize(conn, peer)
+        await peer.send(_permission(7))
+        await conn.client.waiting.wait()  # type: ignore[attr-defined]
+        await conn.agent.session_cancel(v1.CancelNotification(session_id="s1"))
+        assert (await peer.receive())["method"] == "session/cancel"
+        assert await peer.receive() == {
+            "jsonrpc": "2.0", "id": 7, "result": {"outcome": {"outcome": "cancelled"}},
+        }
+
+
+async def test_a_cancel_racing_a_permission_request_answers_it_cancelled() -> None:
+    async with raw_agent_of(BlockedPermissionClient) as (conn, peer):
+        await _initialize(conn, peer)
+        async with trio.open_nursery() as nursery:
+            result: list[v1.PromptResponse] = []
+
+            async def prompt() -> None:
+                result.append(await conn.agent.session_prompt(text_prompt("s1")))
+
+            nursery.start_soon(prompt)
+            request = await peer.receive()
+            assert request["method"] == "session/prompt"
+            await conn.agent.session_cancel(v1.CancelNotification(session_id="s1"))
+            assert (await peer.receive())["method"] == "session/cancel"
+            # the agent had sent this before it saw the cancel:
+            await peer.send(_permission(8))
+            reply = await peer.receive()
+            assert reply["id"] == 8 and reply["result"]["outcome"] == {"outcome": "cancelled"}
+            await peer.send(
+                {"jsonrpc": "2.0", "id": request["id"], "result": {"stopReason": "cancelled"}}
+            )
+        assert result[0].stop_reason == "cancelled"
+        assert conn.client.asked == []  # type: ignore[attr-defined]
+        # the turn is over: the next permission request reaches the handler again
+        await peer.send(_permission(9))
+        with trio.fail_after(5):
+            await conn.client.waiting.wait()  # type: ignore[attr-defined]
+        assert conn.client.asked == ["call_9"]  # type: ignore[attr-defined]
+
+
+async def test_cancelling_the_caller_sends_cancel_request_and_stops_waiting() -> None:
+    async with raw_agent_of(RecordingClient) as (conn, peer):
+        await _initialize(conn, peer)
+        with trio.CancelScope() as scope:
+            async with trio.open_nursery() as nursery:
+
+                async def cancel_when_sent() -> None:
+                    assert (await peer.receive())["method"] == "session/new"
+                    scope.cancel()
+
+                nursery.start_soon(cancel_when_sent)
+                await conn.agent.session_new(NEW)
+        assert scope.cancelled_caught
+        assert await peer.receive() == {
+            "jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 1},
+        }
+
+
+class V2Client:
+    def __init__(self, conn: acp_trio.ClientSideConnection) -> None:
+        pass
+
+
+async def test_cancel_request_is_table_driven_absent_from_v2() -> None:
+    async with raw_agent_of({2: V2Client}) as (conn, peer):
+        async def answer() -> None:
+            request = await peer.receive()
+            await peer.send({"jsonrpc": "2.0", "id": request["id"], "result": {"protocolVersion": 2}})
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(answer)
+            await conn.agent.initialize(v2.InitializeRequest(protocol_version=2))
+        with trio.move_on_after(0.05):
+            await conn.agent.session_new(v2.NewSessionRequest(cwd="/", mcp_servers=[]))
+        assert (await peer.receive())["method"] == "session/new"
+        await conn.agent.ext_notification("_marker", {})
+        assert (await peer.receive())["method"] == "_marker"  # no $/cancel_request between
+
+
+class SleepyAgent(EchoAgent):
+    def __init__(self, conn: acp_trio.AgentSideConnection) -> None:
+        super().__init__(conn)
+        self.cancelled = trio.Event()
+
+    async def session_new(self, params: v1.NewSessionRequest) -> v1.NewSessionResponse:
+        try:
+            await trio.sleep_forever()
+        finally:
+            self.cancelled.set()
+        raise AssertionError("unreachable")
+
+
+async def test_incoming_cancel_request_cancels_the_handler_answered_request_cancelled() -> None:
+    async with raw_client_of(SleepyAgent) as peer:
+        await peer.initialize()
+        await peer.send(
+            {"jsonrpc": "2.0", "id": "n1", "method": "session/new",
+             "params": {"cwd": "/", "mcpServers": []}}
+        )
+        await peer.send(
+            {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": "n1"}}
+        )
+        assert await peer.receive() == {
+            "jsonrpc": "2.0", "id": "n1",
+            "error": {"code": -32800, "message": "Request cancelled"},
+        }
+
+
+async def test_peer_gone_fails_pending_requests_promptly() -> None:
+    async with raw_agent_of(RecordingClient) as (conn, peer):
+        async with trio.open_nursery() as nursery:
+
+            async def vanish() -> None:
+                await peer.receive()
+                await peer.stream.aclose()
+
+            nursery.start_soon(vanish)
+            with trio.fail_after(2), pytest.raises(acp_trio.ConnectionClosed):
+                await conn.agent.initialize(INIT_V1)
+        with pytest.raises(acp_trio.ConnectionClosed):
+            await conn.agent.session_new(NEW)
+
+
+async def test_peer_gone_cancels_running_handlers() -> None:
+    import trio.testing
+
+    ours, theirs = trio.testing.memory_stream_pair()
+    with trio.fail_after(5):
+        async with trio.open_nursery() as nursery:
+            conn = await nursery.start(acp_trio.serve_agent, ours, SleepyAgent)
+            from _acp_helpers import RawPeer
+
+            peer = RawPeer(theirs)
+            await peer.initialize()
+            await peer.send(
+                {"jsonrpc": "2.0", "id": 1, "method": "session/new",
+                 "params": {"cwd": "/", "mcpServers": []}}
+            )
+            await trio.testing.wait_all_tasks_blocked()
+            await theirs.aclose()
+        # serve_agent returned by itself: nothing hangs
+    assert conn.agent.cancelled.is_set()
