@@ -30,10 +30,9 @@ import msgspec
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from acp_schema import v1  # noqa: E402
 from corpus import CORPUS, MIX  # noqa: E402
 from official_sdk_codec import MODEL_FOR, dump  # noqa: E402
-
-from acp_schema import v1  # noqa: E402
 
 
 def _type_for(method: str, kind: str) -> Any:
@@ -68,10 +67,12 @@ def _codecs(
     cases = [CORPUS[name] for name in names]
     ours_types = [_type_for(method, kind) for method, kind, _ in cases]
     payloads = [payload for _, _, payload in cases]
-    ours_objs = [v1.decode(p, t) for p, t in zip(payloads, ours_types)]
+    ours_objs = [v1.decode(p, t) for p, t in zip(payloads, ours_types, strict=True)]
     models = [MODEL_FOR[(method, kind)] for method, kind, _ in cases]
     kinds = [kind for _, kind, _ in cases]
-    sdk_objs = [m.model_validate(json.loads(p)) for m, p in zip(models, payloads)]
+    sdk_objs = [
+        m.model_validate(json.loads(p)) for m, p in zip(models, payloads, strict=True)
+    ]
     plain_objs = [msgspec.json.decode(p) for p in payloads]
     decode = v1.decode
     encode = v1.encode
@@ -79,9 +80,9 @@ def _codecs(
     mencode = msgspec.json.encode
     loads = json.loads
     dumps = json.dumps
-    pairs = list(zip(payloads, ours_types))
-    sdk_pairs = list(zip(payloads, models))
-    sdk_enc = list(zip(kinds, sdk_objs))
+    pairs = list(zip(payloads, ours_types, strict=True))
+    sdk_pairs = list(zip(payloads, models, strict=True))
+    sdk_enc = list(zip(kinds, sdk_objs, strict=True))
     return {
         "acp_schema": (
             lambda: [decode(p, t) for p, t in pairs],

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from acp_codegen.__main__ import generate
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -100,7 +99,7 @@ def test_spec_bump_to_an_older_v1_needs_no_template_change(tmp_path: Path) -> No
     for handler in ("elicitation_create", "elicitation_complete"):
         del meta["clientMethods"][handler]
     defs = schema["$defs"]
-    for name, node in list(defs.items()):
+    for node in list(defs.values()):
         if str(node.get("x-method", "")).startswith("elicitation/"):
             node.pop("x-method")
             node.pop("x-side")

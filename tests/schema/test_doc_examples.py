@@ -15,7 +15,6 @@ from typing import Any
 
 import msgspec
 import pytest
-
 from acp_schema import v1, v2
 
 MESSAGES = Path(__file__).parent.parent / "fixtures" / "messages"

@@ -6,7 +6,6 @@ import json
 
 import msgspec
 import pytest
-
 from acp_schema import v1, v2
 
 

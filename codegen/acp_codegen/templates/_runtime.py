@@ -295,6 +295,17 @@ class Codec:
             ]
         return plan
 
+    def _shape_resolver(self, marker: ShapeUnion) -> _Resolver:
+        shape = self._shape
+
+        def resolve_shape(value: Any, path: str) -> Any:
+            kind = type(value)
+            if kind is dict or kind is list:
+                return shape(value, marker, path)
+            return value  # already typed (built by hand or resolved)
+
+        return resolve_shape
+
     def _resolver(self, hint: Any) -> _Resolver | None:
         """A function resolving the by-shape unions inside `hint`, or None if none.
 
@@ -303,15 +314,7 @@ class Codec:
         meta = getattr(hint, "__metadata__", ())
         for marker in meta:
             if isinstance(marker, ShapeUnion):
-                shape = self._shape
-
-                def resolve_shape(value: Any, path: str) -> Any:
-                    kind = type(value)
-                    if kind is dict or kind is list:
-                        return shape(value, marker, path)
-                    return value  # already typed (built by hand or resolved)
-
-                return resolve_shape
+                return self._shape_resolver(marker)
         if meta:
             return self._resolver(typing.get_args(hint)[0])
         origin = typing.get_origin(hint)
@@ -343,14 +346,7 @@ class Codec:
             for arg in typing.get_args(hint):
                 inner = self._resolver(arg)
                 if inner is not None:
-                    resolve_inner = inner
-
-                    def resolve_optional(value: Any, path: str) -> Any:
-                        if value is None or value is UNSET:
-                            return value
-                        return resolve_inner(value, path)
-
-                    return resolve_optional
+                    return _optional(inner)
         return None
 
     def _lenient(self, value: Any, hint: Any, path: str) -> Any:
@@ -524,6 +520,15 @@ class Codec:
         raise _error(
             f"Value matches no variant of {union.name} [{names}]{detail}", path
         )
+
+
+def _optional(inner: _Resolver) -> _Resolver:
+    def resolve_optional(value: Any, path: str) -> Any:
+        if value is None or value is UNSET:
+            return value
+        return inner(value, path)
+
+    return resolve_optional
 
 
 def _tag_matches(value: Any, candidate: Any) -> bool:
