@@ -49,16 +49,30 @@ def _on(obj: Any, *path: str) -> bool:
     return value is not None and value is not False
 
 
+class _NoneAdvertised:
+    """Capabilities of a peer that advertised none (every check fails)."""
+
+    def __repr__(self) -> str:
+        return "<no capabilities advertised>"
+
+
+NONE_ADVERTISED: Any = _NoneAdvertised()
+
+
 def agent_capabilities(response: Any) -> Any:
     """The agent capabilities of an ``initialize`` response (v1 or v2)."""
     caps = _get(response, "agent_capabilities")
-    return caps if caps is not None else _get(response, "capabilities")
+    if caps is None:
+        caps = _get(response, "capabilities")
+    return NONE_ADVERTISED if caps is None else caps
 
 
 def client_capabilities(request: Any) -> Any:
     """The client capabilities of an ``initialize`` request (v1 or v2)."""
     caps = _get(request, "client_capabilities")
-    return caps if caps is not None else _get(request, "capabilities")
+    if caps is None:
+        caps = _get(request, "capabilities")
+    return NONE_ADVERTISED if caps is None else caps
 
 
 def _tag(variant: Any) -> str | None:

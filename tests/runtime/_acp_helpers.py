@@ -8,11 +8,10 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import acp_trio
 import msgspec
 import trio
 import trio.testing
-
-import acp_trio
 from acp_schema import v1, v2
 from acp_trio._framing import LineReader
 

@@ -9,9 +9,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-import trio
-
 import acp_trio
+import trio
 from _acp_helpers import EchoAgent, EchoAgentV2
 from acp_schema import v1
 

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+import acp_trio
 import pytest
 import trio
-
-import acp_trio
 from _acp_helpers import (
     INIT_V1,
     EchoAgent,
@@ -43,7 +42,9 @@ class StuckAgent(EchoAgent):
             raise
         raise AssertionError("unreachable")
 
-    async def session_close(self, params: v1.CloseSessionRequest) -> v1.CloseSessionResponse:
+    async def session_close(
+        self, params: v1.CloseSessionRequest
+    ) -> v1.CloseSessionResponse:
         self.closed.append(params.session_id)
         return v1.CloseSessionResponse()
 
@@ -77,9 +78,13 @@ async def _prompt_then(
             nursery.start_soon(prompt)
             await conn.client.first_update.wait()  # type: ignore[attr-defined]
             if action == "cancel":
-                await conn.agent.session_cancel(v1.CancelNotification(session_id=s.session_id))
+                await conn.agent.session_cancel(
+                    v1.CancelNotification(session_id=s.session_id)
+                )
             else:
-                await conn.agent.session_close(v1.CloseSessionRequest(session_id=s.session_id))
+                await conn.agent.session_close(
+                    v1.CloseSessionRequest(session_id=s.session_id)
+                )
     return result[0], conn.client.texts()  # type: ignore[attr-defined]
 
 
@@ -90,7 +95,9 @@ async def test_session_cancel_cancels_the_running_prompt_answered_cancelled() ->
         assert texts == ["working"]  # updates already sent stay sent
 
 
-async def test_cancellation_surfacing_as_an_exception_is_still_answered_cancelled() -> None:
+async def test_cancellation_surfacing_as_an_exception_is_still_answered_cancelled() -> (
+    None
+):
     async with connected(RaisingAgent, WaitingClient) as (conn, _):
         result, _texts = await _prompt_then(conn, "cancel")
         assert result.stop_reason == "cancelled"
@@ -121,9 +128,12 @@ class BlockedPermissionClient(RecordingClient):
 
 def _permission(ident: int, session: str = "s1") -> dict[str, object]:
     return {
-        "jsonrpc": "2.0", "id": ident, "method": "session/request_permission",
+        "jsonrpc": "2.0",
+        "id": ident,
+        "method": "session/request_permission",
         "params": {
-            "sessionId": session, "toolCall": {"toolCallId": f"call_{ident}"},
+            "sessionId": session,
+            "toolCall": {"toolCallId": f"call_{ident}"},
             "options": [{"optionId": "ok", "name": "OK", "kind": "allow_once"}],
         },
     }
@@ -149,7 +159,9 @@ async def test_session_cancel_answers_pending_permission_requests_cancelled() ->
         await conn.agent.session_cancel(v1.CancelNotification(session_id="s1"))
         assert (await peer.receive())["method"] == "session/cancel"
         assert await peer.receive() == {
-            "jsonrpc": "2.0", "id": 7, "result": {"outcome": {"outcome": "cancelled"}},
+            "jsonrpc": "2.0",
+            "id": 7,
+            "result": {"outcome": {"outcome": "cancelled"}},
         }
 
 
@@ -170,9 +182,15 @@ async def test_a_cancel_racing_a_permission_request_answers_it_cancelled() -> No
             # the agent had sent this before it saw the cancel:
             await peer.send(_permission(8))
             reply = await peer.receive()
-            assert reply["id"] == 8 and reply["result"]["outcome"] == {"outcome": "cancelled"}
+            assert reply["id"] == 8 and reply["result"]["outcome"] == {
+                "outcome": "cancelled"
+            }
             await peer.send(
-                {"jsonrpc": "2.0", "id": request["id"], "result": {"stopReason": "cancelled"}}
+                {
+                    "jsonrpc": "2.0",
+                    "id": request["id"],
+                    "result": {"stopReason": "cancelled"},
+                }
             )
         assert result[0].stop_reason == "cancelled"
         assert conn.client.asked == []  # type: ignore[attr-defined]
@@ -197,7 +215,9 @@ async def test_cancelling_the_caller_sends_cancel_request_and_stops_waiting() ->
                 await conn.agent.session_new(NEW)
         assert scope.cancelled_caught
         assert await peer.receive() == {
-            "jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 1},
+            "jsonrpc": "2.0",
+            "method": "$/cancel_request",
+            "params": {"requestId": 1},
         }
 
 
@@ -208,9 +228,16 @@ class V2Client:
 
 async def test_cancel_request_is_table_driven_absent_from_v2() -> None:
     async with raw_agent_of({2: V2Client}) as (conn, peer):
+
         async def answer() -> None:
             request = await peer.receive()
-            await peer.send({"jsonrpc": "2.0", "id": request["id"], "result": {"protocolVersion": 2}})
+            await peer.send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": request["id"],
+                    "result": {"protocolVersion": 2},
+                }
+            )
 
         async with trio.open_nursery() as nursery:
             nursery.start_soon(answer)
@@ -219,7 +246,9 @@ async def test_cancel_request_is_table_driven_absent_from_v2() -> None:
             await conn.agent.session_new(v2.NewSessionRequest(cwd="/", mcp_servers=[]))
         assert (await peer.receive())["method"] == "session/new"
         await conn.agent.ext_notification("_marker", {})
-        assert (await peer.receive())["method"] == "_marker"  # no $/cancel_request between
+        assert (await peer.receive())[
+            "method"
+        ] == "_marker"  # no $/cancel_request between
 
 
 class SleepyAgent(EchoAgent):
@@ -235,18 +264,29 @@ class SleepyAgent(EchoAgent):
         raise AssertionError("unreachable")
 
 
-async def test_incoming_cancel_request_cancels_the_handler_answered_request_cancelled() -> None:
+async def test_incoming_cancel_request_cancels_the_handler_answered_request_cancelled() -> (
+    None
+):
     async with raw_client_of(SleepyAgent) as peer:
         await peer.initialize()
         await peer.send(
-            {"jsonrpc": "2.0", "id": "n1", "method": "session/new",
-             "params": {"cwd": "/", "mcpServers": []}}
+            {
+                "jsonrpc": "2.0",
+                "id": "n1",
+                "method": "session/new",
+                "params": {"cwd": "/", "mcpServers": []},
+            }
         )
         await peer.send(
-            {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": "n1"}}
+            {
+                "jsonrpc": "2.0",
+                "method": "$/cancel_request",
+                "params": {"requestId": "n1"},
+            }
         )
         assert await peer.receive() == {
-            "jsonrpc": "2.0", "id": "n1",
+            "jsonrpc": "2.0",
+            "id": "n1",
             "error": {"code": -32800, "message": "Request cancelled"},
         }
 
@@ -278,8 +318,12 @@ async def test_peer_gone_cancels_running_handlers() -> None:
             peer = RawPeer(theirs)
             await peer.initialize()
             await peer.send(
-                {"jsonrpc": "2.0", "id": 1, "method": "session/new",
-                 "params": {"cwd": "/", "mcpServers": []}}
+                {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "session/new",
+                    "params": {"cwd": "/", "mcpServers": []},
+                }
             )
             await trio.testing.wait_all_tasks_blocked()
             await theirs.aclose()

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+import acp_trio
 import trio
 import trio.testing
-
-import acp_trio
 from _acp_helpers import EchoAgent, RawPeer
 from acp_trio._framing import LineReader, Oversized, sniff_oversized
 
@@ -17,7 +16,10 @@ async def test_lines_split_across_and_within_chunks() -> None:
     await a.send_all(b':2}\r\n\n  \n{"c":3}')
     await a.send_stream.aclose()
     assert [await reader.receive_line() for _ in range(4)] == [
-        b'{"a":1}', b'{"b":2}', b'{"c":3}', None,
+        b'{"a":1}',
+        b'{"b":2}',
+        b'{"c":3}',
+        None,
     ]
 
 
@@ -51,17 +53,25 @@ async def test_oversized_line_is_discarded_without_buffering_it_whole() -> None:
 
 def test_oversized_id_is_found_at_the_head_or_at_the_tail() -> None:
     head = b'{"jsonrpc":"2.0","id":"r1","method":"session/prompt","params":{"x":"'
-    assert sniff_oversized(Oversized(10**6, head, b'"}}')) == ("r1", "session/prompt", False)
+    assert sniff_oversized(Oversized(10**6, head, b'"}}')) == (
+        "r1",
+        "session/prompt",
+        False,
+    )
     head = b'{"jsonrpc":"2.0","method":"session/prompt","params":{"id":5,"x":"'
     assert sniff_oversized(Oversized(10**6, head, b'xx"}, "id": 42}')) == (
-        42, "session/prompt", False,
+        42,
+        "session/prompt",
+        False,
     )
-    assert sniff_oversized(Oversized(10**6, b'{"jsonrpc":"2.0","id":3,"result":{"', b"}}"))[
-        ::2
-    ] == (3, True)
+    assert sniff_oversized(
+        Oversized(10**6, b'{"jsonrpc":"2.0","id":3,"result":{"', b"}}")
+    )[::2] == (3, True)
 
 
-async def test_oversized_request_is_answered_with_its_id_and_connection_continues() -> None:
+async def test_oversized_request_is_answered_with_its_id_and_connection_continues() -> (
+    None
+):
     ours, theirs = trio.testing.memory_stream_pair()
     async with trio.open_nursery() as nursery:
         await nursery.start(
@@ -86,7 +96,9 @@ async def test_oversized_response_fails_its_caller() -> None:
     from _acp_helpers import INIT_V1, RecordingClient
 
     ours, theirs = trio.testing.memory_stream_pair()
-    async with acp_trio.connect_to_agent(ours, RecordingClient, max_message_size=1024) as conn:
+    async with acp_trio.connect_to_agent(
+        ours, RecordingClient, max_message_size=1024
+    ) as conn:
         peer = RawPeer(theirs)
 
         async def answer() -> None:
@@ -116,5 +128,7 @@ async def test_writes_from_concurrent_tasks_never_interleave() -> None:
         long = "y" * 200_000
         async with trio.open_nursery() as nursery:
             for _ in range(20):
-                nursery.start_soon(conn.agent.session_prompt, text_prompt(s.session_id, long))
+                nursery.start_soon(
+                    conn.agent.session_prompt, text_prompt(s.session_id, long)
+                )
         assert conn.client.texts() == [long] * 20  # type: ignore[attr-defined]

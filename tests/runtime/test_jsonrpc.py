@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import acp_trio
 import msgspec
 import pytest
 import trio
-
-import acp_trio
 from _acp_helpers import (
     INIT_V1,
     EchoAgent,
@@ -71,14 +70,25 @@ async def test_batch_members_are_each_answered_in_one_array() -> None:
     async with raw_client_of(EchoAgent) as peer:
         await peer.send(
             [
-                {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-                 "params": {"protocolVersion": 1}},
-                {"jsonrpc": "2.0", "method": "session/cancel",
-                 "params": {"sessionId": "x"}},
+                {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "initialize",
+                    "params": {"protocolVersion": 1},
+                },
+                {
+                    "jsonrpc": "2.0",
+                    "method": "session/cancel",
+                    "params": {"sessionId": "x"},
+                },
                 {"jsonrpc": "2.0", "id": 2, "method": "no/such"},
                 5,
-                {"jsonrpc": "2.0", "id": 3, "method": "session/new",
-                 "params": {"cwd": "/tmp", "mcpServers": []}},
+                {
+                    "jsonrpc": "2.0",
+                    "id": 3,
+                    "method": "session/new",
+                    "params": {"cwd": "/tmp", "mcpServers": []},
+                },
             ]
         )
         replies = await peer.receive()
@@ -101,7 +111,13 @@ async def test_empty_batch_answers_invalid_request() -> None:
 async def test_batch_of_notifications_gets_no_answer() -> None:
     async with raw_client_of(EchoAgent) as peer:
         await peer.send(
-            [{"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "x"}}]
+            [
+                {
+                    "jsonrpc": "2.0",
+                    "method": "session/cancel",
+                    "params": {"sessionId": "x"},
+                }
+            ]
         )
         assert (await peer.initialize())["id"] == 0
 
@@ -193,8 +209,11 @@ async def test_peer_errors_surface_as_request_error_to_the_caller() -> None:
         async def answer() -> None:
             request = await peer.receive()
             await peer.send(
-                {"jsonrpc": "2.0", "id": request["id"],
-                 "error": {"code": -32000, "message": "Auth required", "data": [1]}}
+                {
+                    "jsonrpc": "2.0",
+                    "id": request["id"],
+                    "error": {"code": -32000, "message": "Auth required", "data": [1]},
+                }
             )
 
         async with trio.open_nursery() as nursery:
@@ -202,22 +221,24 @@ async def test_peer_errors_surface_as_request_error_to_the_caller() -> None:
             with pytest.raises(acp_trio.RequestError) as info:
                 await conn.agent.initialize(INIT_V1)
         assert (info.value.code, info.value.message, info.value.data) == (
-            -32000, "Auth required", [1],
+            -32000,
+            "Auth required",
+            [1],
         )
 
 
 async def test_response_to_unknown_id_is_dropped() -> None:
     async with raw_client_of(EchoAgent) as peer:
         await peer.send({"jsonrpc": "2.0", "id": 99, "result": {}})
-        await peer.send({"jsonrpc": "2.0", "id": 98, "error": {"code": 1, "message": "x"}})
+        await peer.send(
+            {"jsonrpc": "2.0", "id": 98, "error": {"code": 1, "message": "x"}}
+        )
         assert (await peer.initialize())["id"] == 0
 
 
 async def _answer_next(peer: Any, result: Any) -> Any:
     request = await peer.receive()
-    await peer.send(
-        b'{"jsonrpc":"2.0","id":%d,"result":%b}' % (request["id"], result)
-    )
+    await peer.send(b'{"jsonrpc":"2.0","id":%d,"result":%b}' % (request["id"], result))
     return request
 
 
@@ -225,7 +246,9 @@ async def test_null_result_reads_as_the_empty_response() -> None:
     async with raw_agent_of(RecordingClient) as (conn, peer):
         async with trio.open_nursery() as nursery:
             nursery.start_soon(
-                _answer_next, peer, b'{"protocolVersion":1,"agentCapabilities":{"loadSession":true}}'
+                _answer_next,
+                peer,
+                b'{"protocolVersion":1,"agentCapabilities":{"loadSession":true}}',
             )
             await conn.agent.initialize(INIT_V1)
         async with trio.open_nursery() as nursery:
@@ -244,7 +267,9 @@ async def test_result_that_does_not_decode_raises_request_error() -> None:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(_answer_next, peer, b'{"sessionId": 5}')
             with pytest.raises(acp_trio.RequestError) as info:
-                await conn.agent.session_new(v1.NewSessionRequest(cwd="/", mcp_servers=[]))
+                await conn.agent.session_new(
+                    v1.NewSessionRequest(cwd="/", mcp_servers=[])
+                )
         assert info.value.data["path"] == "$.result.sessionId"
 
 
@@ -262,7 +287,8 @@ async def test_meta_key_cannot_overwrite_a_parameter() -> None:
     async with raw_client_of(EchoAgent) as peer:
         await peer.initialize()
         reply = await peer.call(
-            1, "session/prompt",
+            1,
+            "session/prompt",
             {"sessionId": "s", "prompt": [], "_meta": {"sessionId": "evil"}},
         )
         assert "result" in reply
@@ -273,7 +299,8 @@ async def test_extension_methods_reach_the_handler_with_raw_params() -> None:
         await peer.initialize()
         reply = await peer.call(1, "_acme/echo", {"a": [1, {"b": None}]})
         assert reply["result"] == {
-            "method": "_acme/echo", "params": {"a": [1, {"b": None}]},
+            "method": "_acme/echo",
+            "params": {"a": [1, {"b": None}]},
         }
 
 
@@ -289,10 +316,15 @@ async def test_typed_calls_round_trip_between_two_connections() -> None:
     async with connected(EchoAgent, RecordingClient) as (conn, _):
         init = await conn.agent.initialize(INIT_V1)
         assert init.protocol_version == 1 and conn.protocol_version == 1
-        session = await conn.agent.session_new(v1.NewSessionRequest(cwd="/", mcp_servers=[]))
-        result = await conn.agent.session_prompt(text_prompt(session.session_id, "a", "b"))
+        session = await conn.agent.session_new(
+            v1.NewSessionRequest(cwd="/", mcp_servers=[])
+        )
+        result = await conn.agent.session_prompt(
+            text_prompt(session.session_id, "a", "b")
+        )
         assert result.stop_reason == "end_turn"
         assert conn.client.texts() == ["a", "b"]  # type: ignore[attr-defined]
         assert await conn.agent.ext_method("_x/y", {"k": 1}) == {
-            "method": "_x/y", "params": {"k": 1},
+            "method": "_x/y",
+            "params": {"k": 1},
         }

@@ -4,10 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-import trio
-
 import acp_trio
-from _acp_helpers import INIT_V1, EchoAgent, RecordingClient, chunk, connected, text_prompt
+import trio
+from _acp_helpers import (
+    INIT_V1,
+    EchoAgent,
+    RecordingClient,
+    chunk,
+    connected,
+    text_prompt,
+)
 from acp_schema import v1
 
 NEW = v1.NewSessionRequest(cwd="/", mcp_servers=[])
@@ -27,7 +33,9 @@ class RendezvousAgent(EchoAgent):
         return await super().session_prompt(params)
 
 
-async def test_incoming_requests_run_concurrently_concurrent_prompts_on_two_sessions() -> None:
+async def test_incoming_requests_run_concurrently_concurrent_prompts_on_two_sessions() -> (
+    None
+):
     async with connected(RendezvousAgent, RecordingClient) as (conn, _):
         await conn.agent.initialize(INIT_V1)
         s1 = await conn.agent.session_new(NEW)
@@ -67,7 +75,9 @@ class SlowClient(RecordingClient):
         self.active -= 1
 
 
-async def test_a_1000_chunk_turn_arrives_in_order_while_the_update_handler_awaits() -> None:
+async def test_a_1000_chunk_turn_arrives_in_order_while_the_update_handler_awaits() -> (
+    None
+):
     async with connected(ChattyAgent, SlowClient) as (conn, _):
         await conn.agent.initialize(INIT_V1)
         s = await conn.agent.session_new(NEW)
@@ -106,10 +116,14 @@ class PermissionAgent(EchoAgent):
             v1.RequestPermissionRequest(
                 session_id=params.session_id,
                 tool_call=v1.ToolCallUpdate(tool_call_id="call_1"),
-                options=[v1.PermissionOption(option_id="ok", name="OK", kind="allow_once")],
+                options=[
+                    v1.PermissionOption(option_id="ok", name="OK", kind="allow_once")
+                ],
             )
         )
-        await self.client.session_update(chunk(params.session_id, answer.outcome.option_id))
+        await self.client.session_update(
+            chunk(params.session_id, answer.outcome.option_id)
+        )
         return v1.PromptResponse(stop_reason="end_turn")
 
 

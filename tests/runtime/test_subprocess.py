@@ -1,0 +1,105 @@
+"""The stdio transport between two real processes."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import acp_trio
+import pytest
+import trio
+from _acp_helpers import ECHO_AGENT, INIT_V1, PYTHON, RecordingClient, text_prompt
+from acp_schema import v1
+
+NEW = v1.NewSessionRequest(cwd="/", mcp_servers=[])
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    here = os.path.dirname(ECHO_AGENT)
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (here, env.get("PYTHONPATH", "")) if p
+    )
+    return env
+
+
+async def test_two_processes_initialize_open_a_session_and_prompt() -> None:
+    with trio.fail_after(20):
+        async with acp_trio.spawn_agent(
+            [PYTHON, ECHO_AGENT], client=RecordingClient, env=_env()
+        ) as conn:
+            init = await conn.agent.initialize(INIT_V1)
+            assert init.protocol_version == 1
+            s = await conn.agent.session_new(NEW)
+            result = await conn.agent.session_prompt(
+                text_prompt(s.session_id, "hi", "there")
+            )
+            assert result.stop_reason == "end_turn"
+            assert conn.client.texts() == ["hi", "there"]  # type: ignore[attr-defined]
+            process = conn.process
+        assert process is not None and process.returncode == 0  # exited on stdin EOF
+
+
+async def test_agent_stdout_carries_only_protocol_bytes_logs_go_to_stderr() -> None:
+    with trio.fail_after(20):
+        async with acp_trio.spawn_agent(
+            [PYTHON, ECHO_AGENT, "print"],
+            client=RecordingClient,
+            env=_env(),
+            capture_stderr=True,
+        ) as conn:
+            await conn.agent.initialize(INIT_V1)
+            s = await conn.agent.session_new(NEW)
+            result = await conn.agent.session_prompt(text_prompt(s.session_id, "x"))
+            assert result.stop_reason == "end_turn"
+        assert b"stray print on stdout" in conn.stderr_output
+        assert b"a log line" in conn.stderr_output
+
+
+async def test_a_peer_killed_mid_request_fails_the_request_promptly() -> None:
+    with trio.fail_after(20):
+        async with acp_trio.spawn_agent(
+            [PYTHON, ECHO_AGENT, "hang"], client=RecordingClient, env=_env()
+        ) as conn:
+            await conn.agent.initialize(INIT_V1)
+            s = await conn.agent.session_new(NEW)
+            assert conn.process is not None
+            async with trio.open_nursery() as nursery:
+
+                async def kill() -> None:
+                    await trio.sleep(0.2)
+                    conn.process.send_signal(signal.SIGKILL)  # type: ignore[union-attr]
+
+                nursery.start_soon(kill)
+                with pytest.raises(acp_trio.ConnectionClosed):
+                    await conn.agent.session_prompt(text_prompt(s.session_id, "x"))
+        assert conn.process.returncode == -signal.SIGKILL
+
+
+async def test_an_agent_that_ignores_stdin_eof_is_terminated_after_the_grace_period() -> (
+    None
+):
+    script = "import signal, time; time.sleep(60)"
+    with trio.fail_after(10):
+        async with acp_trio.spawn_agent(
+            [PYTHON, "-c", script], client=RecordingClient, grace_period=0.3
+        ) as conn:
+            pass
+    assert conn.process is not None and conn.process.returncode == -signal.SIGTERM
+
+
+async def test_v2_is_negotiated_with_an_agent_process_offering_both() -> None:
+    from acp_schema import v2
+
+    class V2Client:
+        def __init__(self, conn: acp_trio.ClientSideConnection) -> None:
+            pass
+
+    with trio.fail_after(20):
+        async with acp_trio.spawn_agent(
+            [PYTHON, ECHO_AGENT], client={1: RecordingClient, 2: V2Client}, env=_env()
+        ) as conn:
+            init = await conn.agent.initialize(v2.InitializeRequest(protocol_version=2))
+            assert (
+                isinstance(init, v2.InitializeResponse) and conn.protocol_version == 2
+            )
