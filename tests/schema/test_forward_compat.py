@@ -194,3 +194,50 @@ def test_method_tables() -> None:
     assert "$/cancel_request" in v1.PROTOCOL_METHODS
     assert v2.PROTOCOL_METHODS == {}
     assert v1.PROTOCOL_VERSION == 1 and v2.PROTOCOL_VERSION == 2
+
+
+def test_v1_unknown_elicitation_action_is_kept_raw() -> None:
+    data = {"action": "_acme_snooze", "until": "tomorrow", "_meta": {"k": 1}}
+    resp = _round_trip(v1, data, v1.CreateElicitationResponse)
+    assert isinstance(resp, v1.CreateElicitationResponseOther)
+    assert resp.tag == "_acme_snooze"
+
+
+def test_v1_custom_property_schema_in_an_elicitation_form_round_trips() -> None:
+    schema = {
+        "properties": {
+            "name": {"type": "string", "title": "Name"},
+            "color": {"type": "_acme_color", "palette": ["red", "blue"]},
+        },
+        "required": ["name"],
+    }
+    data = {
+        "message": "Who?",
+        "mode": "form",
+        "sessionId": "s",
+        "requestedSchema": schema,
+    }
+    req = _round_trip(v1, data, v1.CreateElicitationRequest)
+    assert isinstance(req, v1.CreateElicitationRequestForm)
+    properties = req.requested_schema.properties
+    assert isinstance(properties["name"], v1.StringPropertySchema)
+    assert isinstance(properties["color"], v1.ElicitationPropertySchemaOther)
+
+
+def test_v1_open_enum_keeps_a_custom_category() -> None:
+    option = {
+        "id": "style",
+        "name": "Style",
+        "category": "_acme_style",
+        "type": "select",
+        "currentValue": "terse",
+        "options": [{"value": "terse", "name": "Terse"}],
+    }
+    decoded = _round_trip(v1, option, v1.SessionConfigOption)
+    assert decoded.category == "_acme_style"
+
+
+def test_v1_known_elicitation_mode_with_malformed_body_is_an_error() -> None:
+    data = {"message": "Who?", "mode": "url", "url": 5, "elicitationId": "e"}
+    with pytest.raises(msgspec.ValidationError):
+        v1.decode(json.dumps(data).encode(), v1.CreateElicitationRequest)
