@@ -201,7 +201,9 @@ class Union:
     - ``"open"``: the known variants are a native tagged union; a value with
       another tag is kept as the `other` variant by the lenient path;
     - ``"shape"``: no single tag tells the variants apart; the value is decoded
-      untyped and the first variant (in schema order) that accepts it wins.
+      untyped and the first variant (in schema order) that accepts it wins;
+    - ``"single"``: one untagged variant: that type itself;
+    - ``"scalar"``: a union of scalars (``RequestId``), native.
     """
 
     name: str

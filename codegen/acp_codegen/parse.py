@@ -427,6 +427,8 @@ class _Parser:
                 all_tagged = False
         if all_tagged and members:
             strategy = "open" if other is not None or raw_variants else "tagged"
+        elif other is None and not raw_variants and len(members) == 1:
+            strategy = "single"  # one untagged variant: just that type, natively
         else:
             strategy = "shape"
         self.unions.append(

@@ -218,7 +218,7 @@ def _union_views(module: ir.Module) -> list[_AliasView]:
             runtime = None
         else:
             static = _wrap(f"{union.name}: TypeAlias = Union[", static_members)
-            if union.strategy == "tagged":
+            if union.strategy in ("tagged", "single"):
                 runtime = None
             elif union.strategy == "open":
                 raw = ", ".join(union.raw_variants)

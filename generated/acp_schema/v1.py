@@ -2088,9 +2088,6 @@ class AvailableCommand(_Struct, kw_only=True):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
 
-    def __post_init__(self) -> None:
-        _CODEC.resolve_shapes(self)
-
 
 class UnstructuredCommandInput(_Struct, kw_only=True):
     """All text that was typed after the command name is provided as input."""
@@ -3576,16 +3573,7 @@ These updates provide real-time feedback about the agent's progress.
 See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/prompt-turn#3-agent-reports-output)
 """
 
-if TYPE_CHECKING:
-    AvailableCommandInput: TypeAlias = Union[UnstructuredCommandInput]
-else:
-    AvailableCommandInput = Annotated[
-        Any,
-        ShapeUnion(
-            "AvailableCommandInput",
-            (UnstructuredCommandInput,),
-        ),
-    ]
+AvailableCommandInput: TypeAlias = Union[UnstructuredCommandInput]
 """The input specification for a command."""
 
 if TYPE_CHECKING:
