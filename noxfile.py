@@ -71,6 +71,31 @@ def typecheck(session: nox.Session) -> None:
 
 @nox.session
 def bench(session: nox.Session) -> None:
-    """Codec benchmark against the official SDK and untyped msgspec (prints ratios)."""
+    """Codec and two-process runtime benchmarks vs the official SDK and untyped
+    msgspec (prints ratios). ``nox -s bench -- --quick`` for a short run."""
     session.install("-e", ".[bench]")
     session.run("python", "bench/codec_bench.py", *session.posargs)
+    session.run("python", "bench/runtime_bench.py", *session.posargs)
+
+
+@nox.session
+def demo(session: nox.Session) -> None:
+    """The main job: regenerate from spec/, then one prompt turn of examples/client.py
+    against examples/echo_agent.py, printing the transcript as it streams.
+
+    `nox -s demo -- "your prompt"` sends your own prompt.
+    """
+    session.install("-e", ".")
+    session.install(*CODEGEN_DEPS)
+    _generate(session, GENERATED)
+    prompt = " ".join(session.posargs) or "Hello, agent! Please echo this back."
+    session.run(
+        "python",
+        "examples/client.py",
+        "--yes",
+        "--prompt",
+        prompt,
+        "--",
+        "python",
+        "examples/echo_agent.py",
+    )

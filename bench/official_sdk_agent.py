@@ -2,14 +2,14 @@
 
 Run over stdio:  python bench/official_sdk_agent.py
 It answers initialize, session/new and session/prompt; for every prompt it
-streams 5 `agent_message_chunk` session/update notifications, then returns
-the PromptResponse (stopReason=end_turn).
+streams 5 `agent_message_chunk` session/update notifications (messageId
+"msg_<turn>", the texts of runtime_workload.py), then returns the
+PromptResponse (stopReason=end_turn).
 """
 
 from __future__ import annotations
 
 import asyncio
-import uuid
 from typing import Any
 
 from acp import (
@@ -18,13 +18,16 @@ from acp import (
     NewSessionResponse,
     PromptResponse,
     run_agent,
-    update_agent_message_text,
+    text_block,
 )
 from acp.interfaces import Client
-from acp.schema import AgentCapabilities, Implementation, PromptCapabilities
-
-CHUNKS = 5
-CHUNK_TEXT = "The quick brown fox jumps over the lazy dog while the agent streams its answer."  # ~80 chars
+from acp.schema import (
+    AgentCapabilities,
+    AgentMessageChunk,
+    Implementation,
+    PromptCapabilities,
+)
+from runtime_workload import CHUNKS, chunk_text, message_id
 
 
 class EchoAgent:
@@ -32,6 +35,7 @@ class EchoAgent:
 
     def __init__(self) -> None:
         self._conn: Client | None = None
+        self._turns = 0
 
     # Called by AgentSideConnection.__init__ with the connection; it is the
     # agent's handle to call the *client* (session_update, request_permission, ...).
@@ -57,17 +61,23 @@ class EchoAgent:
     async def new_session(
         self, cwd: str, mcp_servers: Any = None, **kwargs: Any
     ) -> NewSessionResponse:
-        return NewSessionResponse(session_id=f"sess_{uuid.uuid4().hex[:16]}")
+        return NewSessionResponse(session_id="sess_bench")  # as the other agents
 
     async def prompt(
         self, session_id: str, prompt: list[Any], **kwargs: Any
     ) -> PromptResponse:
         assert self._conn is not None
+        mid = message_id(self._turns)
+        self._turns += 1
         for i in range(CHUNKS):
             # AgentSideConnection.session_update -> notify_model -> serialize_params -> json.dumps
             await self._conn.session_update(
                 session_id=session_id,
-                update=update_agent_message_text(f"[{i}] {CHUNK_TEXT}"),
+                update=AgentMessageChunk(
+                    session_update="agent_message_chunk",
+                    content=text_block(chunk_text(i)),
+                    message_id=mid,
+                ),
             )
         return PromptResponse(stop_reason="end_turn")
 

@@ -1,0 +1,212 @@
+"""Two-process runtime benchmark: acp_trio vs the official SDK vs a bare floor.
+
+    python bench/runtime_bench.py [--prompts N] [--quick] [--repeat R]
+
+The same workload (runtime_workload.py: initialize, session/new, then N
+prompts, each answered after 5 agent_message_chunk updates) over stdio pipes,
+client and agent in separate processes, for:
+
+- ``acp_trio``: runtime_acp_client.py -> runtime_acp_agent.py
+  (``acp_trio.spawn_agent`` / ``acp_trio.serve_agent_stdio``, typed v1 structs);
+- ``official_sdk``: official_sdk_client.py -> official_sdk_agent.py
+  (``agent-client-protocol==0.12.1``, pydantic, asyncio);
+- ``floor``: runtime_floor_client.py -> runtime_floor_agent.py (a bare trio
+  loop, ``msgspec.json.decode``/``encode`` of dicts, no typing, no routing).
+
+This harness only starts each client as a subprocess (so the client's RSS is
+its own); the client spawns its agent, times the N prompts (setup excluded),
+checks that all 5N updates arrived in order, and reports its own peak RSS
+(VmHWM) and the agent's (``RUSAGE_CHILDREN`` after reaping it).  Each
+implementation runs ``--repeat`` times, interleaved; the table shows the best
+throughput and the lowest peak RSS.  Timings are reported, never asserted;
+a run that lost or reordered an update fails the benchmark.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+from typing import Any
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CHUNKS = 5
+
+IMPLS: dict[str, str] = {
+    "acp_trio": "runtime_acp_client.py",
+    "official_sdk": "official_sdk_client.py",
+    "floor": "runtime_floor_client.py",
+}
+
+# Targets from issue 3.
+SDK_SPEEDUP_TARGET = 5.0  # acp_trio prompts/s >= 5x the SDK's
+SDK_RSS_TARGET = 0.5  # acp_trio peak RSS <= half the SDK's, per process
+FLOOR_TARGET = 2.0  # floor prompts/s / acp_trio prompts/s <= 2
+
+
+class BenchError(Exception):
+    pass
+
+
+def compile_bytecode() -> None:
+    """Write .pyc files first, as a real install has them.
+
+    This machine may set PYTHONDONTWRITEBYTECODE, which would make every
+    process compile acp_schema (and the rest) from source: slower start-up
+    and a higher peak RSS that a user would never see.
+    """
+    import compileall
+    import importlib.util
+
+    from runtime_workload import use_repo_packages
+
+    use_repo_packages()
+    compileall.compile_dir(HERE, quiet=1, maxlevels=0)
+    for name in ("acp_schema", "acp_trio", "acp", "msgspec", "trio"):
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.origin is not None:
+            compileall.compile_dir(os.path.dirname(spec.origin), quiet=1)
+
+
+def run_client(impl: str, n: int, timeout: float) -> dict[str, Any]:
+    """One client process (it spawns its agent); its JSON report, checked."""
+    cmd = [sys.executable, os.path.join(HERE, IMPLS[impl]), str(n)]
+    proc = subprocess.run(
+        cmd, stdout=subprocess.PIPE, text=True, timeout=timeout, check=False
+    )
+    lines = proc.stdout.strip().splitlines()
+    if proc.returncode != 0 or not lines:
+        raise BenchError(f"{impl}: {' '.join(cmd)} exited {proc.returncode}")
+    result: dict[str, Any] = json.loads(lines[-1])
+    expected = CHUNKS * n
+    if result["prompts"] != n or result["notifications"] != expected:
+        raise BenchError(
+            f"{impl}: {result['notifications']} updates for {result['prompts']} "
+            f"prompts, expected {expected}"
+        )
+    if result["order_errors"]:
+        raise BenchError(
+            f"{impl}: {result['order_errors']} updates out of order or altered "
+            f"(first: {result['first_error']})"
+        )
+    if not result["client_rss_kb"] or not result["agent_rss_kb"]:
+        raise BenchError(f"{impl}: no peak RSS reported")
+    return result
+
+
+def summarize(runs: list[dict[str, Any]]) -> dict[str, float]:
+    best = min(r["prompt_seconds"] for r in runs)
+    n = runs[0]["prompts"]
+    return {
+        "prompts_s": n / best,
+        "notifications_s": CHUNKS * n / best,
+        "us_per_prompt": best / n * 1e6,
+        "client_cpu_us": min(r["client_cpu_seconds"] for r in runs) / n * 1e6,
+        "agent_cpu_us": min(r["agent_cpu_seconds"] for r in runs) / n * 1e6,
+        "client_mb": min(r["client_rss_kb"] for r in runs) / 1024,
+        "agent_mb": min(r["agent_rss_kb"] for r in runs) / 1024,
+        "spread": max(r["prompt_seconds"] for r in runs) / best,
+    }
+
+
+def verdict(ok: bool) -> str:
+    return "met" if ok else "MISSED"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--prompts", type=int, default=None, help="default 2000")
+    parser.add_argument("--quick", action="store_true", help="300 prompts")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per impl")
+    parser.add_argument(
+        "--only", action="append", choices=sorted(IMPLS), help="run only these"
+    )
+    args = parser.parse_args()
+    n = args.prompts or (300 if args.quick else 2000)
+    impls = [i for i in IMPLS if not args.only or i in args.only]
+    timeout = 60 + n * 0.02
+
+    compile_bytecode()
+    print(
+        f"runtime benchmark: {n} prompts x {CHUNKS} updates, best of {args.repeat}; "
+        f"Python {platform.python_version()} on {platform.machine()}, "
+        f"{os.cpu_count()} CPUs"
+    )
+    runs: dict[str, list[dict[str, Any]]] = {i: [] for i in impls}
+    try:
+        for rep in range(args.repeat):
+            for impl in impls:  # interleaved, so drift hits all alike
+                r = run_client(impl, n, timeout)
+                runs[impl].append(r)
+                print(
+                    f"  run {rep + 1} {impl:13s} {n / r['prompt_seconds']:8.0f} prompts/s"
+                    f"  client {r['client_rss_kb'] / 1024:5.1f} MB"
+                    f"  agent {r['agent_rss_kb'] / 1024:5.1f} MB",
+                    flush=True,
+                )
+    except (BenchError, subprocess.TimeoutExpired) as exc:
+        print(f"benchmark failed: {exc}", file=sys.stderr)
+        return 1
+
+    stats = {i: summarize(runs[i]) for i in impls}
+    print()
+    header = (
+        f"{'implementation':14s} {'prompts/s':>10s} {'notifs/s':>10s} "
+        f"{'us/prompt':>10s} {'client CPU':>11s} {'agent CPU':>10s} "
+        f"{'client MB':>10s} {'agent MB':>9s} {'spread':>7s}"
+    )
+    print(header)
+    print("-" * len(header))
+    for impl, s in stats.items():
+        print(
+            f"{impl:14s} {s['prompts_s']:10.0f} {s['notifications_s']:10.0f} "
+            f"{s['us_per_prompt']:10.1f} {s['client_cpu_us']:9.1f}us "
+            f"{s['agent_cpu_us']:8.1f}us {s['client_mb']:10.1f} {s['agent_mb']:9.1f} "
+            f"{s['spread']:6.2f}x"
+        )
+    print(
+        f"(all {CHUNKS * n} updates of every run received in order; throughput and "
+        "CPU per prompt turn over the N prompts only, setup excluded; peak RSS = "
+        "VmHWM of the whole process; spread = slowest/fastest run)"
+    )
+
+    ours = stats.get("acp_trio")
+    sdk = stats.get("official_sdk")
+    floor = stats.get("floor")
+    if ours is None:
+        return 0
+    print()
+    if sdk is not None:
+        speedup = ours["prompts_s"] / sdk["prompts_s"]
+        client_rss = ours["client_mb"] / sdk["client_mb"]
+        agent_rss = ours["agent_mb"] / sdk["agent_mb"]
+        print(
+            f"acp_trio vs official SDK: {speedup:.2f}x prompts/s "
+            f"(target >= {SDK_SPEEDUP_TARGET:g}x: {verdict(speedup >= SDK_SPEEDUP_TARGET)})"
+        )
+        print(
+            f"  peak RSS client {client_rss:.2f}x, agent {agent_rss:.2f}x of the SDK's "
+            f"(target <= {SDK_RSS_TARGET:g}: client "
+            f"{verdict(client_rss <= SDK_RSS_TARGET)}, agent "
+            f"{verdict(agent_rss <= SDK_RSS_TARGET)})"
+        )
+    if floor is not None:
+        gap = floor["prompts_s"] / ours["prompts_s"]
+        print(
+            f"floor vs acp_trio: the floor is {gap:.2f}x faster "
+            f"(target <= {FLOOR_TARGET:g}x: {verdict(gap <= FLOOR_TARGET)}); "
+            f"acp_trio adds {ours['us_per_prompt'] - floor['us_per_prompt']:.0f} us "
+            "per prompt turn"
+        )
+        print(
+            f"  peak RSS client {ours['client_mb'] / floor['client_mb']:.2f}x, "
+            f"agent {ours['agent_mb'] / floor['agent_mb']:.2f}x of the floor's"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
