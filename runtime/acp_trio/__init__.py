@@ -7,7 +7,7 @@ the generated ``acp_schema`` models and method tables.  An agent process::
     from acp_schema import v1
 
     class EchoAgent:
-        def __init__(self, conn: acp_trio.AgentSideConnection) -> None:
+        def __init__(self, conn: acp_trio.AgentSideConnection[v1.Client]) -> None:
             self.client = conn.client
 
         async def initialize(self, params: v1.InitializeRequest) -> v1.InitializeResponse:
@@ -29,8 +29,29 @@ and a client driving it::
         session = await conn.agent.session_new(v1.NewSessionRequest(cwd="/", mcp_servers=[]))
 """
 
-from ._agent import AgentSideConnection, Offer
-from ._client import ClientSideConnection
+from ._agent import AgentFactory, AgentOffer, AgentSideConnection, Offer
+from ._builders import (
+    agent_message,
+    agent_text,
+    agent_thought,
+    diff,
+    embedded_blob_resource,
+    embedded_text_resource,
+    notification,
+    plan,
+    plan_entry,
+    resource_link,
+    terminal,
+    text_block,
+    thought_text,
+    tool_call,
+    tool_call_update,
+    tool_content,
+    usage_update,
+    user_message,
+    user_text,
+)
+from ._client import ClientFactory, ClientOffer, ClientSideConnection
 from ._connection import Connection, PeerProxy
 from ._errors import (
     INTERNAL_ERROR,
@@ -48,6 +69,13 @@ from ._framing import DEFAULT_MAX_MESSAGE_SIZE
 from ._serve import connect_to_agent, connect_to_client, serve_agent
 from ._stdio import serve_agent_stdio
 from ._subprocess import spawn_agent
+from ._transcript import (
+    PlanState,
+    SessionInfoState,
+    SessionTranscript,
+    ToolCallState,
+    TranscriptMessage,
+)
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_SIZE",
@@ -57,8 +85,12 @@ __all__ = [
     "METHOD_NOT_FOUND",
     "PARSE_ERROR",
     "REQUEST_CANCELLED",
+    "AgentFactory",
+    "AgentOffer",
     "AgentSideConnection",
     "CapabilityError",
+    "ClientFactory",
+    "ClientOffer",
     "ClientSideConnection",
     "Connection",
     "ConnectionClosed",
@@ -71,4 +103,30 @@ __all__ = [
     "serve_agent",
     "serve_agent_stdio",
     "spawn_agent",
+    # session state
+    "PlanState",
+    "SessionInfoState",
+    "SessionTranscript",
+    "ToolCallState",
+    "TranscriptMessage",
+    # builders
+    "agent_message",
+    "agent_text",
+    "agent_thought",
+    "diff",
+    "embedded_blob_resource",
+    "embedded_text_resource",
+    "notification",
+    "plan",
+    "plan_entry",
+    "resource_link",
+    "terminal",
+    "text_block",
+    "thought_text",
+    "tool_call",
+    "tool_call_update",
+    "tool_content",
+    "usage_update",
+    "user_message",
+    "user_text",
 ]

@@ -3,11 +3,12 @@
 An agent is a class per protocol version, built with the connection once
 ``initialize`` picked the version; it implements the methods it supports
 (handler names from the generated ``Agent`` protocol) and reaches the client
-through ``conn.client``::
+through ``conn.client``, typed as the ``Client`` protocol of the version the
+class declares with its connection parameter::
 
     class EchoAgent:
-        def __init__(self, conn: acp_trio.AgentSideConnection) -> None:
-            self.client = conn.client
+        def __init__(self, conn: acp_trio.AgentSideConnection[v1.Client]) -> None:
+            self.client = conn.client        # a v1.Client for mypy
 
         async def initialize(self, params: v1.InitializeRequest) -> v1.InitializeResponse:
             return v1.InitializeResponse(protocol_version=1)
@@ -18,36 +19,57 @@ through ``conn.client``::
 
     trio.run(acp_trio.serve_agent_stdio, {1: EchoAgent})
 
-Session rules applied by the runtime: ``session/cancel`` cancels the running
-``session/prompt`` handlers of that session (their trio cancel scope), and
-the prompt is answered ``stopReason: "cancelled"`` even if the cancellation
-surfaced as another exception in the handler; ``session/close`` cancels the
-same way before its handler runs.
+Rules applied by the runtime:
+
+- Initialization: until ``initialize`` was answered successfully every other
+  request is answered -32600 (Invalid Request) and notifications are dropped;
+  a second ``initialize`` is answered -32600 too (the version and
+  capabilities are fixed for the connection's life).  A failed
+  ``initialize`` (error, cancelled) may be retried.
+- ``session/cancel`` cancels the ``session/prompt`` requests of that session
+  (their trio cancel scope; one received but not yet started never starts),
+  and each is answered ``stopReason: "cancelled"``: when the cancellation
+  surfaced as another exception in the handler, and when the handler
+  swallowed it and returned normally (its other fields, ``_meta`` included,
+  are kept).  A prompt whose handler had returned before the cancel arrived
+  keeps its answer.  ``session/close`` cancels the same way on receipt.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, Final, Generic, Literal, TypeAlias, TypeVar, cast
 
 import msgspec
 import trio
 
 from . import _capabilities
 from ._connection import Connection, Handler, PeerProxy, Running, peek_protocol_version
+from ._errors import INVALID_REQUEST, ProtocolVersionError, RequestError
 from ._framing import DEFAULT_MAX_MESSAGE_SIZE
 from ._schema import MethodSpec, Schema
 
-__all__ = ["AgentFactory", "AgentSideConnection", "Offer"]
+if TYPE_CHECKING:
+    from acp_schema import v1, v2
+
+__all__ = [
+    "AgentFactory",
+    "AgentOffer",
+    "AgentSideConnection",
+    "ClientT",
+    "Offer",
+]
 
 log = logging.getLogger("acp_trio")
 
-AgentFactory: TypeAlias = Callable[["AgentSideConnection"], object]
-#: What a side offers: one factory (protocol v1) or ``{version: factory}``.
+#: The client's generated handler Protocol as the agent sees it: ``v1.Client`` or ``v2.Client``.
+ClientT = TypeVar("ClientT")
+#: What a side offers, untyped: one factory (protocol v1) or ``{version: factory}``.
 Offer: TypeAlias = Callable[[Any], object] | Mapping[int, Callable[[Any], object]]
 
-_CANCELLED_PROMPT = b'{"stopReason":"cancelled"}'
+_CANCELLED_PROMPT: Final = b'{"stopReason":"cancelled"}'
+_INITIALIZE: Final = "initialize"
 
 
 def normalize_offer(offer: Offer) -> dict[int, Callable[[Any], object]]:
@@ -60,18 +82,26 @@ def normalize_offer(offer: Offer) -> dict[int, Callable[[Any], object]]:
     return offers
 
 
-class AgentSideConnection(Connection):
+class AgentSideConnection(Connection, Generic[ClientT]):
     """The agent's end: negotiates the version, serves the agent object.
 
-    ``client`` calls the client's methods (``conn.client.session_update(...)``);
-    ``client_capabilities`` and ``protocol_version`` are known once
-    ``initialize`` was answered.
+    Generic over the client's handler Protocol: an agent class declares the
+    version it speaks by the connection it takes, and ``conn.client`` is
+    typed accordingly::
+
+        class EchoAgent:
+            def __init__(self, conn: acp_trio.AgentSideConnection[v1.Client]) -> None:
+                self.client = conn.client        # v1.Client: every call typed
+
+    :attr:`client_v1` / :attr:`client_v2` are checked views for code that
+    holds an ``AgentSideConnection[Any]``.  ``client_capabilities`` and
+    ``protocol_version`` are known once ``initialize`` was received.
     """
 
     def __init__(
         self,
         stream: trio.abc.Stream,
-        agents: Offer,
+        agents: AgentOffer[ClientT],
         *,
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
     ) -> None:
@@ -81,18 +111,58 @@ class AgentSideConnection(Connection):
             Schema.load(max(self._offers), "agent"),
             max_message_size=max_message_size,
         )
-        self.client = PeerProxy(self)
+        self._client = PeerProxy(self)
         self.agent: object | None = None
         self.protocol_version: int | None = None
         self.client_capabilities: Any = None
         self._prompts: dict[str, set[Running]] = {}
+        #: ``waiting`` for ``initialize``, its handler ``running``, or ``done``.
+        self.init_state: Literal["waiting", "running", "done"] = "waiting"
+
+    # -- the client, typed -------------------------------------------------------------
+
+    @property
+    def client(self) -> ClientT:
+        """Calls the client's methods: ``await conn.client.session_update(params)``.
+
+        Typed as the client Protocol this connection was declared with;
+        extension methods: :meth:`ext_request` / :meth:`ext_notify`.
+        """
+        return cast(ClientT, self._client)
+
+    @property
+    def client_v1(self) -> v1.Client:
+        """``client`` as ``acp_schema.v1.Client``; raises unless this connection speaks v1."""
+        self._require_version(1)
+        return cast("v1.Client", self._client)
+
+    @property
+    def client_v2(self) -> v2.Client:
+        """``client`` as ``acp_schema.v2.Client``; raises unless this connection speaks v2."""
+        self._require_version(2)
+        return cast("v2.Client", self._client)
+
+    def _require_version(self, version: int) -> None:
+        if self.schema.version != version:
+            raise ProtocolVersionError(
+                f"this connection speaks protocol v{self.schema.version}, not v{version}"
+            )
+
+    # -- initialization ----------------------------------------------------------------
 
     def _instantiate(self, version: int) -> None:
-        if version != self.schema.version:
-            self.bind(Schema.load(version, "agent"))
         self.protocol_version = version
         self.agent = self._offers[version](self)
         self.set_handler(self.agent)
+        self.init_state = "running"
+
+    def _reset(self) -> None:
+        """Back to waiting for ``initialize`` (the last one failed)."""
+        self.init_state = "waiting"
+        self.agent = None
+        self.protocol_version = None
+        self.client_capabilities = None
+        self.set_handler(None)
 
     def negotiate(self, requested: Any) -> int:
         """The spec's rule: the requested version if offered, else our latest."""
@@ -106,26 +176,47 @@ class AgentSideConnection(Connection):
 
     # -- incoming --------------------------------------------------------------------
 
+    def refuse(self, name: str, request: bool) -> RequestError | None:
+        state = self.init_state
+        if name == _INITIALIZE and request:
+            if state == "waiting":
+                return None
+            reason = (
+                "already initialized" if state == "done" else "initialize in progress"
+            )
+            return RequestError(INVALID_REQUEST, f"Invalid request: {reason}")
+        if state == "done" or (state == "running" and not request):
+            return None
+        return RequestError(
+            INVALID_REQUEST,
+            "Invalid request: the connection is not initialized (send initialize first)",
+            {"method": name[:64]},
+        )
+
     def decode_params(
         self, method: MethodSpec, raw: msgspec.Raw | msgspec.UnsetType
     ) -> Any:
-        if self.agent is None:
-            if method.handler == "initialize" and raw is not msgspec.UNSET:
-                self._instantiate(self.negotiate(peek_protocol_version(raw)))
-                method = self.schema.incoming[method.name]
-            else:
-                log.warning(
-                    "%s before initialize; speaking v%d", method.name, max(self._offers)
-                )
-                self._instantiate(max(self._offers))
+        if method.handler == "initialize" and self.init_state == "waiting":
+            version = self.negotiate(
+                None if raw is msgspec.UNSET else peek_protocol_version(raw)
+            )
+            if version != self.schema.version:
+                self.bind(Schema.load(version, "agent"))
+            method = self.schema.incoming[method.name]
+            params = super().decode_params(method, raw)
+            self._instantiate(version)
+            return params
         params = super().decode_params(method, raw)
         _capabilities.check_incoming(self.schema.version, method.handler, params)
         return params
 
     def resolve_request(self, method: MethodSpec, params: Any) -> Handler | None:
         handler = super().resolve_request(method, params)
-        if handler is None or method.handler != "initialize":
+        if method.handler != "initialize":
             return handler
+        if handler is None:
+            self._reset()
+            return None
         init = handler
         self.client_capabilities = _capabilities.client_capabilities(params)
 
@@ -138,11 +229,12 @@ class AgentSideConnection(Connection):
                 response = msgspec.structs.replace(
                     response, protocol_version=self.protocol_version
                 )
+            self.init_state = "done"
             return response
 
         return initialize
 
-    def request_started(self, running: Running) -> None:
+    def request_received(self, running: Running) -> None:
         handler = running.method.handler
         if running.session_id is None:
             return
@@ -152,7 +244,9 @@ class AgentSideConnection(Connection):
             self.cancel_session(running.session_id)
 
     def request_finished(self, running: Running) -> None:
-        if (
+        if running.method.handler == "initialize" and self.init_state != "done":
+            self._reset()  # failed or cancelled: initialize may be sent again
+        elif (
             running.method.handler == "session_prompt"
             and running.session_id is not None
         ):
@@ -166,10 +260,15 @@ class AgentSideConnection(Connection):
         ):
             self._prompts.pop(running.session_id, None)
 
-    def cancelled_result(self, running: Running) -> bytes | None:
-        if running.method.handler == "session_prompt":
-            return _CANCELLED_PROMPT
-        return None
+    def cancelled_result(self, running: Running, result: Any = None) -> bytes | None:
+        if running.method.handler != "session_prompt":
+            return None
+        if isinstance(result, msgspec.Struct) and hasattr(result, "stop_reason"):
+            # returned normally after the cancel: keep its other fields (_meta, usage)
+            return self.schema.encode(
+                msgspec.structs.replace(result, stop_reason="cancelled")
+            )
+        return _CANCELLED_PROMPT
 
     def notification_received(self, method: MethodSpec, params: Any) -> None:
         if method.handler == "session_cancel":
@@ -184,5 +283,11 @@ class AgentSideConnection(Connection):
 
     def check_outgoing(self, method: MethodSpec, params: Any) -> None:
         _capabilities.check_client_call(
-            self.schema.version, method.handler, self.client_capabilities
+            self.schema.version, method.handler, params, self.client_capabilities
         )
+
+
+#: Builds the agent object for one protocol version, given the connection.
+AgentFactory: TypeAlias = Callable[[AgentSideConnection[ClientT]], object]
+#: What an agent offers: one factory (protocol v1) or ``{version: factory}``.
+AgentOffer: TypeAlias = AgentFactory[ClientT] | Mapping[int, AgentFactory[ClientT]]

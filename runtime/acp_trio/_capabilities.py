@@ -29,6 +29,7 @@ __all__ = [
     "agent_capabilities",
     "check_agent_call",
     "check_client_call",
+    "check_elicitation_received",
     "check_incoming",
     "client_capabilities",
 ]
@@ -191,13 +192,71 @@ _CLIENT_NEEDS = {
     "terminal_wait_for_exit": ("terminal",),
     "terminal_kill": ("terminal",),
     "elicitation_create": ("elicitation",),
+    "elicitation_complete": ("elicitation", "url"),  # only URL elicitations complete
 }
 
+_ELICITATION_MODES = ("form", "url")
 
-def check_client_call(version: int, handler: str, caps: Any) -> None:
-    """Agent-side refusal of a call the client did not advertise (v1: fs, terminal, elicitation)."""
+
+def _elicitation_mode(params: Any) -> str | None:
+    """The ``mode`` of an ``elicitation/create`` request (typed or kept raw)."""
+    return _tag(params)
+
+
+def _elicitation_problem(params: Any, caps: Any) -> str | None:
+    """Why ``caps`` (client capabilities) do not allow ``params``' mode, if they don't.
+
+    ``form`` and ``url`` need ``elicitation.form`` / ``elicitation.url``
+    present and non-null (``{}`` advertises neither); a ``_``-prefixed custom
+    mode needs ``elicitation`` only (its support is advertised through
+    ``_meta``, which the runtime does not interpret); an unknown
+    non-underscore mode is a future variant no capability here can advertise.
+    """
+    mode = _elicitation_mode(params)
+    if not _on(caps, "elicitation"):
+        return "the client did not advertise support for elicitation/create"
+    if mode in _ELICITATION_MODES:
+        if not _on(caps, "elicitation", mode):
+            return f"the client did not advertise {mode} elicitation"
+        return None
+    if isinstance(mode, str) and mode.startswith("_"):
+        return None
+    return f"the client did not advertise {mode!r} elicitation"
+
+
+def check_client_call(version: int, handler: str, params: Any, caps: Any) -> None:
+    """Agent-side refusal of a call the client did not advertise.
+
+    v1: ``fs/*``, ``terminal/*``, ``elicitation/create`` per mode
+    (``clientCapabilities.elicitation.form`` / ``.url``) and
+    ``elicitation/complete`` (URL mode only).
+    """
+    if handler == "elicitation_create":
+        problem = _elicitation_problem(params, caps)
+        if problem is not None:
+            raise CapabilityError(problem)
+        return
     path = _CLIENT_NEEDS.get(handler)
     if path is not None and not _on(caps, *path):
-        raise CapabilityError(
-            f"the client did not advertise support for {handler.replace('_', '/', 1)}"
+        what = handler.replace("_", "/", 1)
+        if handler == "elicitation_complete":
+            what = "URL elicitation (elicitation/complete)"
+        raise CapabilityError(f"the client did not advertise support for {what}")
+
+
+def check_elicitation_received(params: Any, own_caps: Any) -> None:
+    """Client-side receiver check: a mode this client did not advertise is -32602.
+
+    (v1 elicitation: "Requests using a mode the Client has not advertised
+    produce JSON-RPC -32602".)
+    """
+    problem = _elicitation_problem(params, own_caps)
+    if problem is not None:
+        raise RequestError(
+            INVALID_PARAMS,
+            "Invalid params",
+            {
+                "path": "$.params.mode",
+                "message": problem.replace("the client", "this client"),
+            },
         )

@@ -2,15 +2,17 @@
 
 A client is a class per protocol version implementing the methods it
 supports (handler names from the generated ``Client`` protocol); the agent
-is reached through ``conn.agent``::
+is reached through ``conn.agent``, typed as the ``Agent`` protocol of the
+version the class declares with its connection parameter::
 
     class MyClient:
-        def __init__(self, conn: acp_trio.ClientSideConnection) -> None: ...
+        def __init__(self, conn: acp_trio.ClientSideConnection[v1.Agent]) -> None: ...
 
         async def session_update(self, params: v1.SessionNotification) -> None:
             print(params.update)
 
     async with acp_trio.spawn_agent(["my-agent"], client=MyClient) as conn:
+        # conn: ClientSideConnection[v1.Agent], inferred from MyClient
         await conn.agent.initialize(v1.InitializeRequest(protocol_version=1))
         session = await conn.agent.session_new(v1.NewSessionRequest(cwd="/work", mcp_servers=[]))
 
@@ -25,13 +27,14 @@ Calls the agent did not advertise are refused locally with
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Generic, TypeAlias, TypeVar, cast
 
 import msgspec
 import trio
 
 from . import _capabilities
-from ._agent import Offer, normalize_offer
+from ._agent import normalize_offer
 from ._connection import (
     Connection,
     Envelope,
@@ -44,22 +47,42 @@ from ._errors import ProtocolVersionError
 from ._framing import DEFAULT_MAX_MESSAGE_SIZE
 from ._schema import MethodSpec, Schema
 
-__all__ = ["ClientSideConnection"]
+if TYPE_CHECKING:
+    from acp_schema import v1, v2
+
+__all__ = ["AgentT", "ClientFactory", "ClientOffer", "ClientSideConnection"]
+
+#: The agent's generated handler Protocol as the client sees it: ``v1.Agent`` or ``v2.Agent``.
+AgentT = TypeVar("AgentT")
 
 _CANCELLED_PERMISSION = b'{"outcome":{"outcome":"cancelled"}}'
 
 
-class ClientSideConnection(Connection):
+class ClientSideConnection(Connection, Generic[AgentT]):
     """The client's end: calls the agent through ``agent``, serves the client object.
 
+    Generic over the agent's handler Protocol: a client class declares the
+    version it speaks by the connection it takes, and ``conn.agent`` is typed
+    accordingly (mypy infers it through ``spawn_agent``/``connect_to_agent``)::
+
+        class MyClient:
+            def __init__(self, conn: acp_trio.ClientSideConnection[v1.Agent]) -> None:
+                self.agent = conn.agent          # v1.Agent: every call typed
+
+    A client offering several versions gets ``ClientSideConnection[Any]``;
+    after ``initialize`` use the checked views :attr:`agent_v1` /
+    :attr:`agent_v2` (they raise :class:`~acp_trio.ProtocolVersionError` when
+    the connection speaks another version).
+
     ``protocol_version`` and ``agent_capabilities`` are known once
-    ``initialize`` was answered; ``init_response`` keeps that response.
+    ``initialize`` was answered; ``init_response`` keeps that response and
+    ``client_capabilities`` what this client advertised in it.
     """
 
     def __init__(
         self,
         stream: trio.abc.Stream,
-        client: Offer,
+        client: ClientOffer[AgentT],
         *,
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
     ) -> None:
@@ -68,7 +91,8 @@ class ClientSideConnection(Connection):
         super().__init__(
             stream, Schema.load(version, "client"), max_message_size=max_message_size
         )
-        self.agent = PeerProxy(self)
+        self._agent = PeerProxy(self)
+        self.client_capabilities: Any = None
         self.protocol_version: int | None = None
         self.agent_capabilities: Any = None
         self.init_response: Any = None
@@ -80,6 +104,37 @@ class ClientSideConnection(Connection):
         self.stderr_output = bytearray()
         self._permissions: dict[str, set[Running]] = {}
         self._cancelled_sessions: set[str] = set()
+
+    # -- the agent, typed --------------------------------------------------------------
+
+    @property
+    def agent(self) -> AgentT:
+        """Calls the agent's methods: ``await conn.agent.session_new(params)``.
+
+        Requests return the decoded result, notifications ``None``; typed as
+        the agent Protocol this connection was declared with.  Extension
+        methods: :meth:`ext_request` / :meth:`ext_notify` (or, untyped,
+        ``conn.agent.ext_method`` / ``ext_notification``).
+        """
+        return cast(AgentT, self._agent)
+
+    @property
+    def agent_v1(self) -> v1.Agent:
+        """``agent`` as ``acp_schema.v1.Agent``; raises unless this connection speaks v1."""
+        self._require_version(1)
+        return cast("v1.Agent", self._agent)
+
+    @property
+    def agent_v2(self) -> v2.Agent:
+        """``agent`` as ``acp_schema.v2.Agent``; raises unless this connection speaks v2."""
+        self._require_version(2)
+        return cast("v2.Agent", self._agent)
+
+    def _require_version(self, version: int) -> None:
+        if self.schema.version != version:
+            raise ProtocolVersionError(
+                f"this connection speaks protocol v{self.schema.version}, not v{version}"
+            )
 
     # -- negotiation -----------------------------------------------------------------
 
@@ -119,7 +174,9 @@ class ClientSideConnection(Connection):
         )
 
     def sent(self, method: MethodSpec, params: Any) -> None:
-        if method.handler == "session_cancel":
+        if method.handler == "initialize":
+            self.client_capabilities = _capabilities.client_capabilities(params)
+        elif method.handler == "session_cancel":
             self.cancel_permissions(params.session_id)
         elif method.handler == "session_prompt":
             self._cancelled_sessions.discard(params.session_id)
@@ -148,6 +205,8 @@ class ClientSideConnection(Connection):
     ) -> Any:
         params = super().decode_params(method, raw)
         _capabilities.check_incoming(self.schema.version, method.handler, params)
+        if method.handler == "elicitation_create":
+            _capabilities.check_elicitation_received(params, self.client_capabilities)
         return params
 
     def request_started(self, running: Running) -> None:
@@ -170,7 +229,19 @@ class ClientSideConnection(Connection):
                 if not pending:
                     del self._permissions[running.session_id]
 
-    def cancelled_result(self, running: Running) -> bytes | None:
-        if running.method.handler == "session_request_permission":
-            return _CANCELLED_PERMISSION
-        return None
+    def cancelled_result(self, running: Running, result: Any = None) -> bytes | None:
+        if running.method.handler != "session_request_permission":
+            return None
+        meta = getattr(result, "meta", None)
+        if isinstance(meta, dict):  # returned normally after the cancel: keep its _meta
+            return b'%b,"_meta":%b}' % (
+                _CANCELLED_PERMISSION[:-1],
+                msgspec.json.encode(meta),
+            )
+        return _CANCELLED_PERMISSION
+
+
+#: Builds the client object for one protocol version, given the connection.
+ClientFactory: TypeAlias = Callable[[ClientSideConnection[AgentT]], object]
+#: What a client offers: one factory (protocol v1) or ``{version: factory}``.
+ClientOffer: TypeAlias = ClientFactory[AgentT] | Mapping[int, ClientFactory[AgentT]]

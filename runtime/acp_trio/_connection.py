@@ -428,6 +428,12 @@ class Connection:
         name: str = env.method  # type: ignore[assignment]
         if batch is not None:
             batch.expected += 1
+        refusal = self.refuse(name, True)
+        if refusal is not None:
+            self._reply_error(
+                ident, refusal.code, refusal.message, batch, refusal.data, counted=True
+            )
+            return
         method = self.schema.incoming.get(name)
         if method is None:
             if name.startswith("_"):
@@ -482,6 +488,7 @@ class Connection:
             return
         running = Running(method, getattr(params, "session_id", None))
         self._running[ident] = running
+        self.request_received(running)
         args = (ident, running, handler, params, batch)
         if self._backlog == 0:
             self._start_request(args)
@@ -508,14 +515,25 @@ class Connection:
         """The coroutine function answering ``method`` (``None``: -32601)."""
         return self._handler_for(method)
 
+    def refuse(self, name: str, request: bool) -> RequestError | None:
+        """Hook: refuse an incoming request (the error answers it) or notification (dropped)."""
+        return None
+
+    def request_received(self, running: Running) -> None:
+        """Hook: an incoming request was accepted (it may wait behind notifications)."""
+
     def request_started(self, running: Running) -> None:
         """Hook: an incoming request is about to run."""
 
     def request_finished(self, running: Running) -> None:
         """Hook: an incoming request was answered (or abandoned)."""
 
-    def cancelled_result(self, running: Running) -> bytes | None:
-        """Hook: the encoded result answering a session-cancelled request, if any."""
+    def cancelled_result(self, running: Running, result: Any = None) -> bytes | None:
+        """Hook: the encoded result answering a session-cancelled request, if any.
+
+        ``result`` is what the handler returned when it returned normally
+        after the cancel (``None`` when it raised or was cancelled).
+        """
         return None
 
     def encode_result(self, running: Running, result: Any) -> bytes:
@@ -537,7 +555,14 @@ class Connection:
                 try:
                     if running.cancel_reason is None:  # not cancelled before it started
                         result = await handler(params)
-                        line = encode_result(eid, self.encode_result(running, result))
+                        answer = (  # returned normally after a session cancel?
+                            self.cancelled_result(running, result)
+                            if running.cancel_reason == "session"
+                            else None
+                        )
+                        if answer is None:
+                            answer = self.encode_result(running, result)
+                        line = encode_result(eid, answer)
                 except Exception as exc:
                     if running.cancel_reason is not None:
                         pass  # a cancellation that surfaced as an exception: answered below
@@ -592,6 +617,10 @@ class Connection:
 
     def _on_notification(self, env: Envelope) -> None:
         name: str = env.method  # type: ignore[assignment]
+        refusal = self.refuse(name, False)
+        if refusal is not None:
+            log.warning("dropping notification %s: %s", name, refusal.message)
+            return
         schema = self.schema
         method = schema.incoming.get(name)
         if method is None:

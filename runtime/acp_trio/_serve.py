@@ -17,11 +17,12 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 import trio
 
-from ._agent import AgentSideConnection, Offer
-from ._client import ClientSideConnection
+from ._agent import AgentOffer, AgentSideConnection, ClientT, Offer
+from ._client import AgentT, ClientOffer, ClientSideConnection
 from ._connection import Connection
 from ._framing import DEFAULT_MAX_MESSAGE_SIZE
 
@@ -33,14 +34,16 @@ async def serve_agent(
     agents: Offer,
     *,
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
-    task_status: trio.TaskStatus[AgentSideConnection] = trio.TASK_STATUS_IGNORED,
+    task_status: trio.TaskStatus[AgentSideConnection[Any]] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve one client over ``stream`` until it closes the connection.
 
     ``agents`` is an agent class (protocol v1) or ``{version: class}``; the
     class is built with the connection once ``initialize`` chose the version.
     """
-    conn = AgentSideConnection(stream, agents, max_message_size=max_message_size)
+    conn: AgentSideConnection[Any] = AgentSideConnection(
+        stream, agents, max_message_size=max_message_size
+    )
     try:
         async with trio.open_nursery() as nursery:
             await nursery.start(conn.run)
@@ -52,11 +55,16 @@ async def serve_agent(
 @asynccontextmanager
 async def connect_to_agent(
     stream: trio.abc.Stream,
-    client: Offer,
+    client: ClientOffer[AgentT],
     *,
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
-) -> AsyncIterator[ClientSideConnection]:
-    """A :class:`ClientSideConnection` over ``stream``, served while the block runs."""
+) -> AsyncIterator[ClientSideConnection[AgentT]]:
+    """A :class:`ClientSideConnection` over ``stream``, served while the block runs.
+
+    Typed by the client class: ``client=MyClient`` whose ``__init__`` takes a
+    ``ClientSideConnection[v1.Agent]`` yields a connection whose ``agent``
+    is a ``v1.Agent``.
+    """
     conn = ClientSideConnection(stream, client, max_message_size=max_message_size)
     async with trio.open_nursery() as nursery:
         await nursery.start(conn.run)
@@ -69,10 +77,10 @@ async def connect_to_agent(
 @asynccontextmanager
 async def connect_to_client(
     stream: trio.abc.Stream,
-    agents: Offer,
+    agents: AgentOffer[ClientT],
     *,
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
-) -> AsyncIterator[AgentSideConnection]:
+) -> AsyncIterator[AgentSideConnection[ClientT]]:
     """An :class:`AgentSideConnection` over ``stream``, served while the block runs.
 
     Like :func:`serve_agent`, but the block decides when to stop.

@@ -9,13 +9,22 @@ a chatty C library logs to stderr instead of corrupting the stream::
     import trio, acp_trio
     trio.run(acp_trio.serve_agent_stdio, {1: EchoAgent, 2: EchoAgentV2})
 
-Unix only (it uses :class:`trio.lowlevel.FdStream`).
+On exit (stdin closed, or an error) file descriptor 1 is stdout again and
+stdin and stdout are back in the blocking mode they had before (trio puts
+them in non-blocking mode, a flag shared with every process holding the same
+pipe, socket or terminal).
+
+Unix only: it uses :class:`trio.lowlevel.FdStream`, which trio does not
+offer on Windows (where pipes would need a thread per direction); there it
+raises :class:`RuntimeError`.  On Windows serve an agent over a socket with
+:func:`~acp_trio.serve_agent`.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from typing import Any
 
 import trio
 
@@ -30,21 +39,29 @@ async def serve_agent_stdio(
     agents: Offer,
     *,
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
-    task_status: trio.TaskStatus[AgentSideConnection] = trio.TASK_STATUS_IGNORED,
+    task_status: trio.TaskStatus[AgentSideConnection[Any]] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve the client on stdin/stdout until it closes stdin.
 
     ``agents``: an agent class (protocol v1) or ``{version: class}``.
     """
+    if sys.platform == "win32":  # pragma: no cover
+        raise RuntimeError(
+            "serve_agent_stdio is Unix-only; on Windows use serve_agent over a socket"
+        )
     sys.stdout.flush()
+    # Recorded before trio touches them: when stdin and stdout are one file
+    # description (a terminal, a socket) trio's own restore-on-close, done
+    # per stream, would leave it non-blocking.
+    blocking = (os.get_blocking(0), os.get_blocking(1))
     protocol_in = os.dup(0)
     protocol_out = os.dup(1)
     saved_stdout = os.dup(1)
-    os.dup2(2, 1)  # fd 1 now logs to stderr; the protocol keeps the real stdout
-    stream = trio.StapledStream(
-        trio.lowlevel.FdStream(protocol_out), trio.lowlevel.FdStream(protocol_in)
-    )
     try:
+        os.dup2(2, 1)  # fd 1 now logs to stderr; the protocol keeps the real stdout
+        stream = trio.StapledStream(
+            trio.lowlevel.FdStream(protocol_out), trio.lowlevel.FdStream(protocol_in)
+        )
         await serve_agent(
             stream, agents, max_message_size=max_message_size, task_status=task_status
         )
@@ -52,3 +69,5 @@ async def serve_agent_stdio(
         sys.stdout.flush()
         os.dup2(saved_stdout, 1)
         os.close(saved_stdout)
+        os.set_blocking(0, blocking[0])
+        os.set_blocking(1, blocking[1])

@@ -23,8 +23,7 @@ from typing import Final
 
 import trio
 
-from ._agent import Offer
-from ._client import ClientSideConnection
+from ._client import AgentT, ClientOffer, ClientSideConnection
 from ._framing import DEFAULT_MAX_MESSAGE_SIZE
 from ._serve import connect_to_agent
 
@@ -37,15 +36,18 @@ STDERR_KEEP: Final = 1024 * 1024
 @asynccontextmanager
 async def spawn_agent(
     command: Sequence[str | os.PathLike[str]],
-    client: Offer,
+    client: ClientOffer[AgentT],
     *,
     cwd: str | os.PathLike[str] | None = None,
     env: Mapping[str, str] | None = None,
     capture_stderr: bool = False,
     grace_period: float = 2.0,
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
-) -> AsyncIterator[ClientSideConnection]:
-    """Start the agent ``command`` and connect to it over its stdin/stdout."""
+) -> AsyncIterator[ClientSideConnection[AgentT]]:
+    """Start the agent ``command`` and connect to it over its stdin/stdout.
+
+    Typed like :func:`~acp_trio.connect_to_agent`: by the client class.
+    """
     process = await trio.lowlevel.open_process(
         list(command),
         stdin=subprocess.PIPE,

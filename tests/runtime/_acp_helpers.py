@@ -25,7 +25,7 @@ class EchoAgent:
 
     capabilities = v1.AgentCapabilities(load_session=False)
 
-    def __init__(self, conn: acp_trio.AgentSideConnection) -> None:
+    def __init__(self, conn: acp_trio.AgentSideConnection[v1.Client]) -> None:
         self.conn = conn
         self.client = conn.client
         self.sessions = 0
@@ -54,7 +54,7 @@ class EchoAgent:
 class EchoAgentV2:
     """The same agent for protocol v2."""
 
-    def __init__(self, conn: acp_trio.AgentSideConnection) -> None:
+    def __init__(self, conn: acp_trio.AgentSideConnection[v2.Client]) -> None:
         self.client = conn.client
 
     async def initialize(self, params: v2.InitializeRequest) -> v2.InitializeResponse:
@@ -80,7 +80,7 @@ def text_prompt(session_id: str, *texts: str) -> v1.PromptRequest:
 class RecordingClient:
     """A v1 client recording every session/update it handles."""
 
-    def __init__(self, conn: acp_trio.ClientSideConnection) -> None:
+    def __init__(self, conn: acp_trio.ClientSideConnection[v1.Agent]) -> None:
         self.conn = conn
         self.updates: list[v1.SessionNotification] = []
 

@@ -5,9 +5,11 @@ from __future__ import annotations
 import acp_trio
 import pytest
 import trio
+import trio.testing
 from _acp_helpers import (
     INIT_V1,
     EchoAgent,
+    RawPeer,
     RecordingClient,
     chunk,
     connected,
@@ -329,3 +331,142 @@ async def test_peer_gone_cancels_running_handlers() -> None:
             await theirs.aclose()
         # serve_agent returned by itself: nothing hangs
     assert conn.agent.cancelled.is_set()
+
+
+# -- a handler that returns normally after its session was cancelled -----------------
+
+
+class FinishingAgent(EchoAgent):
+    """Finishes its step (shielded) after the cancel, then returns end_turn."""
+
+    def __init__(self, conn: acp_trio.AgentSideConnection[v1.Client]) -> None:
+        super().__init__(conn)
+        self.cancel_seen = trio.Event()
+
+    async def session_cancel(self, params: v1.CancelNotification) -> None:
+        self.cancel_seen.set()
+
+    async def session_prompt(self, params: v1.PromptRequest) -> v1.PromptResponse:
+        await self.client.session_update(chunk(params.session_id, "working"))
+        with trio.CancelScope(shield=True):  # e.g. waiting for a tool to stop
+            await self.cancel_seen.wait()
+        return v1.PromptResponse(stop_reason="end_turn", meta={"usage": 7})
+
+
+async def test_a_prompt_returning_normally_after_cancel_is_answered_cancelled() -> None:
+    async with connected(FinishingAgent, WaitingClient) as (conn, _):
+        result, texts = await _prompt_then(conn, "cancel")
+        assert result.stop_reason == "cancelled"
+        assert result.meta == {"usage": 7}  # the handler's other fields are kept
+        assert texts == ["working"]
+
+
+class GatedAgent(EchoAgent):
+    """An extension notification handler that holds the notification queue."""
+
+    gate: trio.Event
+
+    async def ext_notification(self, method: str, params: object) -> None:
+        await self.gate.wait()
+
+
+async def test_a_prompt_cancelled_before_its_handler_started_is_answered_cancelled() -> (
+    None
+):
+    GatedAgent.gate = trio.Event()
+    async with trio.open_nursery() as nursery:
+        a, b = trio.testing.memory_stream_pair()
+        agent_conn = await nursery.start(acp_trio.serve_agent, a, GatedAgent)
+        peer = RawPeer(b)
+        await peer.initialize()
+        await peer.send(
+            b'{"jsonrpc":"2.0","method":"_hold","params":{}}\n'
+            b'{"jsonrpc":"2.0","id":5,"method":"session/prompt",'
+            b'"params":{"sessionId":"s1","prompt":[{"type":"text","text":"hi"}]}}\n'
+            b'{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s1"}}'
+        )
+        await trio.testing.wait_all_tasks_blocked()
+        GatedAgent.gate.set()  # the prompt, queued behind _hold, may start now
+        reply = await peer.receive()
+        assert reply == {
+            "jsonrpc": "2.0",
+            "id": 5,
+            "result": {"stopReason": "cancelled"},
+        }
+        assert agent_conn.agent.seen == []  # the handler never ran
+        nursery.cancel_scope.cancel()
+
+
+class SignallingAgent(EchoAgent):
+    def __init__(self, conn: acp_trio.AgentSideConnection[v1.Client]) -> None:
+        super().__init__(conn)
+        self.returned = trio.Event()
+
+    async def session_prompt(self, params: v1.PromptRequest) -> v1.PromptResponse:
+        self.returned.set()
+        return v1.PromptResponse(stop_reason="end_turn")
+
+
+async def test_a_prompt_that_returned_before_the_cancel_keeps_its_answer() -> None:
+    async with trio.open_nursery() as nursery:
+        a, b = trio.testing.memory_stream_pair()
+        agent_conn = await nursery.start(acp_trio.serve_agent, a, SignallingAgent)
+        peer = RawPeer(b)
+        await peer.initialize()
+        await peer.send(
+            {
+                "jsonrpc": "2.0",
+                "id": 5,
+                "method": "session/prompt",
+                "params": {"sessionId": "s1", "prompt": []},
+            }
+        )
+        await agent_conn.agent.returned.wait()
+        await trio.testing.wait_all_tasks_blocked()
+        # the answer is written, not yet read, when the cancel goes out
+        await peer.send(
+            {
+                "jsonrpc": "2.0",
+                "method": "session/cancel",
+                "params": {"sessionId": "s1"},
+            }
+        )
+        reply = await peer.receive()
+        assert reply["id"] == 5 and reply["result"] == {"stopReason": "end_turn"}
+        nursery.cancel_scope.cancel()
+
+
+class StubbornPermissionClient(RecordingClient):
+    """Answers allow after the cancel (its UI finished a shielded step)."""
+
+    def __init__(self, conn: acp_trio.ClientSideConnection[v1.Agent]) -> None:
+        super().__init__(conn)
+        self.waiting = trio.Event()
+        self.release = trio.Event()
+
+    async def session_request_permission(
+        self, params: v1.RequestPermissionRequest
+    ) -> v1.RequestPermissionResponse:
+        self.waiting.set()
+        with trio.CancelScope(shield=True):
+            await self.release.wait()
+        return v1.RequestPermissionResponse(
+            outcome=v1.SelectedPermissionOutcome(option_id="ok"), meta={"ui": "x"}
+        )
+
+
+async def test_a_permission_answered_normally_after_cancel_is_answered_cancelled() -> (
+    None
+):
+    async with raw_agent_of(StubbornPermissionClient) as (conn, peer):
+        await _initialize(conn, peer)
+        await peer.send(_permission(7))
+        await conn.client.waiting.wait()  # type: ignore[attr-defined]
+        await conn.agent.session_cancel(v1.CancelNotification(session_id="s1"))
+        assert (await peer.receive())["method"] == "session/cancel"
+        conn.client.release.set()  # type: ignore[attr-defined]
+        assert await peer.receive() == {
+            "jsonrpc": "2.0",
+            "id": 7,
+            "result": {"outcome": {"outcome": "cancelled"}, "_meta": {"ui": "x"}},
+        }

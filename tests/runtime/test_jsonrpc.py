@@ -75,7 +75,13 @@ async def test_batch_members_are_each_answered_in_one_array() -> None:
                     "id": 1,
                     "method": "initialize",
                     "params": {"protocolVersion": 1},
-                },
+                }
+            ]
+        )
+        replies = await peer.receive()
+        assert replies[0]["result"]["protocolVersion"] == 1
+        await peer.send(
+            [
                 {
                     "jsonrpc": "2.0",
                     "method": "session/cancel",
@@ -94,8 +100,7 @@ async def test_batch_members_are_each_answered_in_one_array() -> None:
         replies = await peer.receive()
         assert isinstance(replies, list)
         by_id = {r["id"]: r for r in replies}
-        assert len(replies) == 4
-        assert by_id[1]["result"]["protocolVersion"] == 1
+        assert len(replies) == 3
         assert by_id[2]["error"]["code"] == -32601
         assert by_id[None]["error"]["code"] == -32600
         assert by_id[3]["result"]["sessionId"] == "sess_1"
@@ -124,6 +129,7 @@ async def test_batch_of_notifications_gets_no_answer() -> None:
 
 async def test_unknown_method_answers_method_not_found() -> None:
     async with raw_client_of(EchoAgent) as peer:
+        await peer.initialize()
         reply = await peer.call(1, "session/frobnicate", {})
         assert reply["error"] == {
             "code": -32601,
@@ -304,8 +310,17 @@ async def test_extension_methods_reach_the_handler_with_raw_params() -> None:
         }
 
 
+class NoExtensionsAgent:
+    def __init__(self, conn: acp_trio.AgentSideConnection[v1.Client]) -> None:
+        pass
+
+    async def initialize(self, params: v1.InitializeRequest) -> v1.InitializeResponse:
+        return v1.InitializeResponse(protocol_version=1)
+
+
 async def test_extension_method_without_handler_answers_method_not_found() -> None:
-    async with raw_client_of(RecordingClient) as peer:  # a client object: no ext_method
+    async with raw_client_of(NoExtensionsAgent) as peer:
+        await peer.initialize()
         reply = await peer.call(1, "_acme/echo", {})
         assert reply["error"]["code"] == -32601
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
+import subprocess
 
 import acp_trio
 import pytest
@@ -103,3 +105,40 @@ async def test_v2_is_negotiated_with_an_agent_process_offering_both() -> None:
             assert (
                 isinstance(init, v2.InitializeResponse) and conn.protocol_version == 2
             )
+
+
+async def test_serve_agent_stdio_restores_blocking_mode_over_pipes() -> None:
+    with trio.fail_after(20):
+        async with acp_trio.spawn_agent(
+            [PYTHON, ECHO_AGENT, "blocking"],
+            client=RecordingClient,
+            env=_env(),
+            capture_stderr=True,
+        ) as conn:
+            await conn.agent.initialize(INIT_V1)
+    assert b"blocking: stdin=True stdout=True" in conn.stderr_output
+
+
+async def test_serve_agent_stdio_restores_blocking_mode_over_one_socket() -> None:
+    # stdin and stdout are one file description (like a terminal): trio's
+    # per-stream restore alone would leave it non-blocking.
+    ours, theirs = socket.socketpair()
+    with ours, theirs, trio.fail_after(20):
+        process = await trio.lowlevel.open_process(
+            [PYTHON, ECHO_AGENT, "blocking"],
+            stdin=theirs.fileno(),
+            stdout=theirs.fileno(),
+            stderr=subprocess.PIPE,
+            env=_env(),
+        )
+        theirs.close()
+        stream = trio.SocketStream(trio.socket.from_stdlib_socket(ours))
+        async with acp_trio.connect_to_agent(stream, RecordingClient) as conn:
+            assert (await conn.agent.initialize(INIT_V1)).protocol_version == 1
+        assert process.stderr is not None
+        stderr = b""
+        async with process.stderr:
+            while data := await process.stderr.receive_some():
+                stderr += data
+        assert await process.wait() == 0
+    assert b"blocking: stdin=True stdout=True" in stderr, stderr

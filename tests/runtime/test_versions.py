@@ -8,10 +8,12 @@ import acp_trio
 import msgspec
 import pytest
 import trio
+import trio.testing
 from _acp_helpers import (
     INIT_V1,
     EchoAgent,
     EchoAgentV2,
+    RawPeer,
     RecordingClient,
     connected,
     raw_agent_of,
@@ -279,3 +281,192 @@ async def test_relative_paths_are_answered_invalid_params_at_the_receiver(
         reply = await peer.call(1, "session/new", params)
         assert reply["error"]["code"] == -32602
         assert reply["error"]["data"]["path"] == path
+
+
+# -- typed views -------------------------------------------------------------------------
+
+
+async def test_the_typed_views_check_the_negotiated_version() -> None:
+    async with connected({1: EchoAgent}, {1: RecordingClient, 2: V2Client}) as (
+        conn,
+        agent_conn,
+    ):
+        assert conn.agent_v2 is conn.agent  # before initialize: the highest offered
+        await conn.agent_v2.initialize(v2.InitializeRequest(protocol_version=2))
+        assert conn.protocol_version == 1
+        with pytest.raises(acp_trio.ProtocolVersionError, match="speaks protocol v1"):
+            conn.agent_v2  # noqa: B018
+        s = await conn.agent_v1.session_new(
+            v1.NewSessionRequest(cwd="/", mcp_servers=[])
+        )
+        assert isinstance(s, v1.NewSessionResponse)
+        assert agent_conn.client_v1 is agent_conn.client
+        with pytest.raises(acp_trio.ProtocolVersionError):
+            agent_conn.client_v2  # noqa: B018
+
+
+# -- custom MCP transports (v2) ----------------------------------------------------------
+
+
+class McpAgentV2:
+    """Advertises stdio MCP servers only; records what session/new received."""
+
+    servers: list[Any] = []
+
+    def __init__(self, conn: acp_trio.AgentSideConnection[v2.Client]) -> None:
+        pass
+
+    async def initialize(self, params: v2.InitializeRequest) -> v2.InitializeResponse:
+        mcp = v2.McpCapabilities(stdio=v2.McpStdioCapabilities())
+        return v2.InitializeResponse(
+            protocol_version=2,
+            capabilities=v2.AgentCapabilities(session=v2.SessionCapabilities(mcp=mcp)),
+        )
+
+    async def session_new(self, params: v2.NewSessionRequest) -> v2.NewSessionResponse:
+        McpAgentV2.servers = list(params.mcp_servers)
+        return v2.NewSessionResponse(session_id="s")
+
+
+CUSTOM_MCP = {
+    "type": "_acme_ws",
+    "name": "remote",
+    "url": "wss://tools.example/mcp",
+    "auth": {"token": "t", "scopes": ["a", "b"]},
+}
+
+
+async def test_custom_underscore_mcp_transports_pass_through_untouched() -> None:
+    McpAgentV2.servers = []
+    async with connected({2: McpAgentV2}, {2: V2Client}) as (conn, _):
+        await conn.agent.initialize(v2.InitializeRequest(protocol_version=2))
+        custom = v2.McpServerOther(CUSTOM_MCP)
+        await conn.agent.session_new(
+            v2.NewSessionRequest(cwd="/", mcp_servers=[custom])
+        )
+        [received] = McpAgentV2.servers
+        assert isinstance(received, v2.McpServerOther) and received == CUSTOM_MCP
+
+
+async def test_unknown_non_underscore_mcp_transports_are_refused_locally() -> None:
+    async with connected({2: McpAgentV2}, {2: V2Client}) as (conn, _):
+        await conn.agent.initialize(v2.InitializeRequest(protocol_version=2))
+        future = v2.McpServerOther({"type": "websocket", "name": "w", "url": "ws://x"})
+        with pytest.raises(acp_trio.CapabilityError, match="websocket"):
+            await conn.agent.session_new(
+                v2.NewSessionRequest(cwd="/", mcp_servers=[future])
+            )
+
+
+# -- elicitation, per mode (v1) ----------------------------------------------------------
+
+FORM = {
+    "mode": "form",
+    "message": "Your name?",
+    "sessionId": "s1",
+    "requestedSchema": {"type": "object", "properties": {}},
+}
+URL = {
+    "mode": "url",
+    "message": "Sign in",
+    "sessionId": "s1",
+    "elicitationId": "e1",
+    "url": "https://auth.example/start",
+}
+CUSTOM_MODE = {"mode": "_acme_voice", "message": "Say it", "sessionId": "s1"}
+FUTURE_MODE = {"mode": "voice", "message": "Say it", "sessionId": "s1"}
+COMPLETE = {"elicitationId": "e1"}
+
+
+@pytest.mark.parametrize(
+    ("elicitation", "method", "params", "allowed"),
+    [
+        ({"form": {}}, "elicitation/create", FORM, True),
+        ({"form": {}}, "elicitation/create", URL, False),
+        ({"url": {}}, "elicitation/create", FORM, False),
+        ({"url": {}}, "elicitation/create", URL, True),
+        ({"form": {}, "url": {}}, "elicitation/create", URL, True),
+        ({}, "elicitation/create", FORM, False),
+        ({"form": None, "url": None}, "elicitation/create", URL, False),
+        (None, "elicitation/create", FORM, False),
+        ({}, "elicitation/create", CUSTOM_MODE, True),
+        (None, "elicitation/create", CUSTOM_MODE, False),
+        ({"form": {}, "url": {}}, "elicitation/create", FUTURE_MODE, False),
+        ({"form": {}}, "elicitation/complete", COMPLETE, False),
+        ({"url": {}}, "elicitation/complete", COMPLETE, True),
+    ],
+    ids=lambda x: str(x)[:24],
+)
+async def test_the_agent_refuses_elicitation_modes_the_client_did_not_advertise(
+    elicitation: Any, method: str, params: dict[str, Any], allowed: bool
+) -> None:
+    caps: dict[str, Any] = {} if elicitation is None else {"elicitation": elicitation}
+    async with trio.open_nursery() as nursery:
+        a, b = trio.testing.memory_stream_pair()
+        agent_conn = await nursery.start(acp_trio.serve_agent, a, EchoAgent)
+        peer = RawPeer(b)
+        init = {"protocolVersion": 1, "clientCapabilities": caps}
+        assert "result" in await peer.call(0, "initialize", init)
+        spec = agent_conn.schema.outgoing[method]
+        typed = v1.decode(msgspec.json.encode(params), spec.params)
+        call = getattr(agent_conn.client, spec.handler)
+        if not allowed:
+            with trio.fail_after(5), pytest.raises(acp_trio.CapabilityError):
+                await call(typed)
+            await agent_conn.ext_notify("_marker", {})
+            assert (await peer.receive())["method"] == "_marker"  # nothing else sent
+        else:
+            async with trio.open_nursery() as calls:
+                calls.start_soon(call, typed)
+                sent = await peer.receive()
+                assert sent["method"] == method and sent["params"] == params
+                if "id" in sent:
+                    await peer.send(
+                        {
+                            "jsonrpc": "2.0",
+                            "id": sent["id"],
+                            "result": {"action": "decline"},
+                        }
+                    )
+        nursery.cancel_scope.cancel()
+
+
+class ElicitedClient(RecordingClient):
+    async def elicitation_create(
+        self, params: v1.CreateElicitationRequest
+    ) -> v1.CreateElicitationResponse:
+        return v1.CreateElicitationResponseDecline()
+
+
+async def test_the_client_answers_invalid_params_to_a_mode_it_did_not_advertise() -> (
+    None
+):
+    form_only = v1.ClientCapabilities(
+        elicitation=v1.ElicitationCapabilities(form=v1.ElicitationFormCapabilities())
+    )
+    async with raw_agent_of(ElicitedClient) as (conn, peer):
+
+        async def answer() -> None:
+            request = await peer.receive()
+            assert request["params"]["clientCapabilities"] == {
+                "elicitation": {"form": {}}
+            }
+            await peer.send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": request["id"],
+                    "result": {"protocolVersion": 1},
+                }
+            )
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(answer)
+            await conn.agent.initialize(
+                v1.InitializeRequest(protocol_version=1, client_capabilities=form_only)
+            )
+        reply = await peer.call(1, "elicitation/create", URL)
+        assert reply["error"]["code"] == -32602
+        assert reply["error"]["data"]["path"] == "$.params.mode"
+        assert "url" in reply["error"]["data"]["message"]
+        reply = await peer.call(2, "elicitation/create", FORM)
+        assert reply["result"] == {"action": "decline"}

@@ -246,6 +246,20 @@ def _transformed_defs(version: str) -> dict[str, Schema]:
     return {name: _fix(d) for name, d in {**closed, **opened}.items()}
 
 
+def _inline(schema: Any, defs: dict[str, Schema]) -> Any:
+    """`schema` with every ``$ref`` replaced by its def (the defs are not recursive).
+
+    Equivalent to the ``$defs`` document; hypothesis-jsonschema would otherwise
+    carry and re-validate all the ``$defs`` at every reference it resolves.
+    """
+    if not isinstance(schema, dict):
+        return schema
+    if "$ref" in schema:
+        assert len(schema) == 1, schema
+        return _inline(defs[_ref_name(schema)], defs)
+    return _map_subschemas(schema, lambda sub: _inline(sub, defs))
+
+
 def _def_name(version: str, table: str, method: str, kind: str, type_: Any) -> str:
     defs = _original(version)["$defs"]
     name = getattr(type_, "__name__", None)
@@ -287,7 +301,7 @@ def test_schema_instances_round_trip(version: str, name: str, type_: Any) -> Non
     original = jsonschema.Draft202012Validator(
         {"$ref": f"#/$defs/{name}", "$defs": _original(version)["$defs"]}
     )
-    schema = {"$ref": f"#/$defs/{name}", "$defs": _transformed_defs(version)}
+    schema = _inline({"$ref": f"#/$defs/{name}"}, _transformed_defs(version))
 
     @settings(
         max_examples=25,

@@ -1,0 +1,504 @@
+"""The live state of one session, rebuilt from its ``session/update`` stream.
+
+A client feeds every update it receives, in order, to a
+:class:`SessionTranscript`; the transcript holds the conversation as the
+protocol defines it, for v1 and v2 alike::
+
+    from acp_schema import v1
+    import acp_trio
+
+    transcript = acp_trio.SessionTranscript()
+    transcript.apply(acp_trio.agent_text("Hel", message_id="m1"))
+    transcript.apply(acp_trio.agent_text("lo", message_id="m1"))
+    transcript.apply(acp_trio.tool_call("c1", "Read file", kind="read"))
+    transcript.mark_cancelled()          # after sending session/cancel
+    transcript.messages[0].text          # 'Hello'
+    transcript.tool_calls["c1"].status   # 'cancelled'
+
+The rules, from the protocol text:
+
+- Messages (``role`` user, agent or thought) are keyed by ``messageId``
+  (per role). A chunk appends its block to the message with its
+  ``messageId``; a chunk without one (v1 allows it) appends to the last
+  message if that message has the same role, else starts a new message.
+  The v2 ``user_message`` / ``agent_message`` / ``agent_thought`` updates
+  are upserts: omitted fields stay unchanged, ``null`` clears, values
+  replace; a ``content`` array replaces what was accumulated (from chunks
+  or an earlier upsert) and later chunks append to it; an update without
+  ``content`` changes only ``_meta``.
+- Tool calls are keyed by ``toolCallId``: a v1 ``tool_call`` creates (or
+  recreates) one, ``tool_call_update`` patches it (omitted unchanged,
+  ``null`` clears back to the default; an unknown id is created), a v2
+  ``tool_call_content_chunk`` appends one content item. After the client
+  sends ``session/cancel``, :meth:`SessionTranscript.mark_cancelled` marks
+  every tool call not ``completed`` or ``failed`` as ``cancelled``; later
+  updates from the agent still apply.
+- A plan is replaced whole (v1 ``plan``; v2 ``plan_update``, one plan per
+  plan id); ``usage_update``, ``current_mode_update``,
+  ``config_option_update`` and ``available_commands_update`` replace the
+  previous value; ``session_info_update`` patches title, ``updatedAt`` and
+  ``_meta``.
+- Unknown and custom (``_``) updates are kept, in order, in
+  ``other_updates``; every update applied is kept in ``events``.
+
+By default adjacent plain text blocks of a message are joined into one
+(``coalesce_text``), so a message streamed in pieces and the same message
+sent whole give the same content; ``events`` keeps the updates as received.
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal, TypeAlias
+
+import msgspec
+from acp_schema import v1, v2
+from msgspec import UnsetType
+
+__all__ = [
+    "PlanState",
+    "SessionInfoState",
+    "SessionTranscript",
+    "ToolCallState",
+    "TranscriptMessage",
+]
+
+Role: TypeAlias = Literal["user", "agent", "thought"]
+ContentBlock: TypeAlias = v1.ContentBlock | v2.ContentBlock
+ToolCallContent: TypeAlias = v1.ToolCallContent | v2.ToolCallContent
+ToolCallLocation: TypeAlias = v1.ToolCallLocation | v2.ToolCallLocation
+PlanEntry: TypeAlias = v1.PlanEntry | v2.PlanEntry
+SessionUpdate: TypeAlias = v1.SessionUpdate | v2.SessionUpdate
+SessionNotification: TypeAlias = v1.SessionNotification | v2.SessionNotification
+
+_TERMINAL_STATUSES = frozenset({"completed", "failed"})
+_CHUNK_ROLES: dict[type[Any], Role] = {
+    v1.UserMessageChunk: "user",
+    v1.AgentMessageChunk: "agent",
+    v1.AgentThoughtChunk: "thought",
+    v2.UserMessageChunk: "user",
+    v2.AgentMessageChunk: "agent",
+    v2.AgentThoughtChunk: "thought",
+}
+_UPSERT_ROLES: dict[type[Any], Role] = {
+    v2.UserMessage: "user",
+    v2.AgentMessage: "agent",
+    v2.AgentThought: "thought",
+}
+_VERSIONS: dict[str, types.ModuleType] = {v1.__name__: v1, v2.__name__: v2}
+
+
+class TranscriptMessage(msgspec.Struct, kw_only=True):
+    """One user, agent or thought message; ``message_id`` is None if never sent."""
+
+    role: Role
+    message_id: str | None
+    content: list[ContentBlock] = []
+    meta: dict[str, Any] | None = None
+    """The message's ``_meta`` (from v2 upserts; chunk ``_meta`` stays in events)."""
+
+    @property
+    def text(self) -> str:
+        """The message's text blocks, joined."""
+        return "".join(
+            block.text
+            for block in self.content
+            if isinstance(block, (v1.TextContent, v2.TextContent))
+        )
+
+
+class ToolCallState(msgspec.Struct, kw_only=True):
+    """A tool call as reported so far, with the protocol's defaults filled in."""
+
+    tool_call_id: str
+    title: str | None = None
+    kind: str = "other"
+    status: str = "pending"
+    """``pending``, ``in_progress``, ``completed``, ``failed``, ``cancelled`` (set
+    by :meth:`SessionTranscript.mark_cancelled`) or a v2 custom status."""
+    content: list[ToolCallContent] = []
+    locations: list[ToolCallLocation] = []
+    raw_input: Any = None
+    raw_output: Any = None
+    meta: dict[str, Any] | None = None
+
+
+class PlanState(msgspec.Struct, kw_only=True):
+    """One plan: v1's only plan (``plan_id`` None) or a v2 plan by its id."""
+
+    plan_id: str | None
+    entries: list[PlanEntry] = []
+    meta: dict[str, Any] | None = None
+    raw: dict[str, Any] | None = None
+    """A v2 plan content type this library does not know, kept as received."""
+
+
+class SessionInfoState(msgspec.Struct, kw_only=True):
+    """Session metadata from ``session_info_update`` (None = not set or cleared)."""
+
+    title: str | None = None
+    updated_at: str | None = None
+    meta: dict[str, Any] | None = None
+
+
+def _patch(value: Any, current: Any, cleared: Any) -> Any:
+    """Patch semantics: UNSET keeps ``current``, None gives ``cleared``."""
+    if isinstance(value, UnsetType):
+        return current
+    return cleared if value is None else value
+
+
+def _meta(value: dict[str, Any] | None | UnsetType) -> dict[str, Any] | None:
+    return None if isinstance(value, UnsetType) else value
+
+
+class SessionTranscript:
+    """Everything one session's ``session/update`` notifications said, in order.
+
+    ``version`` is ``acp_schema.v1`` or ``v2``; left out, it is taken from the
+    first update. ``session_id`` likewise; notifications for another session
+    are refused.
+
+    >>> t = SessionTranscript()
+    >>> _ = t.apply(v1.AgentMessageChunk(content=v1.TextContent(text="Hi")))
+    >>> [(m.role, m.text) for m in t.messages]
+    [('agent', 'Hi')]
+    """
+
+    def __init__(
+        self,
+        session_id: str | None = None,
+        *,
+        version: types.ModuleType | None = None,
+        coalesce_text: bool = True,
+    ) -> None:
+        if version is not None and version not in (v1, v2):
+            raise ValueError(f"version must be acp_schema.v1 or v2, not {version!r}")
+        self.session_id = session_id
+        self._version = version
+        self._coalesce = coalesce_text
+        self._messages: list[TranscriptMessage] = []
+        self._by_id: dict[tuple[Role, str], TranscriptMessage] = {}
+        self._last: TranscriptMessage | None = None
+        self._tool_calls: dict[str, ToolCallState] = {}
+        self._plans: dict[str | None, PlanState] = {}
+        self._plan_key: str | None = None
+        self._usage: v1.UsageUpdate | v2.UsageUpdate | None = None
+        self._current_mode_id: str | None = None
+        self._config_options: list[v1.SessionConfigOption | v2.SessionConfigOption]
+        self._config_options = []
+        self._commands: list[v1.AvailableCommand | v2.AvailableCommand] = []
+        self._info = SessionInfoState()
+        self._other: list[Mapping[str, Any]] = []
+        self._events: list[SessionUpdate | Mapping[str, Any]] = []
+
+    # --- views ----------------------------------------------------------------
+
+    @property
+    def version(self) -> types.ModuleType | None:
+        """``acp_schema.v1`` or ``v2``, once known."""
+        return self._version
+
+    @property
+    def messages(self) -> Sequence[TranscriptMessage]:
+        """User, agent and thought messages, in order of first appearance."""
+        return self._messages
+
+    @property
+    def tool_calls(self) -> Mapping[str, ToolCallState]:
+        """Tool calls by ``toolCallId``, in order of first appearance."""
+        return types.MappingProxyType(self._tool_calls)
+
+    @property
+    def plan(self) -> Sequence[PlanEntry]:
+        """The entries of the plan updated last (v1: the plan); empty if none."""
+        current = self._plans.get(self._plan_key)
+        return current.entries if current is not None else []
+
+    @property
+    def plans(self) -> Mapping[str | None, PlanState]:
+        """Every plan by plan id (v2), or the one v1 plan under ``None``."""
+        return types.MappingProxyType(self._plans)
+
+    @property
+    def usage(self) -> v1.UsageUpdate | v2.UsageUpdate | None:
+        """The last ``usage_update`` (``used``, ``size``, optional ``cost``)."""
+        return self._usage
+
+    @property
+    def current_mode_id(self) -> str | None:
+        """The mode from the last v1 ``current_mode_update``."""
+        return self._current_mode_id
+
+    @property
+    def config_options(
+        self,
+    ) -> Sequence[v1.SessionConfigOption | v2.SessionConfigOption]:
+        """The options from the last ``config_option_update``."""
+        return self._config_options
+
+    @property
+    def available_commands(self) -> Sequence[v1.AvailableCommand | v2.AvailableCommand]:
+        """The commands from the last ``available_commands_update``."""
+        return self._commands
+
+    @property
+    def session_info(self) -> SessionInfoState:
+        """Title, ``updated_at`` and ``_meta`` from ``session_info_update``."""
+        return self._info
+
+    @property
+    def other_updates(self) -> Sequence[Mapping[str, Any]]:
+        """Unknown and custom (``_``) updates, raw, in the order received."""
+        return self._other
+
+    @property
+    def events(self) -> Sequence[SessionUpdate | Mapping[str, Any]]:
+        """Every update applied, as received (raw mappings converted if known)."""
+        return self._events
+
+    # --- input ----------------------------------------------------------------
+
+    def apply(
+        self, update: SessionUpdate | SessionNotification | Mapping[str, Any]
+    ) -> TranscriptMessage | ToolCallState | None:
+        """Apply one update: a SessionUpdate variant, its SessionNotification,
+        or the raw JSON object of an update (e.g. one v1 cannot decode).
+
+        Returns the message or tool call the update touched, if any.
+        """
+        if isinstance(update, (v1.SessionNotification, v2.SessionNotification)):
+            self._check_session(update.session_id)
+            self._check_version(update)
+            return self._apply(update.update)
+        return self._apply(update)
+
+    def mark_cancelled(self) -> list[str]:
+        """Mark every tool call not ``completed`` or ``failed`` as ``cancelled``.
+
+        Call it right after sending ``session/cancel``. Returns the ids marked.
+        """
+        marked = []
+        for state in self._tool_calls.values():
+            if state.status not in _TERMINAL_STATUSES and state.status != "cancelled":
+                state.status = "cancelled"
+                marked.append(state.tool_call_id)
+        return marked
+
+    # --- dispatch -------------------------------------------------------------
+
+    def _check_session(self, session_id: str) -> None:
+        if self.session_id is None:
+            self.session_id = session_id
+        elif session_id != self.session_id:
+            raise ValueError(
+                f"update for session {session_id!r}, transcript is {self.session_id!r}"
+            )
+
+    def _check_version(self, obj: object) -> None:
+        module = _VERSIONS.get(type(obj).__module__)
+        if module is None or not _is_update_or_notification(obj):
+            raise TypeError(f"not an acp_schema session update: {obj!r}")
+        if self._version is None:
+            self._version = module
+        elif module is not self._version:
+            raise ValueError(
+                f"a {module.__name__} update in a {self._version.__name__} transcript"
+            )
+
+    def _convert(self, raw: Mapping[str, Any]) -> SessionUpdate | Mapping[str, Any]:
+        if self._version is None:
+            raise ValueError("pass version= to apply raw updates before typed ones")
+        try:
+            converted: SessionUpdate = self._version.convert(
+                dict(raw), self._version.SessionUpdate
+            )
+        except msgspec.ValidationError:
+            return dict(raw)
+        return converted
+
+    def _apply(
+        self, raw: SessionUpdate | Mapping[str, Any]
+    ) -> TranscriptMessage | ToolCallState | None:
+        update: SessionUpdate | Mapping[str, Any]
+        if isinstance(raw, Mapping) and not isinstance(raw, v2.SessionUpdateOther):
+            update = self._convert(raw)
+        else:
+            self._check_version(raw)
+            update = raw
+        self._events.append(update)
+        if isinstance(update, (v1.ContentChunk, v2.ContentChunk)):
+            role = _CHUNK_ROLES[type(update)]
+            message_id = update.message_id
+            if isinstance(message_id, UnsetType):
+                message_id = None
+            return self._chunk(role, message_id, update.content)
+        if isinstance(update, (v2.UserMessage, v2.AgentMessage, v2.AgentThought)):
+            return self._upsert(_UPSERT_ROLES[type(update)], update)
+        if isinstance(update, v1.ToolCall):
+            return self._create_tool_call(update)
+        if isinstance(update, (v1.ToolCallUpdate, v2.ToolCallUpdate)):
+            return self._patch_tool_call(update)
+        if isinstance(update, v2.ToolCallContentChunk):
+            state = self._tool_call(update.tool_call_id)
+            state.content.append(update.content)
+            return state
+        if isinstance(update, v1.Plan):
+            entries: list[PlanEntry] = list(update.entries)
+            self._set_plan(
+                PlanState(plan_id=None, entries=entries, meta=_meta(update.meta))
+            )
+        elif isinstance(update, v2.PlanUpdate):
+            self._plan_update(update.plan)
+        elif isinstance(update, (v1.UsageUpdate, v2.UsageUpdate)):
+            self._usage = update
+        elif isinstance(update, v1.CurrentModeUpdate):
+            self._current_mode_id = update.current_mode_id
+        elif isinstance(update, (v1.ConfigOptionUpdate, v2.ConfigOptionUpdate)):
+            self._config_options = list(update.config_options)
+        elif isinstance(
+            update, (v1.AvailableCommandsUpdate, v2.AvailableCommandsUpdate)
+        ):
+            self._commands = list(update.available_commands)
+        elif isinstance(update, (v1.SessionInfoUpdate, v2.SessionInfoUpdate)):
+            info = self._info
+            info.title = _patch(update.title, info.title, None)
+            info.updated_at = _patch(update.updated_at, info.updated_at, None)
+            info.meta = _patch(update.meta, info.meta, None)
+        else:
+            self._other.append(update)
+        return None
+
+    # --- messages -------------------------------------------------------------
+
+    def _message(self, role: Role, message_id: str | None) -> TranscriptMessage:
+        if message_id is not None:
+            found = self._by_id.get((role, message_id))
+            if found is not None:
+                return found
+        message = TranscriptMessage(role=role, message_id=message_id)
+        self._messages.append(message)
+        if message_id is not None:
+            self._by_id[(role, message_id)] = message
+        return message
+
+    def _chunk(
+        self, role: Role, message_id: str | None, block: ContentBlock
+    ) -> TranscriptMessage:
+        if message_id is None and self._last is not None and self._last.role == role:
+            message = self._last
+        else:
+            message = self._message(role, message_id)
+        self._append(message.content, block)
+        self._last = message
+        return message
+
+    def _upsert(
+        self, role: Role, update: v2.UserMessage | v2.AgentMessage | v2.AgentThought
+    ) -> TranscriptMessage:
+        message = self._message(role, update.message_id)
+        if not isinstance(update.content, UnsetType):
+            message.content = []
+            for block in update.content or ():
+                self._append(message.content, block)
+        message.meta = _patch(update.meta, message.meta, None)
+        self._last = message
+        return message
+
+    def _append(self, content: list[ContentBlock], block: ContentBlock) -> None:
+        if self._coalesce and content:
+            joined = _join_text(content[-1], block)
+            if joined is not None:
+                content[-1] = joined
+                return
+        content.append(block)
+
+    # --- tool calls -----------------------------------------------------------
+
+    def _tool_call(self, tool_call_id: str) -> ToolCallState:
+        state = self._tool_calls.get(tool_call_id)
+        if state is None:
+            state = self._tool_calls[tool_call_id] = ToolCallState(
+                tool_call_id=tool_call_id
+            )
+        return state
+
+    def _create_tool_call(self, call: v1.ToolCall) -> ToolCallState:
+        state = ToolCallState(tool_call_id=call.tool_call_id, title=call.title)
+        self._tool_calls[call.tool_call_id] = state
+        self._patch_fields(state, call)
+        return state
+
+    def _patch_tool_call(
+        self, update: v1.ToolCallUpdate | v2.ToolCallUpdate
+    ) -> ToolCallState:
+        state = self._tool_call(update.tool_call_id)
+        state.title = _patch(update.title, state.title, None)
+        self._patch_fields(state, update)
+        return state
+
+    @staticmethod
+    def _patch_fields(
+        state: ToolCallState,
+        update: v1.ToolCall | v1.ToolCallUpdate | v2.ToolCallUpdate,
+    ) -> None:
+        state.kind = _patch(update.kind, state.kind, "other")
+        state.status = _patch(update.status, state.status, "pending")
+        content = _patch(update.content, state.content, [])
+        state.content = list(content)
+        locations = _patch(update.locations, state.locations, [])
+        state.locations = list(locations)
+        state.raw_input = _patch(update.raw_input, state.raw_input, None)
+        state.raw_output = _patch(update.raw_output, state.raw_output, None)
+        state.meta = _patch(update.meta, state.meta, None)
+
+    # --- plans ----------------------------------------------------------------
+
+    def _set_plan(self, plan: PlanState) -> None:
+        self._plans[plan.plan_id] = plan
+        self._plan_key = plan.plan_id
+
+    def _plan_update(self, content: v2.PlanUpdateContent) -> None:
+        if isinstance(content, v2.PlanItems):
+            self._set_plan(
+                PlanState(
+                    plan_id=content.id,
+                    entries=list(content.entries),
+                    meta=_meta(content.meta),
+                )
+            )
+        else:
+            plan_id = content.get("id")
+            self._set_plan(
+                PlanState(
+                    plan_id=plan_id if isinstance(plan_id, str) else None,
+                    raw=dict(content),
+                )
+            )
+
+
+def _is_update_or_notification(obj: object) -> bool:
+    if isinstance(obj, (v1.SessionNotification, v2.SessionNotification)):
+        return True
+    if isinstance(obj, v2.SessionUpdateOther):
+        return True
+    config = getattr(type(obj), "__struct_config__", None)
+    return config is not None and config.tag_field == "sessionUpdate"
+
+
+def _join_text(a: ContentBlock, b: ContentBlock) -> ContentBlock | None:
+    """Two adjacent plain text blocks (no annotations, no ``_meta``) as one."""
+    if isinstance(a, v1.TextContent) and isinstance(b, v1.TextContent):
+        if _plain(a) and _plain(b):
+            return v1.TextContent(text=a.text + b.text)
+    elif isinstance(a, v2.TextContent) and isinstance(b, v2.TextContent):
+        if _plain(a) and _plain(b):
+            return v2.TextContent(text=a.text + b.text)
+    return None
+
+
+def _plain(block: v1.TextContent | v2.TextContent) -> bool:
+    return isinstance(block.annotations, UnsetType) and isinstance(
+        block.meta, UnsetType
+    )

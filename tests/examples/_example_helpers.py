@@ -1,0 +1,62 @@
+"""Running ``examples/client.py`` and ``examples/echo_agent.py`` as processes."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import acp_schema
+import acp_trio
+import trio
+
+ROOT = Path(__file__).resolve().parents[2]
+CLIENT = str(ROOT / "examples" / "client.py")
+ECHO_AGENT = str(ROOT / "examples" / "echo_agent.py")
+PYTHON = sys.executable
+TIMEOUT = 30
+
+
+def child_env() -> dict[str, str]:
+    """Our environment, with the paths this process imports acp_* from."""
+    env = dict(os.environ)
+    paths = [
+        str(Path(acp_schema.__file__).resolve().parents[1]),
+        str(Path(acp_trio.__file__).resolve().parents[1]),
+    ]
+    if env.get("PYTHONPATH"):
+        paths.append(env["PYTHONPATH"])
+    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
+    env.pop("ECHO_AGENT_LOG", None)
+    return env
+
+
+def agent_command(*args: str) -> list[str]:
+    return [PYTHON, ECHO_AGENT, "--chunk-delay", "0", *args]
+
+
+async def run_client(
+    *options: str, agent: list[str] | None = None, cwd: Path | None = None
+) -> tuple[int, str, str]:
+    """``client.py OPTIONS -- AGENT`` to completion: (status, stdout, stderr)."""
+    command = [PYTHON, CLIENT, *options, "--", *(agent or agent_command())]
+    with trio.fail_after(TIMEOUT):
+        done = await trio.run_process(
+            command,
+            stdin=subprocess.DEVNULL,
+            capture_stdout=True,
+            capture_stderr=True,
+            check=False,
+            env=child_env(),
+            cwd=cwd,
+            start_new_session=True,  # no controlling terminal: /dev/tty cannot open
+        )
+    return done.returncode, done.stdout.decode(), done.stderr.decode()
+
+
+def session_id_of(output: str) -> str:
+    for line in output.splitlines():
+        if line.startswith("session: "):
+            return line.split()[1]
+    raise AssertionError(f"no session line in:\n{output}")

@@ -1,0 +1,227 @@
+"""Our client (``acp_trio.spawn_agent``) drives an agent written with the official SDK."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import acp  # noqa: F401 - the agent runs agent-client-protocol==0.12.1 (test extra)
+import acp_trio
+import trio
+from _interop_helpers import OFFICIAL_AGENT, PYTHON, WIRETAP, read_wire
+from acp_schema import v1, v2
+
+TIMEOUT = 20
+
+
+class Client:
+    """A v1 client: a transcript of the session, permissions answered by policy."""
+
+    answer = "allow"
+
+    def __init__(self, conn: acp_trio.ClientSideConnection[Any]) -> None:
+        self.transcript = acp_trio.SessionTranscript(version=v1)
+        self.permissions: list[v1.RequestPermissionRequest] = []
+        self.permission_asked = trio.Event()
+        self.reads: list[str] = []
+
+    async def session_update(self, params: v1.SessionNotification) -> None:
+        self.transcript.apply(params)
+
+    async def session_request_permission(
+        self, params: v1.RequestPermissionRequest
+    ) -> v1.RequestPermissionResponse:
+        self.permissions.append(params)
+        self.permission_asked.set()
+        if self.answer == "block":
+            await trio.sleep_forever()  # until session/cancel answers it "cancelled"
+        kind = "allow_once" if self.answer == "allow" else "reject_once"
+        option = next(o for o in params.options if o.kind == kind)
+        return v1.RequestPermissionResponse(
+            outcome=v1.SelectedPermissionOutcome(option_id=option.option_id)
+        )
+
+    async def fs_read_text_file(
+        self, params: v1.ReadTextFileRequest
+    ) -> v1.ReadTextFileResponse:
+        self.reads.append(params.path)
+        return v1.ReadTextFileResponse(content=Path(params.path).read_text())
+
+
+class BlockingClient(Client):
+    answer = "block"
+
+
+INIT = v1.InitializeRequest(
+    protocol_version=1,
+    client_capabilities=v1.ClientCapabilities(
+        fs=v1.FileSystemCapabilities(read_text_file=True)
+    ),
+    client_info=v1.Implementation(name="acp-msgspec-tests", version="0"),
+)
+
+
+def prompt(session_id: str, text: str) -> v1.PromptRequest:
+    return v1.PromptRequest(session_id=session_id, prompt=[v1.TextContent(text=text)])
+
+
+async def test_initialize_session_new_and_a_turn_with_a_permission_request(
+    tmp_path: Path,
+) -> None:
+    wire = tmp_path / "wire.log"
+    with trio.fail_after(TIMEOUT):
+        async with acp_trio.spawn_agent(
+            [PYTHON, WIRETAP, str(wire), PYTHON, OFFICIAL_AGENT], client=Client
+        ) as conn:
+            init = await conn.agent.initialize(INIT)
+            assert init.protocol_version == 1
+            assert init.agent_info.name == "official-sdk-agent"
+            assert init.agent_capabilities.prompt_capabilities.embedded_context
+            session = await conn.agent.session_new(
+                v1.NewSessionRequest(cwd="/tmp", mcp_servers=[])
+            )
+            result = await conn.agent.session_prompt(prompt(session.session_id, "hi"))
+            assert result.stop_reason == "end_turn"
+            client: Client = conn.client  # type: ignore[assignment]
+
+    t = client.transcript
+    assert [(m.role, m.message_id, m.text) for m in t.messages] == [
+        ("agent", "m_1", "You said: hi")
+    ]
+    assert [(e.content, e.status) for e in t.plan] == [
+        ("Echo", "completed"),
+        ("Finish", "completed"),
+    ]
+    call = t.tool_calls["call_1"]
+    assert (call.title, call.kind, call.status) == ("Echo tool", "other", "completed")
+    assert call.content[0].content.text == "hi"  # type: ignore[union-attr]
+    assert call.raw_output == {"echoed": "hi"}
+    assert t.usage is not None and (t.usage.used, t.usage.size) == (42, 1000)
+    assert t.usage.cost and (t.usage.cost.amount, t.usage.cost.currency) == (0.5, "EUR")
+    (asked,) = client.permissions
+    assert asked.tool_call.tool_call_id == "call_1"
+    assert t.other_updates == []  # every update the SDK sent decoded as v1
+
+    # The permission request arrived after the tool_call that it is about.
+    frames = read_wire(wire)
+    kinds = [
+        m.get("method") or "response"
+        if m.get("method") != "session/update"
+        else m["params"]["update"]["sessionUpdate"]
+        for _, m in frames
+    ]
+    assert kinds.index("tool_call") < kinds.index("session/request_permission")
+    # What the official SDK puts on the wire for our v1 initialize.
+    sent_init = frames[0][1]["params"]
+    assert sent_init["clientCapabilities"]["fs"] == {"readTextFile": True}
+
+
+async def test_a_rejected_permission_fails_the_tool_call() -> None:
+    class Rejecting(Client):
+        answer = "reject"
+
+    with trio.fail_after(TIMEOUT):
+        async with acp_trio.spawn_agent(
+            [PYTHON, OFFICIAL_AGENT], client=Rejecting
+        ) as conn:
+            await conn.agent.initialize(INIT)
+            s = await conn.agent.session_new(
+                v1.NewSessionRequest(cwd="/tmp", mcp_servers=[])
+            )
+            result = await conn.agent.session_prompt(prompt(s.session_id, "no"))
+    assert result.stop_reason == "end_turn"
+    assert conn.client.transcript.tool_calls["call_1"].status == "failed"  # type: ignore[attr-defined]
+
+
+async def test_a_client_offering_v1_and_v2_falls_back_to_v1() -> None:
+    class V2Client:
+        def __init__(self, conn: Any) -> None:
+            pass
+
+    with trio.fail_after(TIMEOUT):
+        async with acp_trio.spawn_agent(
+            [PYTHON, OFFICIAL_AGENT], client={1: Client, 2: V2Client}
+        ) as conn:
+            init = await conn.agent.initialize(v2.InitializeRequest(protocol_version=2))
+            assert conn.protocol_version == 1
+            assert isinstance(init, v1.InitializeResponse)
+            s = await conn.agent.session_new(
+                v1.NewSessionRequest(cwd="/tmp", mcp_servers=[])
+            )
+            result = await conn.agent.session_prompt(prompt(s.session_id, "hi"))
+            assert result.stop_reason == "end_turn"
+            assert isinstance(conn.client, Client)
+
+
+async def test_session_cancel_ends_a_waiting_turn_cancelled() -> None:
+    with trio.fail_after(TIMEOUT):
+        async with acp_trio.spawn_agent(
+            [PYTHON, OFFICIAL_AGENT], client=Client
+        ) as conn:
+            await conn.agent.initialize(INIT)
+            s = await conn.agent.session_new(
+                v1.NewSessionRequest(cwd="/tmp", mcp_servers=[])
+            )
+            client: Client = conn.client  # type: ignore[assignment]
+            async with trio.open_nursery() as nursery:
+
+                async def cancel_when_waiting() -> None:
+                    while not client.transcript.messages:
+                        await trio.sleep(0.01)
+                    await conn.agent.session_cancel(
+                        v1.CancelNotification(session_id=s.session_id)
+                    )
+
+                nursery.start_soon(cancel_when_waiting)
+                result = await conn.agent.session_prompt(prompt(s.session_id, "wait"))
+    assert result.stop_reason == "cancelled"
+    assert client.transcript.messages[0].text == "waiting"
+
+
+async def test_cancel_answers_the_pending_permission_request_cancelled() -> None:
+    with trio.fail_after(TIMEOUT):
+        async with acp_trio.spawn_agent(
+            [PYTHON, OFFICIAL_AGENT], client=BlockingClient
+        ) as conn:
+            await conn.agent.initialize(INIT)
+            s = await conn.agent.session_new(
+                v1.NewSessionRequest(cwd="/tmp", mcp_servers=[])
+            )
+            client: Client = conn.client  # type: ignore[assignment]
+            async with trio.open_nursery() as nursery:
+
+                async def cancel_when_asked() -> None:
+                    await client.permission_asked.wait()
+                    await conn.agent.session_cancel(
+                        v1.CancelNotification(session_id=s.session_id)
+                    )
+                    client.transcript.mark_cancelled()
+
+                nursery.start_soon(cancel_when_asked)
+                result = await conn.agent.session_prompt(prompt(s.session_id, "hi"))
+    # The runtime answered the permission request {"outcome": "cancelled"};
+    # the SDK agent then ended the turn with stopReason "cancelled".
+    assert result.stop_reason == "cancelled"
+    assert client.transcript.tool_calls["call_1"].status == "cancelled"
+
+
+async def test_the_official_agent_reads_a_file_through_our_client(
+    tmp_path: Path,
+) -> None:
+    note = tmp_path / "note.txt"
+    note.write_text("contents ünïcode")
+    with trio.fail_after(TIMEOUT):
+        async with acp_trio.spawn_agent(
+            [PYTHON, OFFICIAL_AGENT], client=Client
+        ) as conn:
+            await conn.agent.initialize(INIT)
+            s = await conn.agent.session_new(
+                v1.NewSessionRequest(cwd="/tmp", mcp_servers=[])
+            )
+            result = await conn.agent.session_prompt(
+                prompt(s.session_id, f"read {note}")
+            )
+    client: Client = conn.client  # type: ignore[assignment]
+    assert result.stop_reason == "end_turn"
+    assert client.reads == [str(note)]
+    assert client.transcript.messages[0].text.endswith("(contents ünïcode)")
