@@ -495,7 +495,9 @@ class Codec:
             return raw(value)
         if union.other is None:
             raise _error(f"Invalid value {tag!r}", f"{path}.{union.tag_field}")
-        return union.other(value)
+        # A tag the schema reserves (in the `other` branch's `not`) without
+        # defining a variant for it is invalid, not "unknown".
+        return self._other(value, union.other, path)
 
     def _shape(self, value: Any, union: ShapeUnion, path: str) -> Any:
         for candidate in union.candidates:

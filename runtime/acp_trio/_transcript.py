@@ -69,6 +69,7 @@ ContentBlock: TypeAlias = v1.ContentBlock | v2.ContentBlock
 ToolCallContent: TypeAlias = v1.ToolCallContent | v2.ToolCallContent
 ToolCallLocation: TypeAlias = v1.ToolCallLocation | v2.ToolCallLocation
 PlanEntry: TypeAlias = v1.PlanEntry | v2.PlanEntry
+ConfigOption: TypeAlias = v1.SessionConfigOption | v2.SessionConfigOption
 SessionUpdate: TypeAlias = v1.SessionUpdate | v2.SessionUpdate
 SessionNotification: TypeAlias = v1.SessionNotification | v2.SessionNotification
 
@@ -158,7 +159,8 @@ class SessionTranscript:
 
     ``version`` is ``acp_schema.v1`` or ``v2``; left out, it is taken from the
     first update. ``session_id`` likewise; notifications for another session
-    are refused.
+    are refused. The views (``messages``, ``tool_calls``, ...) are live and
+    belong to the transcript: read them, do not change them.
 
     >>> t = SessionTranscript()
     >>> _ = t.apply(v1.AgentMessageChunk(content=v1.TextContent(text="Hi")))
@@ -186,8 +188,7 @@ class SessionTranscript:
         self._plan_key: str | None = None
         self._usage: v1.UsageUpdate | v2.UsageUpdate | None = None
         self._current_mode_id: str | None = None
-        self._config_options: list[v1.SessionConfigOption | v2.SessionConfigOption]
-        self._config_options = []
+        self._config_options: list[ConfigOption] = []
         self._commands: list[v1.AvailableCommand | v2.AvailableCommand] = []
         self._info = SessionInfoState()
         self._other: list[Mapping[str, Any]] = []
@@ -234,7 +235,7 @@ class SessionTranscript:
     @property
     def config_options(
         self,
-    ) -> Sequence[v1.SessionConfigOption | v2.SessionConfigOption]:
+    ) -> Sequence[ConfigOption]:
         """The options from the last ``config_option_update``."""
         return self._config_options
 

@@ -241,3 +241,17 @@ def test_v1_known_elicitation_mode_with_malformed_body_is_an_error() -> None:
     data = {"message": "Who?", "mode": "url", "url": 5, "elicitationId": "e"}
     with pytest.raises(msgspec.ValidationError):
         v1.decode(json.dumps(data).encode(), v1.CreateElicitationRequest)
+
+
+def test_reserved_tag_without_a_variant_is_a_validation_error() -> None:
+    # v2 PlanUpdateContent's `other` branch excludes "markdown", which this
+    # draft reserves without defining: such a value fits no branch.
+    data = {
+        "sessionId": "s",
+        "update": {
+            "sessionUpdate": "plan_update",
+            "plan": {"type": "markdown", "id": "p1", "markdown": "# Plan"},
+        },
+    }
+    with pytest.raises(msgspec.ValidationError, match="markdown"):
+        v2.decode(json.dumps(data).encode(), v2.SessionNotification)
