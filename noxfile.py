@@ -1,4 +1,4 @@
-"""Project tasks: `nox -s generate`, `check`, `tests`, `lint`, `typecheck`, `bench`."""
+"""Project tasks: `nox -s demo`, `generate`, `check`, `tests`, `lint`, `typecheck`, `bench`."""
 
 from __future__ import annotations
 
@@ -37,7 +37,9 @@ def _drift(session: nox.Session) -> None:
         differ = compare.diff_files + compare.left_only + compare.right_only
         if differ:
             session.run("diff", "-ru", str(out), str(GENERATED), success_codes=[0, 1])
-            session.error(f"generated/ drifted from spec/ ({differ}): run `nox -s generate`")
+            session.error(
+                f"generated/ drifted from spec/ ({differ}): run `nox -s generate`"
+            )
         session.log("generated/ matches spec/ and the generator")
 
 
