@@ -23,7 +23,7 @@ from acp_schema import v1  # noqa: E402
 
 
 class BenchAgent:
-    def __init__(self, conn: acp_trio.AgentSideConnection) -> None:
+    def __init__(self, conn: acp_trio.AgentSideConnection[v1.Client]) -> None:
         self.client = conn.client
         self.turns = 0
 

@@ -33,7 +33,7 @@ CHECK = OrderCheck()
 
 
 class BenchClient:
-    def __init__(self, conn: acp_trio.ClientSideConnection) -> None:
+    def __init__(self, conn: acp_trio.ClientSideConnection[v1.Agent]) -> None:
         self.check = CHECK
 
     async def session_update(self, params: v1.SessionNotification) -> None:

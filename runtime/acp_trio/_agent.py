@@ -98,6 +98,10 @@ class AgentSideConnection(Connection, Generic[ClientT]):
     ``protocol_version`` are known once ``initialize`` was received.
     """
 
+    # Requests pipelined behind initialize are refused until it was answered,
+    # so its answer must wait until the rest of its chunk was read.
+    NOT_INLINE = frozenset({_INITIALIZE})
+
     def __init__(
         self,
         stream: trio.abc.Stream,
@@ -282,9 +286,10 @@ class AgentSideConnection(Connection, Generic[ClientT]):
     # -- outgoing ------------------------------------------------------------------
 
     def check_outgoing(self, method: MethodSpec, params: Any) -> None:
-        _capabilities.check_client_call(
-            self.schema.version, method.handler, params, self.client_capabilities
-        )
+        if method.handler in _capabilities.CLIENT_CHECKED:
+            _capabilities.check_client_call(
+                self.schema.version, method.handler, params, self.client_capabilities
+            )
 
 
 #: Builds the agent object for one protocol version, given the connection.

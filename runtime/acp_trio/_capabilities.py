@@ -26,6 +26,8 @@ import msgspec
 from ._errors import INVALID_PARAMS, CapabilityError, RequestError
 
 __all__ = [
+    "CLIENT_CHECKED",
+    "AgentCallChecks",
     "agent_capabilities",
     "check_agent_call",
     "check_client_call",
@@ -76,13 +78,24 @@ def client_capabilities(request: Any) -> Any:
     return NONE_ADVERTISED if caps is None else caps
 
 
+_TYPE_TAGS: dict[type, str] = {}
+
+
 def _tag(variant: Any) -> str | None:
+    cls = type(variant)
+    tag = _TYPE_TAGS.get(cls)
+    if tag is not None:
+        return tag
     tag = getattr(variant, "tag", None)  # OtherVariant (unknown/custom)
     if isinstance(tag, str):
         return tag
-    config = getattr(type(variant), "__struct_config__", None)
+    config = getattr(cls, "__struct_config__", None)
     tag = getattr(config, "tag", None)
-    return tag if isinstance(tag, str) else None
+    if not isinstance(tag, str):
+        return None
+    if "tag" not in getattr(cls, "__struct_fields__", ("tag",)):
+        _TYPE_TAGS[cls] = tag  # a tagged Struct without a ``tag`` field: fixed per type
+    return tag
 
 
 def _is_absolute(path: Any) -> bool:
@@ -125,62 +138,117 @@ def check_incoming(version: int, handler: str, params: Any) -> None:
 _CONTENT_CAPS = {"image": "image", "audio": "audio", "resource": "embedded_context"}
 
 
-def check_agent_call(version: int, handler: str, params: Any, caps: Any) -> None:
-    """Client-side refusal of a call the agent did not advertise.
+#: Handlers :class:`AgentCallChecks` looks at; every other call passes untouched.
+_AGENT_CHECKED = frozenset(
+    (
+        "session_new",
+        "session_load",
+        "session_resume",
+        "session_list",
+        "session_close",
+        "session_delete",
+        "session_prompt",
+    )
+)
+
+
+class AgentCallChecks:
+    """What an agent's capabilities allow, read once (per ``initialize`` answer).
 
     ``caps`` is the agent's capabilities object (``None`` before
     ``initialize``: nothing is refused then but the path rules).
     """
-    problem = _path_problems(handler, params)
-    if problem is not None:
-        raise RequestError(INVALID_PARAMS, "Invalid params", problem)
-    if caps is None:
-        return
-    if version == 1:
-        session = _get(caps, "session_capabilities")
-        load_ok = _on(caps, "load_session")
-        prompt = _get(caps, "prompt_capabilities")
-        mcp = _get(caps, "mcp_capabilities")
-        mcp_ok = {"stdio": True, "http": _on(mcp, "http"), "sse": _on(mcp, "sse")}
-    else:
-        session = _get(caps, "session")
-        load_ok = _on(session, "load")
-        prompt = _get(session, "prompt")
-        mcp = _get(session, "mcp")
-        mcp_ok = {"stdio": _on(mcp, "stdio"), "http": _on(mcp, "http")}
-    needs = {
-        "session_load": load_ok,
-        "session_resume": _on(session, "resume"),
-        "session_close": _on(session, "close"),
-        "session_list": _on(session, "list"),
-        "session_delete": _on(session, "delete"),
-    }
-    if not needs.get(handler, True):
-        raise CapabilityError(
-            f"the agent did not advertise support for {handler.replace('_', '/', 1)}"
-        )
-    if handler in ("session_new", "session_load", "session_resume"):
-        if _get(params, "additional_directories") and not _on(
-            session, "additional_directories"
-        ):
+
+    __slots__ = (
+        "additional_directories",
+        "caps",
+        "content",
+        "mcp_ok",
+        "needs",
+        "version",
+    )
+
+    def __init__(self, version: int, caps: Any) -> None:
+        self.version = version
+        self.caps = caps
+        self.needs: dict[str, bool] = {}
+        self.mcp_ok: dict[str, bool] = {}
+        self.content: dict[str, bool] = {}  # prompt content tag -> advertised
+        self.additional_directories = True
+        if caps is None:
+            return
+        if version == 1:
+            session = _get(caps, "session_capabilities")
+            load_ok = _on(caps, "load_session")
+            prompt = _get(caps, "prompt_capabilities")
+            mcp = _get(caps, "mcp_capabilities")
+            self.mcp_ok = {
+                "stdio": True,
+                "http": _on(mcp, "http"),
+                "sse": _on(mcp, "sse"),
+            }
+        else:
+            session = _get(caps, "session")
+            load_ok = _on(session, "load")
+            prompt = _get(session, "prompt")
+            mcp = _get(session, "mcp")
+            self.mcp_ok = {"stdio": _on(mcp, "stdio"), "http": _on(mcp, "http")}
+        self.needs = {
+            "session_load": load_ok,
+            "session_resume": _on(session, "resume"),
+            "session_close": _on(session, "close"),
+            "session_list": _on(session, "list"),
+            "session_delete": _on(session, "delete"),
+        }
+        self.additional_directories = _on(session, "additional_directories")
+        self.content = {tag: _on(prompt, cap) for tag, cap in _CONTENT_CAPS.items()}
+
+    def check(self, handler: str, params: Any) -> None:
+        """Raise :class:`CapabilityError` (or -32602 for a path) if ``params`` may not be sent."""
+        if handler not in _AGENT_CHECKED:
+            return
+        problem = _path_problems(handler, params)
+        if problem is not None:
+            raise RequestError(INVALID_PARAMS, "Invalid params", problem)
+        if self.caps is None:
+            return
+        if not self.needs.get(handler, True):
             raise CapabilityError(
-                "the agent did not advertise support for additionalDirectories"
+                f"the agent did not advertise support for {handler.replace('_', '/', 1)}"
             )
-        for server in _get(params, "mcp_servers") or ():
-            tag = _tag(server) or "stdio"
-            if tag.startswith("_"):
-                continue  # custom transports are advertised through extensions
-            if not mcp_ok.get(tag, False):
+        if handler in ("session_new", "session_load", "session_resume"):
+            if not self.additional_directories and _get(
+                params, "additional_directories"
+            ):
                 raise CapabilityError(
-                    f"the agent did not advertise support for {tag} MCP servers"
+                    "the agent did not advertise support for additionalDirectories"
                 )
-    elif handler == "session_prompt":
-        for block in _get(params, "prompt") or ():
-            needed = _CONTENT_CAPS.get(_tag(block) or "")
-            if needed is not None and not _on(prompt, needed):
-                raise CapabilityError(
-                    f"the agent did not advertise support for {_tag(block)} prompt content"
-                )
+            for server in _get(params, "mcp_servers") or ():
+                tag = _tag(server) or "stdio"
+                if tag.startswith("_"):
+                    continue  # custom transports are advertised through extensions
+                if not self.mcp_ok.get(tag, False):
+                    raise CapabilityError(
+                        f"the agent did not advertise support for {tag} MCP servers"
+                    )
+        elif handler == "session_prompt":
+            content = self.content
+            for block in _get(params, "prompt") or ():
+                kind = _tag(block)
+                if not content.get(kind or "", True):
+                    raise CapabilityError(
+                        f"the agent did not advertise support for {kind} prompt content"
+                    )
+
+
+def check_agent_call(version: int, handler: str, params: Any, caps: Any) -> None:
+    """Client-side refusal of a call the agent did not advertise.
+
+    ``caps`` is the agent's capabilities object (``None`` before
+    ``initialize``: nothing is refused then but the path rules).  Reads the
+    capabilities on every call: a connection keeps an :class:`AgentCallChecks`.
+    """
+    AgentCallChecks(version, caps).check(handler, params)
 
 
 _CLIENT_NEEDS = {
@@ -194,6 +262,9 @@ _CLIENT_NEEDS = {
     "elicitation_create": ("elicitation",),
     "elicitation_complete": ("elicitation", "url"),  # only URL elicitations complete
 }
+
+#: Handlers :func:`check_client_call` looks at; every other call passes untouched.
+CLIENT_CHECKED = frozenset((*_CLIENT_NEEDS, "elicitation_create"))
 
 _ELICITATION_MODES = ("form", "url")
 

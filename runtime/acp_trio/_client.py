@@ -104,6 +104,8 @@ class ClientSideConnection(Connection, Generic[AgentT]):
         self.stderr_output = bytearray()
         self._permissions: dict[str, set[Running]] = {}
         self._cancelled_sessions: set[str] = set()
+        # What agent_capabilities allow, rebuilt when they (or the version) change.
+        self._agent_checks = _capabilities.AgentCallChecks(version, None)
 
     # -- the agent, typed --------------------------------------------------------------
 
@@ -169,9 +171,15 @@ class ClientSideConnection(Connection, Generic[AgentT]):
     # -- outgoing ------------------------------------------------------------------
 
     def check_outgoing(self, method: MethodSpec, params: Any) -> None:
-        _capabilities.check_agent_call(
-            self.schema.version, method.handler, params, self.agent_capabilities
-        )
+        checks = self._agent_checks
+        if (
+            checks.caps is not self.agent_capabilities
+            or checks.version != self.schema.version
+        ):
+            checks = self._agent_checks = _capabilities.AgentCallChecks(
+                self.schema.version, self.agent_capabilities
+            )
+        checks.check(method.handler, params)
 
     def sent(self, method: MethodSpec, params: Any) -> None:
         if method.handler == "initialize":

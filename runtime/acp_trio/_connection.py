@@ -6,16 +6,21 @@ served, which is called) and add ACP's session rules.  The rules that live
 here:
 
 - incoming requests run concurrently, each in a task of the connection's
-  nursery, inside its own cancel scope;
+  nursery, inside a cancel scope of its own (tasks are reused: see
+  :meth:`Connection._work`);
 - incoming notifications are handled one at a time, in the order received;
 - a response is released to its caller only after every notification
   received before it has been handled, so a turn's updates are applied
   before ``session_prompt`` returns.  A request made *from inside* a
   notification handler is exempt (it could never be released otherwise);
 - the receive loop never waits on a handler or on the peer reading, so a
-  slow handler cannot stall responses;
+  slow handler cannot stall responses (it runs a request's first step
+  itself, and hands reading over to another task if the handler yields);
 - when the peer goes away every pending request fails with
-  :class:`~acp_trio.ConnectionClosed` and every handler is cancelled.
+  :class:`~acp_trio.ConnectionClosed` and every handler is cancelled;
+- nothing one message does stops the connection: an exception of any kind
+  while decoding or handling it is logged, a request is answered -32603, a
+  notification dropped, a response fails its caller.
 
 Example (a client, over an already-connected stream)::
 
@@ -25,9 +30,11 @@ Example (a client, over an already-connected stream)::
 
 from __future__ import annotations
 
+import collections
 import contextvars
+import functools
 import logging
-import math
+import types
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final
 
@@ -49,6 +56,7 @@ from ._framing import (
     LineReader,
     LineWriter,
     Oversized,
+    Wakeup,
     sniff_oversized,
 )
 from ._jsonrpc import (
@@ -74,6 +82,10 @@ log = logging.getLogger("acp_trio")
 MAX_ERROR_DETAIL: Final = 256
 #: How long a closing connection may spend flushing queued messages.
 FLUSH_GRACE: Final = 1.0
+#: The notification task yields to others after this many items in a row.
+NOTIFICATION_BURST: Final = 64
+#: Request tasks kept waiting for the next request (more end when done).
+MAX_IDLE_WORKERS: Final = 8
 
 _NULL: Final = b"null"
 _EMPTY_OBJECT: Final = b"{}"
@@ -100,11 +112,14 @@ class _Pending:
 
 
 class Running:
-    """An incoming request being handled (one task, one cancel scope).
+    """An incoming request being handled.
 
-    ``cancel_reason`` tells how the scope was cancelled: ``"request"`` for
+    ``cancel_reason`` tells how it was cancelled: ``"request"`` for
     ``$/cancel_request`` (answered -32800), ``"session"`` for a session-level
     cancel (answered with the method's "cancelled" result by the subclass).
+    ``scope`` is the cancel scope around its handler while the handler runs
+    (``None`` before and after): a request cancelled before it started never
+    starts, one cancelled after its handler returned keeps its answer.
     """
 
     __slots__ = ("cancel_reason", "method", "scope", "session_id")
@@ -112,13 +127,60 @@ class Running:
     def __init__(self, method: MethodSpec, session_id: str | None) -> None:
         self.method = method
         self.session_id = session_id
-        self.scope = trio.CancelScope()
+        self.scope: trio.CancelScope | None = None
         self.cancel_reason: str | None = None
 
     def cancel(self, reason: str) -> None:
         if self.cancel_reason is None:
             self.cancel_reason = reason
-        self.scope.cancel()
+        if self.scope is not None:
+            self.scope.cancel()
+
+
+#: An incoming request ready to run: (id, running, handler, params, batch).
+_Job = tuple[Id, Running, Handler, Any, "_Batch | None"]
+
+
+class _Worker:
+    """A task of the connection's pool: see :meth:`Connection._work`.
+
+    ``job`` is the request it runs next; ``None`` means it reads instead.
+    """
+
+    __slots__ = ("job", "wakeup")
+
+    def __init__(self, job: _Job | None) -> None:
+        self.job = job
+        self.wakeup = Wakeup()
+
+
+@types.coroutine
+def _resume(coro: Any, trap: Any) -> Any:
+    """Go on awaiting ``coro``, whose first step already ran and yielded ``trap``.
+
+    Like ``await coro`` from its second step on: what trio sends or throws
+    goes into ``coro``, what ``coro`` yields goes to trio.
+    """
+    while True:
+        try:
+            value = yield trap
+        except GeneratorExit:
+            coro.close()
+            raise
+        except BaseException as exc:  # Cancelled and the like: into the coroutine
+            try:
+                trap = coro.throw(exc)
+            except StopIteration as stop:
+                return stop.value
+        else:
+            try:
+                trap = coro.send(value)
+            except StopIteration as stop:
+                return stop.value
+
+
+#: _Connection._suspended when the reading task must hand reading over and end.
+_RETIRE: Final = (None, None, None)
 
 
 class _Batch:
@@ -181,13 +243,14 @@ class PeerProxy:
 
     Requests return the decoded result; notifications return ``None`` once
     queued.  ``_``-prefixed extensions go through :meth:`ext_method` and
-    :meth:`ext_notification`.
+    :meth:`ext_notification`.  The callable of each name is built on first
+    use and kept as an instance attribute (so later lookups skip
+    ``__getattr__``) until the connection switches protocol version.
     """
-
-    __slots__ = ("_conn",)
 
     def __init__(self, conn: Connection) -> None:
         self._conn = conn
+        conn._proxies.append(self)
 
     def __getattr__(self, name: str) -> Callable[[Any], Awaitable[Any]]:
         conn = self._conn
@@ -196,13 +259,16 @@ class PeerProxy:
             raise AttributeError(
                 f"the peer has no method {name!r} in protocol v{conn.schema.version}"
             )
-
-        async def call(params: Any) -> Any:
-            return await conn.call(method, params)
-
-        call.__name__ = name
-        call.__qualname__ = f"PeerProxy.{name}"
+        send = conn.notify if method.result is None else conn.request
+        call: Callable[[Any], Awaitable[Any]] = functools.partial(send, method)
+        self.__dict__[name] = call
         return call
+
+    def _forget(self) -> None:
+        """Drop the callables built for the previous protocol version."""
+        conn = self._conn
+        self.__dict__.clear()
+        self._conn = conn
 
     async def ext_method(self, method: str, params: Any) -> Any:
         """Call the ``_``-prefixed extension ``method``; returns the raw result (builtins)."""
@@ -221,6 +287,10 @@ class Connection:
     :func:`~acp_trio.spawn_agent` or :func:`~acp_trio.serve_agent_stdio`.
     """
 
+    #: Handlers never run in the reading task (see :meth:`_run_inline`): their
+    #: answer must not change how the rest of the chunk they came in is read.
+    NOT_INLINE: frozenset[str] = frozenset()
+
     def __init__(
         self,
         stream: trio.abc.Stream,
@@ -237,16 +307,26 @@ class Connection:
         self._next_id = 0
         self._handlers: dict[str, Handler | None] = {}
         self._handler_obj: object | None = None
-        self._notify_send, self._notify_receive = trio.open_memory_channel[
-            tuple[Any, ...]
-        ](math.inf)
-        self._backlog = 0
+        # Notifications (and what waits behind them) in order, for _notification_loop.
+        self._notify_queue: collections.deque[tuple[Any, Any, Any]] = (
+            collections.deque()
+        )
+        self._notify_wakeup = Wakeup()
+        self._backlog = 0  # items queued or being handled
+        self._idle_workers: list[_Worker] = []
+        self._context = contextvars.Context()  # run()'s, for the tasks of the pool
+        # While the reading task dispatches a chunk: its scope and context, so
+        # that a request's first step runs right there (see _run_inline).
+        self._inline: tuple[trio.CancelScope, contextvars.Context] | None = None
+        # A request whose first step (run inline) yielded to trio: (job, coro, trap).
+        self._suspended: tuple[Any, Any, Any] | None = None
         self._nursery: trio.Nursery | None = None
         self._cancel_scope = trio.CancelScope()
         self._closed = False
         self.closed = trio.Event()
         self.schema = schema
         self._by_handler: dict[str, MethodSpec] = {}
+        self._proxies: list[PeerProxy] = []
         self.bind(schema)
 
     # -- configuration -----------------------------------------------------------
@@ -256,6 +336,8 @@ class Connection:
         self.schema = schema
         self._by_handler = {m.handler: m for m in schema.outgoing.values()}
         self._handlers = {}
+        for proxy in self._proxies:
+            proxy._forget()
 
     def set_handler(self, obj: object | None) -> None:
         """Route incoming methods to ``obj``'s methods named by the table's handler names."""
@@ -280,6 +362,7 @@ class Connection:
         self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
     ) -> None:
         """Serve the connection until the peer closes it or :meth:`close` is called."""
+        self._context = contextvars.copy_context()
         try:
             async with trio.open_nursery() as outer:
                 outer.start_soon(self._write_loop)
@@ -288,9 +371,8 @@ class Connection:
                         async with trio.open_nursery() as nursery:
                             self._nursery = nursery
                             nursery.start_soon(self._notification_loop)
+                            nursery.start_soon(self._work, _Worker(None))  # reads
                             task_status.started()
-                            await self._receive_loop()
-                            nursery.cancel_scope.cancel()
                 finally:
                     self._shutdown()
                     outer.cancel_scope.deadline = trio.current_time() + FLUSH_GRACE
@@ -312,6 +394,10 @@ class Connection:
         for p in pending.values():
             p.failure = error
             p.event.set()
+        for name, a, _ in self._notify_queue:  # responses held behind notifications
+            if name is None and isinstance(a, _Pending) and not a.event.is_set():
+                a.failure = error
+                a.event.set()
 
     async def _write_loop(self) -> None:
         try:
@@ -320,32 +406,65 @@ class Connection:
             log.debug("peer stopped reading; closing")
             self.close()
 
-    async def _receive_loop(self) -> None:
+    async def _read(
+        self, scope: trio.CancelScope, baseline: contextvars.Context
+    ) -> bool:
+        """Read and dispatch messages: ``True`` at end of input (the connection
+        is over), ``False`` when this task must stop reading (``_suspended``)."""
         reader = self._reader
         while True:
             try:
-                line = await reader.receive_line()
+                lines = await reader.receive_lines()
             except (trio.BrokenResourceError, trio.ClosedResourceError):
-                return
-            if line is None:
+                lines = None
+            if lines is None:
                 log.debug("peer closed the connection")
-                return
-            if isinstance(line, Oversized):
-                self._on_oversized(line)
-            else:
-                self._on_line(line)
+                assert self._nursery is not None
+                self._nursery.cancel_scope.cancel()
+                return True
+            self._inline = (scope, baseline)
+            try:
+                for i, line in enumerate(lines):
+                    try:
+                        if type(line) is bytes:
+                            self._on_line(line)
+                        else:
+                            self._on_oversized(line)  # type: ignore[arg-type]
+                    except Exception:  # a bug: lose this message, keep the connection
+                        log.exception("failed to handle an incoming message")
+                    if self._suspended is not None:
+                        reader.unread(lines[i + 1 :])
+                        return False
+            finally:
+                self._inline = None
 
     async def _notification_loop(self) -> None:
+        # Drains the queue without a scheduler pass per item (a memory channel
+        # costs one per receive): it yields when the queue is empty, when a
+        # handler awaits, and after NOTIFICATION_BURST items in a row.
         _in_notification.set(True)
-        async for item in self._notify_receive:
+        queue = self._notify_queue
+        burst = 0
+        while True:
+            if not queue:
+                burst = 0
+                await self._notify_wakeup.wait()
+                continue
+            burst += 1
+            if burst > NOTIFICATION_BURST:
+                burst = 0
+                await trio.lowlevel.checkpoint()
+            name, a, b = queue.popleft()
             try:
-                if item[0] is None:  # held back behind earlier notifications:
-                    if callable(item[1]):  # an incoming request to start
-                        item[1](item[2])
+                if name is None:  # held back behind earlier notifications:
+                    if callable(a):  # an incoming request to start
+                        a(b)
                     else:  # a response to release
-                        self._release(item[1], item[2])
+                        self._release(a, b)
                 else:
-                    await self._run_notification(item[0], item[1], item[2])
+                    await self._run_notification(name, a, b)
+            except Exception:  # a bug: lose this item, keep the connection
+                log.exception("failed to handle a queued message")
             finally:
                 self._backlog -= 1
 
@@ -428,16 +547,46 @@ class Connection:
         name: str = env.method  # type: ignore[assignment]
         if batch is not None:
             batch.expected += 1
+        try:
+            job = self._accept_request(ident, name, env.params, batch)
+        except Exception:
+            log.exception("failed to handle request %s", name[:64])
+            self._reply_error(
+                ident, INTERNAL_ERROR, "Internal error", batch, counted=True
+            )
+            return
+        if job is None:  # answered already (or an extension, started)
+            return
+        running = job[1]
+        self._running[ident] = running
+        try:
+            self.request_received(running)
+        except Exception:
+            log.exception("failed to handle request %s", name[:64])
+            self._request_done(job, self._internal_error(ident))
+            return
+        if self._backlog == 0:
+            self._start_request(job)
+        else:  # start it once the notifications received before it were handled
+            self._enqueue(None, self._start_request, job)
+
+    def _accept_request(
+        self,
+        ident: Id,
+        name: str,
+        raw: msgspec.Raw | msgspec.UnsetType,
+        batch: _Batch | None,
+    ) -> _Job | None:
         refusal = self.refuse(name, True)
         if refusal is not None:
             self._reply_error(
                 ident, refusal.code, refusal.message, batch, refusal.data, counted=True
             )
-            return
+            return None
         method = self.schema.incoming.get(name)
         if method is None:
             if name.startswith("_"):
-                self._start_ext_request(ident, name, env.params, batch)
+                self._start_ext_request(ident, name, raw, batch)
             else:
                 self._reply_error(
                     ident,
@@ -446,7 +595,7 @@ class Connection:
                     batch,
                     counted=True,
                 )
-            return
+            return None
         if ident in self._running:
             self._reply_error(
                 ident,
@@ -455,9 +604,9 @@ class Connection:
                 batch,
                 counted=True,
             )
-            return
+            return None
         try:
-            params = self.decode_params(method, env.params)
+            params = self.decode_params(method, raw)
         except msgspec.ValidationError as exc:
             self._reply_error(
                 ident,
@@ -467,15 +616,15 @@ class Connection:
                 validation_data(exc, "$.params"),
                 counted=True,
             )
-            return
+            return None
         except msgspec.DecodeError:
             self._reply_error(ident, PARSE_ERROR, "Parse error", batch, counted=True)
-            return
+            return None
         except RequestError as exc:
             self._reply_error(
                 ident, exc.code, exc.message, batch, exc.data, counted=True
             )
-            return
+            return None
         handler = self.resolve_request(method, params)
         if handler is None:
             self._reply_error(
@@ -485,20 +634,76 @@ class Connection:
                 batch,
                 counted=True,
             )
-            return
+            return None
         running = Running(method, getattr(params, "session_id", None))
-        self._running[ident] = running
-        self.request_received(running)
-        args = (ident, running, handler, params, batch)
-        if self._backlog == 0:
-            self._start_request(args)
-        else:  # start it once the notifications received before it were handled
-            self._enqueue(None, self._start_request, args)
+        return (ident, running, handler, params, batch)
 
-    def _start_request(self, args: tuple[Any, ...]) -> None:
-        self.request_started(args[1])
+    def _start_request(self, job: _Job) -> None:
+        try:
+            self.request_started(job[1])
+        except Exception:
+            log.exception("failed to start request %s", job[1].method.name)
+            self._request_done(job, self._internal_error(job[0]))
+            return
+        self._dispatch(job)
+
+    def _dispatch(self, job: _Job) -> None:
+        """Run ``job``: right here if the reading task is dispatching, else on
+        an idle task of the pool, else on a new one."""
+        if (
+            self._inline is not None
+            and self._suspended is None
+            and job[1].method.handler not in self.NOT_INLINE
+        ):
+            self._run_inline(job)
+            return
+        idle = self._idle_workers
+        if idle:
+            worker = idle.pop()
+            worker.job = job
+            worker.wakeup.wake()
+        else:
+            self._spawn(_Worker(job))
+
+    def _run_inline(self, job: _Job) -> None:
+        """Run the first step of ``job`` in the reading task.
+
+        A handler that returns without yielding to trio (most answers to
+        simple requests) costs no task switch at all.  One that yields leaves
+        its coroutine in ``_suspended``: the reading task stops reading,
+        hands reading over to another task and goes on with this request
+        (:meth:`_work`).  Everything the first step did happened in this
+        task, inside this task's cancel scope, as it would in a task of its
+        own; only the order differs (the rest of the chunk is read after it).
+        """
+        assert self._inline is not None
+        scope, baseline = self._inline
+        coro = self._handle_request(job, scope)
+        try:
+            trap = coro.send(None)
+        except StopIteration as done:
+            self._request_done(job, done.value)
+            if scope.cancel_called or contextvars.copy_context() != baseline:
+                self._suspended = _RETIRE  # this task cannot go on reading
+            return
+        except BaseException:
+            self._request_done(job, None)
+            raise
+        self._suspended = (job, coro, trap)
+
+    def _spawn(self, worker: _Worker) -> None:
+        # In run()'s context: not in that of the task asking (a handler may
+        # have changed it, the notification task has its own).
         assert self._nursery is not None
-        self._nursery.start_soon(self._run_request, *args)
+        self._context.run(self._nursery.start_soon, self._work, worker)
+
+    def _start_reader(self) -> None:
+        """Have an idle task of the pool (or a new one) take over reading."""
+        idle = self._idle_workers
+        if idle:
+            idle.pop().wakeup.wake()  # its job is None: it reads
+        else:
+            self._spawn(_Worker(None))
 
     def decode_params(
         self, method: MethodSpec, raw: msgspec.Raw | msgspec.UnsetType
@@ -540,53 +745,121 @@ class Connection:
         """Hook: encode a handler's return value."""
         return self.schema.encode(result)
 
-    async def _run_request(
-        self,
-        ident: Id,
-        running: Running,
-        handler: Handler,
-        params: Any,
-        batch: _Batch | None,
-    ) -> None:
-        eid = encode_id(ident)
-        line: bytes | None = None
+    async def _work(self, worker: _Worker) -> None:
+        """A task of the pool: reads, or runs requests, in one cancel scope.
+
+        A new task and a new cancel scope per request cost more than the rest
+        of a request, so a task that answered one waits for the next (up to
+        ``MAX_IDLE_WORKERS`` wait).  Exactly one task reads at a time; it runs
+        each request's first step itself (:meth:`_run_inline`) and, when a
+        handler yields, hands reading over and goes on with that request.
+
+        The task's scope is the running request's :attr:`Running.scope`; once
+        cancelled, the task answers that request and ends.  It also ends when
+        a handler left a context variable changed, so that no request sees
+        another's context.
+        """
+        _in_notification.set(False)  # requests made here are never exempt
+        baseline = contextvars.copy_context()
+        idle = self._idle_workers
         try:
-            with running.scope:
-                try:
-                    if running.cancel_reason is None:  # not cancelled before it started
-                        result = await handler(params)
-                        answer = (  # returned normally after a session cancel?
-                            self.cancelled_result(running, result)
-                            if running.cancel_reason == "session"
-                            else None
-                        )
-                        if answer is None:
-                            answer = self.encode_result(running, result)
-                        line = encode_result(eid, answer)
-                except Exception as exc:
-                    if running.cancel_reason is not None:
-                        pass  # a cancellation that surfaced as an exception: answered below
-                    elif isinstance(exc, RequestError):
-                        line = encode_error(eid, exc.code, exc.message, exc.data)
+            with trio.CancelScope() as scope:
+                while True:
+                    job = worker.job
+                    if job is None:  # reading
+                        if await self._read(scope, baseline):
+                            return  # end of input
+                        job, coro, trap = self._suspended  # type: ignore[misc]
+                        self._suspended = None
+                        self._start_reader()
+                        if job is None:  # _RETIRE
+                            return
+                        worker.job = job
+                        line = await _resume(coro, trap)
                     else:
-                        log.exception("handler for %s failed", running.method.name)
-                        line = encode_error(eid, INTERNAL_ERROR, "Internal error")
-            if line is None:  # cancelled: by $/cancel_request or a session cancel
-                answer = (
-                    self.cancelled_result(running)
+                        line = await self._handle_request(job, scope)
+                    worker.job = None
+                    self._request_done(job, line)
+                    if (
+                        scope.cancel_called
+                        or len(idle) >= MAX_IDLE_WORKERS
+                        or contextvars.copy_context() != baseline
+                    ):
+                        return
+                    idle.append(worker)
+                    await worker.wakeup.wait()
+            # Only a cancelled request gets here: the scope caught its Cancelled.
+            job = worker.job
+            worker.job = None
+            if job is not None:
+                self._request_done(job, self._cancelled_line(job[1], encode_id(job[0])))
+        finally:
+            if worker in idle:
+                idle.remove(worker)
+            left = worker.job
+            if left is not None:  # the connection is closing: no answer
+                worker.job = None
+                self._request_done(left, None)
+
+    async def _handle_request(self, job: _Job, scope: trio.CancelScope) -> bytes:
+        """Run one handler inside ``scope``; its answer (a cancellation raises)."""
+        ident, running, handler, params, _ = job
+        eid = encode_id(ident)
+        if running.cancel_reason is None:  # not cancelled before it started
+            running.scope = scope
+            try:
+                result = await handler(params)
+                answer = (  # returned normally after a session cancel?
+                    self.cancelled_result(running, result)
                     if running.cancel_reason == "session"
                     else None
                 )
-                if answer is not None:
-                    line = encode_result(eid, answer)
-                else:
-                    code = self.schema.request_cancelled_code or REQUEST_CANCELLED
-                    line = encode_error(eid, code, "Request cancelled")
-        finally:
-            if self._running.get(ident) is running:
-                del self._running[ident]
+                if answer is None:
+                    answer = self.encode_result(running, result)
+                return encode_result(eid, answer)
+            except Exception as exc:
+                if running.cancel_reason is None:
+                    if isinstance(exc, RequestError):
+                        try:
+                            return encode_error(eid, exc.code, exc.message, exc.data)
+                        except Exception:
+                            log.exception(
+                                "unencodable RequestError from %s", running.method.name
+                            )
+                    else:
+                        log.exception("handler for %s failed", running.method.name)
+                    return encode_error(eid, INTERNAL_ERROR, "Internal error")
+                # a cancellation that surfaced as an exception: answered below
+            finally:
+                running.scope = None
+        return self._cancelled_line(running, eid)
+
+    def _cancelled_line(self, running: Running, eid: bytes) -> bytes:
+        """The answer to a request cancelled by a session cancel or ``$/cancel_request``."""
+        answer = (
+            self.cancelled_result(running)
+            if running.cancel_reason == "session"
+            else None
+        )
+        if answer is not None:
+            return encode_result(eid, answer)
+        code = self.schema.request_cancelled_code or REQUEST_CANCELLED
+        return encode_error(eid, code, "Request cancelled")
+
+    def _internal_error(self, ident: Id) -> bytes:
+        return encode_error(encode_id(ident), INTERNAL_ERROR, "Internal error")
+
+    def _request_done(self, job: _Job, line: bytes | None) -> None:
+        """Forget ``job`` and send its answer (``None``: none, the connection is closing)."""
+        ident, running, _, _, batch = job
+        if self._running.get(ident) is running:
+            del self._running[ident]
+        try:
             self.request_finished(running)
-        self._send_reply(line, batch)
+        except Exception:
+            log.exception("request_finished failed for %s", running.method.name)
+        if line is not None:
+            self._send_reply(line, batch)
 
     def _start_ext_request(
         self,
@@ -612,10 +885,15 @@ class Connection:
 
         running = Running(_ExtMethod(name), None)
         self._running[ident] = running
-        assert self._nursery is not None
-        self._nursery.start_soon(self._run_request, ident, running, call, params, batch)
+        self._dispatch((ident, running, call, params, batch))
 
     def _on_notification(self, env: Envelope) -> None:
+        try:
+            self._accept_notification(env)
+        except Exception:
+            log.exception("dropping notification %s", str(env.method)[:64])
+
+    def _accept_notification(self, env: Envelope) -> None:
         name: str = env.method  # type: ignore[assignment]
         refusal = self.refuse(name, False)
         if refusal is not None:
@@ -659,7 +937,8 @@ class Connection:
 
     def _enqueue(self, name: str | None, a: Any, b: Any) -> None:
         self._backlog += 1
-        self._notify_send.send_nowait((name, a, b))
+        self._notify_queue.append((name, a, b))
+        self._notify_wakeup.wake()
 
     def _on_cancel_request(
         self, method: MethodSpec, raw: msgspec.Raw | msgspec.UnsetType
@@ -680,7 +959,13 @@ class Connection:
         if p is None:
             log.info("dropping response to unknown request id %r", env.id)
             return
-        self.response_received(p, env)
+        try:
+            self.response_received(p, env)
+        except Exception:
+            log.exception("failed to handle the response to %s", p.method.name)
+            p.failure = RequestError(INTERNAL_ERROR, "Internal error")
+            p.event.set()
+            return
         if self._backlog == 0 or p.exempt:
             self._release(p, env)
         else:
@@ -692,10 +977,14 @@ class Connection:
     def _release(self, p: _Pending, env: Envelope) -> None:
         if p.event.is_set():
             return
-        if env.error is not msgspec.UNSET:
-            p.failure = decode_error(env.error)
-        else:
-            p.value, p.failure = self._decode_result(p.method, env.result)  # type: ignore[arg-type]
+        try:
+            if env.error is not msgspec.UNSET:
+                p.failure = decode_error(env.error)
+            else:
+                p.value, p.failure = self._decode_result(p.method, env.result)  # type: ignore[arg-type]
+        except Exception:
+            log.exception("failed to decode the response to %s", p.method.name)
+            p.value, p.failure = None, RequestError(INTERNAL_ERROR, "Internal error")
         p.event.set()
 
     def _decode_result(

@@ -5,7 +5,8 @@ bounded: a line longer than ``max_message_size`` is discarded *while it
 streams in*; only a small head and tail are kept so that its ``id`` can be
 answered.  Writing goes through a queue drained by one task, so concurrent
 senders never interleave bytes and a burst of small messages leaves in one
-``send_all``::
+``send_all``; over a pipe a message is written at once by its sender when no
+write is in flight::
 
     reader = LineReader(stream, max_message_size=1 << 20)
     while (line := await reader.receive_line()) is not None:
@@ -18,7 +19,10 @@ senders never interleave bytes and a burst of small messages leaves in one
 from __future__ import annotations
 
 import collections
+import errno
+import os
 import re
+from typing import Any
 
 import msgspec
 import trio
@@ -28,6 +32,7 @@ __all__ = [
     "LineReader",
     "LineWriter",
     "Oversized",
+    "Wakeup",
     "sniff_oversized",
 ]
 
@@ -37,6 +42,55 @@ DEFAULT_MAX_MESSAGE_SIZE = 64 * 1024 * 1024
 
 _RECEIVE_CHUNK = 64 * 1024
 _KEEP = 4096  # bytes kept from each end of an oversized line
+
+_FdStream: Any = getattr(trio.lowlevel, "FdStream", None)  # absent on Windows
+
+
+def _fd_stream(stream: object, part: str) -> Any:
+    """The :class:`trio.lowlevel.FdStream` under ``stream`` for one direction, if any.
+
+    ``part`` is ``"send_stream"`` or ``"receive_stream"`` (the halves of a
+    :class:`trio.StapledStream`, as :func:`~acp_trio.spawn_agent` and
+    :func:`~acp_trio.serve_agent_stdio` build).  Pipes found this way are
+    read and written with ``os.read`` / ``os.write`` directly, which saves
+    the scheduler pass ``FdStream.receive_some`` / ``send_all`` spend on a
+    checkpoint before every call (see :class:`LineReader`, :class:`LineWriter`).
+    """
+    if _FdStream is None:  # pragma: no cover (Windows)
+        return None
+    if isinstance(stream, trio.StapledStream):
+        stream = getattr(stream, part)
+    return stream if type(stream) is _FdStream else None
+
+
+def _os_error(exc: OSError) -> trio.ClosedResourceError | trio.BrokenResourceError:
+    if exc.errno == errno.EBADF:
+        return trio.ClosedResourceError("file was already closed")
+    return trio.BrokenResourceError(str(exc))
+
+
+class Wakeup:
+    """One task parked until another wakes it (cheaper than a new Event per wait)."""
+
+    __slots__ = ("_task",)
+
+    def __init__(self) -> None:
+        self._task: trio.lowlevel.Task | None = None
+
+    async def wait(self) -> None:
+        self._task = trio.lowlevel.current_task()
+
+        def abort(_: Any) -> trio.lowlevel.Abort:
+            self._task = None
+            return trio.lowlevel.Abort.SUCCEEDED
+
+        await trio.lowlevel.wait_task_rescheduled(abort)
+
+    def wake(self) -> None:
+        task = self._task
+        if task is not None:
+            self._task = None
+            trio.lowlevel.reschedule(task)
 
 
 class Oversized(msgspec.Struct, frozen=True):
@@ -63,13 +117,18 @@ class LineReader:
         if max_message_size < 1:
             raise ValueError("max_message_size must be positive")
         self._stream = stream
+        self._fd_stream = _fd_stream(stream, "receive_stream")
+        self._hot = False  # the last read returned without waiting
         self._max = max_message_size
         self._buf = bytearray()
         self._scanned = 0  # bytes of _buf already known to hold no newline
         self._eof = False
+        self._unread: list[bytes | Oversized] = []
 
     async def receive_line(self) -> bytes | Oversized | None:
         """Return the next line, an :class:`Oversized` marker, or ``None`` at EOF."""
+        if self._unread:
+            return self._unread.pop(0)
         while True:
             buf = self._buf
             i = buf.find(b"\n", self._scanned)
@@ -85,7 +144,7 @@ class LineReader:
                 if isinstance(line, Oversized):
                     return line
                 line = line.rstrip(b"\r")
-                if line.strip():
+                if line and not line.isspace():
                     return line
                 continue
             if self._eof:
@@ -99,11 +158,54 @@ class LineReader:
             if len(buf) > self._max:
                 return await self._discard_rest()
             self._scanned = len(buf)
-            data = await self._stream.receive_some(_RECEIVE_CHUNK)
+            data = await self._receive_some()
             if not data:
                 self._eof = True
             else:
                 buf += data
+
+    async def receive_lines(self) -> list[bytes | Oversized] | None:
+        """Every line complete now (waiting for one if none is), or ``None`` at EOF.
+
+        Same lines as :meth:`receive_line`, a chunk's worth per call.
+        """
+        if self._unread:
+            lines, self._unread = self._unread, []
+            return lines
+        lines = self._buffered_lines()
+        if lines:
+            return lines
+        line = await self.receive_line()
+        if line is None:
+            return None
+        lines = self._buffered_lines()
+        lines.insert(0, line)
+        return lines
+
+    def unread(self, lines: list[bytes | Oversized]) -> None:
+        """Give back lines taken by :meth:`receive_lines`: the next call returns them first."""
+        if lines:
+            self._unread = lines + self._unread
+
+    def _buffered_lines(self) -> list[bytes | Oversized]:
+        buf = self._buf
+        end = buf.rfind(b"\n", self._scanned)
+        if end < 0:
+            self._scanned = len(buf)
+            return []
+        block = bytes(buf[:end])
+        del buf[: end + 1]
+        self._scanned = len(buf)  # no newline after the last one
+        limit = self._max
+        lines: list[bytes | Oversized] = []
+        for line in block.split(b"\n"):
+            if len(line) > limit:
+                lines.append(Oversized(len(line), line[:_KEEP], line[-_KEEP:]))
+                continue
+            line = line.rstrip(b"\r")
+            if line and not line.isspace():
+                lines.append(line)
+        return lines
 
     async def _discard_rest(self) -> Oversized:
         # Keep the head and a rolling tail; never hold more than ~2 chunks.
@@ -113,7 +215,7 @@ class LineReader:
         self._buf.clear()
         self._scanned = 0
         while True:
-            data = await self._stream.receive_some(_RECEIVE_CHUNK)
+            data = await self._receive_some()
             if not data:
                 self._eof = True
                 return Oversized(size, head, tail)
@@ -126,6 +228,31 @@ class LineReader:
             size += len(data)
             tail = (tail + data)[-_KEEP:]
 
+    async def _receive_some(self) -> bytes | bytearray:
+        fds = self._fd_stream
+        if fds is None:
+            return await self._stream.receive_some(_RECEIVE_CHUNK)
+        # A pipe: os.read first, wait_readable only when it would block.  The
+        # wait is the checkpoint; a read that did not wait is followed by one
+        # at the next call, so a peer that floods us cannot starve other tasks.
+        if self._hot:
+            await trio.lowlevel.checkpoint()
+        waited = False
+        while True:
+            fd = fds.fileno()
+            if fd < 0:
+                raise trio.ClosedResourceError("file was already closed")
+            try:
+                data = os.read(fd, _RECEIVE_CHUNK)
+            except BlockingIOError:
+                await trio.lowlevel.wait_readable(fd)
+                waited = True
+                continue
+            except OSError as exc:
+                raise _os_error(exc) from exc
+            self._hot = not waited
+            return data
+
 
 class LineWriter:
     """A queue of encoded messages drained into a stream by :meth:`run`.
@@ -133,22 +260,49 @@ class LineWriter:
     ``send_nowait`` never blocks (the receive loop uses it, so reading never
     waits on the peer reading); ``send`` waits while more than ``high_water``
     messages are queued, which gives user code backpressure.
+
+    Over a pipe (:class:`trio.lowlevel.FdStream`), a message sent while no
+    write is in flight is written at once by its sender (``os.write``,
+    non-blocking): no pass of the writer task, no checkpoint.  What the pipe
+    does not take is queued; while the writer task waits for the pipe to
+    drain, later messages queue behind it and leave coalesced.  Other
+    streams always go through the queue and one ``send_all`` per burst.
     """
 
     def __init__(self, stream: trio.abc.SendStream, *, high_water: int = 1024) -> None:
         self._stream = stream
+        self._fd_stream = _fd_stream(stream, "send_stream")
         self._queue: collections.deque[bytes] = collections.deque()
         self._high_water = high_water
-        self._wakeup = trio.Event()
+        self._wakeup = Wakeup()
         self._space = trio.lowlevel.ParkingLot()
         self._closed = False
+        self._busy = False  # run() holds data it has not finished writing
 
     def send_nowait(self, line: bytes) -> None:
-        """Queue one message (``line`` must end with ``\\n``)."""
+        """Queue one message (``line`` must end with ``\\n``); over a pipe, write it at once if idle."""
         if self._closed:
             raise trio.ClosedResourceError("connection closed")
-        self._queue.append(line)
-        self._wakeup.set()
+        queue = self._queue
+        fds = self._fd_stream
+        if fds is not None and not self._busy:
+            if queue:  # left by a partial write, run() has not taken it yet
+                queue.append(line)
+                line = b"".join(queue)
+                queue.clear()
+                if self._space:
+                    self._space.unpark_all()
+            fd = fds.fileno()
+            try:
+                n = os.write(fd, line) if fd >= 0 else 0
+            except OSError:  # BlockingIOError, or an error run() meets and reports
+                n = 0
+            if n == len(line):
+                return
+            queue.append(line[n:] if n else line)
+        else:
+            queue.append(line)
+        self._wakeup.wake()
 
     async def send(self, line: bytes) -> None:
         """Queue one message, first waiting while the queue is full."""
@@ -160,7 +314,7 @@ class LineWriter:
     def close(self) -> None:
         """Refuse further messages; :meth:`run` returns once the queue is drained."""
         self._closed = True
-        self._wakeup.set()
+        self._wakeup.wake()
         self._space.unpark_all()
 
     async def run(self) -> None:
@@ -171,15 +325,38 @@ class LineWriter:
                 if self._closed:
                     return
                 await self._wakeup.wait()
-                self._wakeup = trio.Event()
                 continue
             if len(queue) == 1:
                 data = queue.popleft()
             else:
                 data = b"".join(queue)
                 queue.clear()
-            self._space.unpark_all()
-            await self._stream.send_all(data)
+            if self._space:
+                self._space.unpark_all()
+            if self._fd_stream is None:
+                await self._stream.send_all(data)
+                continue
+            self._busy = True
+            try:
+                await self._write_fd(data)
+            finally:
+                self._busy = False
+
+    async def _write_fd(self, data: bytes) -> None:
+        # FdStream.send_all, without its leading checkpoint: the wait for
+        # messages in run() is this task's checkpoint.
+        fds = self._fd_stream
+        view = memoryview(data)
+        while view:
+            fd = fds.fileno()
+            if fd < 0:
+                raise trio.ClosedResourceError("file was already closed")
+            try:
+                view = view[os.write(fd, view) :]
+            except BlockingIOError:
+                await trio.lowlevel.wait_writable(fd)
+            except OSError as exc:
+                raise _os_error(exc) from exc
 
 
 # -- id sniffing for oversized lines -------------------------------------------
