@@ -24,8 +24,7 @@ import shutil
 import signal
 import sys
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import asynccontextmanager
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import acp_trio
@@ -287,7 +286,11 @@ class App:
 
     async def run(self, command: list[str], prompt: str) -> int:
         screen = self.screen
-        async with spawn_agent_outside_terminal(command, self.offer()) as conn:
+        # Its own session: Ctrl-C here must not kill the agent before it can
+        # answer session/cancel.
+        async with acp_trio.spawn_agent(
+            command, client=self.offer(), start_new_session=True
+        ) as conn:
             highest = max(self.offer())
             V = v2 if highest == 2 else v1
             info = V.Implementation(name=CLIENT_NAME, version=CLIENT_VERSION)
@@ -362,30 +365,6 @@ class App:
             self.screen.cancelled()
         self.screen.line(f"stop reason: {result.stop_reason}")
         return 130 if interrupted else 0
-
-
-@asynccontextmanager
-async def spawn_agent_outside_terminal(
-    command: list[str], offer: Any
-) -> AsyncIterator[acp_trio.ClientSideConnection[Any]]:
-    """``acp_trio.spawn_agent`` with SIGINT ignored in the agent.
-
-    Ctrl-C in a terminal signals the whole foreground process group, so the
-    agent would die before it could answer ``session/cancel``.  An ignored
-    signal stays ignored across ``exec`` (Python then installs no
-    KeyboardInterrupt handler), so the agent is started while this process
-    ignores SIGINT; the handler is restored as soon as it runs.
-    """
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    restored = False
-    try:
-        async with acp_trio.spawn_agent(command, client=offer) as conn:
-            signal.signal(signal.SIGINT, previous)
-            restored = True
-            yield conn
-    finally:
-        if not restored:
-            signal.signal(signal.SIGINT, previous)
 
 
 def parse(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:

@@ -43,10 +43,16 @@ async def spawn_agent(
     capture_stderr: bool = False,
     grace_period: float = 2.0,
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+    start_new_session: bool = False,
 ) -> AsyncIterator[ClientSideConnection[AgentT]]:
     """Start the agent ``command`` and connect to it over its stdin/stdout.
 
     Typed like :func:`~acp_trio.connect_to_agent`: by the client class.
+
+    ``start_new_session=True`` (POSIX) runs the agent in its own session, so a
+    Ctrl-C in the client's terminal reaches the client only: it can then send
+    ``session/cancel`` and read the agent's ``cancelled`` answer instead of
+    losing the agent to the same SIGINT.
     """
     process = await trio.lowlevel.open_process(
         list(command),
@@ -55,6 +61,7 @@ async def spawn_agent(
         stderr=subprocess.PIPE if capture_stderr else None,
         cwd=cwd,
         env=env,
+        start_new_session=start_new_session,
     )
     try:
         async with trio.open_nursery() as nursery:

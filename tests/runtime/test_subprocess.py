@@ -142,3 +142,21 @@ async def test_serve_agent_stdio_restores_blocking_mode_over_one_socket() -> Non
                 stderr += data
         assert await process.wait() == 0
     assert b"blocking: stdin=True stdout=True" in stderr, stderr
+
+
+async def test_start_new_session_keeps_the_terminal_sigint_away_from_the_agent() -> None:
+    with trio.fail_after(20):
+        async with acp_trio.spawn_agent(
+            [PYTHON, ECHO_AGENT],
+            client=RecordingClient,
+            env=_env(),
+            start_new_session=True,
+        ) as conn:
+            assert conn.process is not None
+            assert os.getsid(conn.process.pid) != os.getsid(0)
+            await conn.agent.initialize(INIT_V1)
+        async with acp_trio.spawn_agent(
+            [PYTHON, ECHO_AGENT], client=RecordingClient, env=_env()
+        ) as conn:
+            assert conn.process is not None
+            assert os.getsid(conn.process.pid) == os.getsid(0)
