@@ -215,7 +215,8 @@ class Codec:
 
     def __init__(self, rules: Mapping[type, Mapping[str, FieldRule]]) -> None:
         self._rules = rules
-        self._decoders: dict[Any, tuple[msgspec.json.Decoder[Any], bool]] = {}
+        #: type -> its fast decode function (the strict msgspec pass)
+        self._decoders: dict[Any, Callable[[Any], Any]] = {}
         self._encoder = msgspec.json.Encoder()
         self._plans: dict[type, list[_FieldPlan]] = {}
         self._shape_plans: dict[type, list[tuple[str, str, _Resolver]]] = {}
@@ -233,20 +234,24 @@ class Codec:
         `msgspec.ValidationError` (with the failing path) for a value that does
         not fit `type` even under the lenient rules.
         """
+        decode = self._decoders.get(type)
+        if decode is None:
+            decode = self._decoder_for(type)
         try:
-            decoder, shape = self._decoders[type]
-        except KeyError:
-            decoder, shape = self._decoders[type] = (
-                msgspec.json.Decoder(type),
-                _is_shape(type),
-            )
-        try:
-            value = decoder.decode(data)
+            return decode(data)
         except ValidationError:
             return self._lenient(msgspec.json.decode(data), type, "$")
-        if shape:
-            return self._lenient(value, type, "$")
-        return value
+
+    def _decoder_for(self, type: Any) -> Callable[[Any], Any]:
+        decode = msgspec.json.Decoder(type).decode
+        if _is_shape(type):
+            strict = decode
+
+            def decode(data: Any) -> Any:
+                return self._lenient(strict(data), type, "$")
+
+        self._decoders[type] = decode
+        return decode
 
     @overload
     def convert(self, obj: Any, type: type[T]) -> T: ...
