@@ -144,7 +144,7 @@ async def test_serve_agent_stdio_restores_blocking_mode_over_one_socket() -> Non
     assert b"blocking: stdin=True stdout=True" in stderr, stderr
 
 
-async def test_start_new_session_keeps_the_terminal_sigint_away_from_the_agent() -> None:
+async def test_start_new_session_keeps_terminal_sigint_from_the_agent() -> None:
     with trio.fail_after(20):
         async with acp_trio.spawn_agent(
             [PYTHON, ECHO_AGENT],
