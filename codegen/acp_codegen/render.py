@@ -338,7 +338,34 @@ def _views(module: ir.Module) -> dict[str, object]:
             )
             for m in methods
         ]
+    fixed = [
+        "AGENT_METHODS",
+        "CLIENT_METHODS",
+        "PROTOCOL_METHODS",
+        "PROTOCOL_VERSION",
+        "SCHEMA_SHA256",
+        "SCHEMA_VERSION",
+        "UNSET",
+        "Agent",
+        "Client",
+        "Method",
+        "OtherVariant",
+        "UnsetType",
+        "convert",
+        "decode",
+        "encode",
+    ]
+    names = {
+        *fixed,
+        *(s.name for s in module.structs),
+        *(o.name for o in module.others),
+        *(a.name for a in module.aliases),
+        *(e.name for e in module.enums),
+        *(u.name for u in module.unions),
+        *(c.name for c in module.constants),
+    }
     return {
+        "public_names": sorted(n for n in names if not n.startswith("_")),
         "module": module,
         "structs": structs,
         "aliases": _union_views(module),
