@@ -232,6 +232,9 @@ class Method:
     params: str
     result: str | None  # None: a notification
     doc: str
+    #: The params type of the same method sent as a notification, when the
+    #: schema defines both forms.
+    notification: str | None = None
 
 
 @dataclasses.dataclass

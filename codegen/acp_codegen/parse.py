@@ -640,8 +640,14 @@ class _Parser:
         by_method: dict[tuple[str, str], dict[str, str]] = {}
         for name, node in self.defs.items():
             if "x-method" in node:
-                key = (node["x-side"], node["x-method"])
-                by_method.setdefault(key, {})[kinds.get(name, "request")] = name
+                sides = (
+                    ("agent", "client")
+                    if node["x-side"] == "both"
+                    else (node["x-side"],)
+                )
+                for side in sides:
+                    found = by_method.setdefault((side, node["x-method"]), {})
+                    found[kinds.get(name, "request")] = name
         methods = []
         for table, side in (
             ("agentMethods", "agent"),
@@ -654,19 +660,22 @@ class _Parser:
                     raise SchemaError(
                         f"meta.json names {wire!r} but no type has x-method for it"
                     )
+                # A method may be both a request and a notification (`mcp/message`
+                # in the unstable surface): the request is the method, the
+                # notification form rides along.
                 params = found.get("request") or found.get("notification")
                 if params is None:
                     raise SchemaError(f"no params type for {wire!r}")
+                is_request = "request" in found
                 methods.append(
                     ir.Method(
                         wire=wire,
                         handler=handler,
                         side=side,
                         params=params,
-                        result=found.get("response")
-                        if "notification" not in found
-                        else None,
+                        result=found.get("response") if is_request else None,
                         doc=self._doc_of(params),
+                        notification=found.get("notification") if is_request else None,
                     )
                 )
         return methods

@@ -149,14 +149,24 @@ class Method:
     (NewSessionRequest, NewSessionResponse, 'session_new')
     """
 
-    __slots__ = ("name", "params", "result", "handler")
+    __slots__ = ("name", "params", "result", "handler", "notification")
 
-    def __init__(self, name: str, params: Any, result: Any, handler: str) -> None:
+    def __init__(
+        self,
+        name: str,
+        params: Any,
+        result: Any,
+        handler: str,
+        notification: Any = None,
+    ) -> None:
         self.name = name
         self.params = params
         #: None for a notification
         self.result = result
         self.handler = handler
+        #: For a request that may also be sent as a notification: that form's
+        #: params type (None for most methods).
+        self.notification = notification
 
     @property
     def is_notification(self) -> bool:

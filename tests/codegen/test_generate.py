@@ -129,3 +129,33 @@ def test_spec_bump_to_an_older_v1_needs_no_template_change(tmp_path: Path) -> No
         )
         == chunk
     )
+
+
+def test_the_unstable_surfaces_generate_and_type_check(tmp_path: Path) -> None:
+    """The same generator takes `schema.unstable.json` (methods on both sides,
+    a method that is both a request and a notification, ...) unchanged."""
+    spec_root = tmp_path / "spec"
+    for version in ("v1", "v2"):
+        folder = spec_root / version
+        folder.mkdir(parents=True)
+        shutil.copy(
+            ROOT / "spec" / version / "schema.unstable.json", folder / "schema.json"
+        )
+        shutil.copy(
+            ROOT / "spec" / version / "meta.unstable.json", folder / "meta.json"
+        )
+    out = tmp_path / "unstable_schema"
+    _generate_into(spec_root, out)
+    v1 = _import_generated(tmp_path, "unstable_schema.v1")
+    message = v1.AGENT_METHODS["mcp/message"]
+    assert message.result is not None and message.notification is not None
+    assert "session/fork" in v1.AGENT_METHODS
+    mypy = shutil.which("mypy")
+    if mypy is None:
+        pytest.fail("mypy is a test dependency and must be installed")
+    result = subprocess.run(
+        [mypy, "--strict", "--no-incremental", str(out)],
+        capture_output=True,
+        cwd=tmp_path,
+    )
+    assert result.returncode == 0, result.stdout.decode()
