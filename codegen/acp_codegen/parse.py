@@ -26,19 +26,27 @@ class SchemaError(Exception):
     """The schema has a shape this generator does not know how to model."""
 
 
-def load_module(spec_dir: Path) -> ir.Module:
-    """Parse the spec folder `spec_dir` into an `ir.Module`."""
-    schema_path = spec_dir / "schema.json"
+def load_module(spec_dir: Path, *, unstable: bool = False) -> ir.Module:
+    """Parse the spec folder `spec_dir` into an `ir.Module`.
+
+    ``unstable=True`` reads ``schema.unstable.json`` and ``meta.unstable.json``:
+    the stable surface plus the methods and fields still in preview.
+    """
+    suffix = ".unstable" if unstable else ""
+    schema_path = spec_dir / f"schema{suffix}.json"
     raw = schema_path.read_bytes()
     schema = json.loads(raw)
-    meta = json.loads((spec_dir / "meta.json").read_text())
+    meta = json.loads((spec_dir / f"meta{suffix}.json").read_text())
     upstream_path = spec_dir / "UPSTREAM.json"
     upstream = json.loads(upstream_path.read_text()) if upstream_path.exists() else {}
-    return _Parser(schema, meta).module(
+    module = _Parser(schema, meta).module(
         schema_version=upstream.get("schema_version", "unknown"),
-        schema_file=f"{spec_dir.name}/schema.json",
+        schema_file=f"{spec_dir.name}/{schema_path.name}",
         schema_sha256=hashlib.sha256(raw).hexdigest(),
     )
+    if unstable:
+        module.doc += " (unstable surface: stable types plus methods in preview)"
+    return module
 
 
 # --- names ------------------------------------------------------------------

@@ -392,8 +392,9 @@ def environment() -> jinja2.Environment:
     return env
 
 
-def render_module(module: ir.Module) -> str:
-    return environment().get_template("module.py.jinja").render(**_views(module))
+def render_module(name: str, module: ir.Module) -> str:
+    template = environment().get_template("module.py.jinja")
+    return template.render(name=name, **_views(module))
 
 
 def render_static(name: str) -> str:
@@ -403,7 +404,7 @@ def render_static(name: str) -> str:
 def render_package(modules: dict[str, ir.Module]) -> dict[str, str]:
     """File name -> source for the whole `acp_schema` package."""
     env = environment()
-    files = {f"{name}.py": render_module(module) for name, module in modules.items()}
+    files = {f"{name}.py": render_module(name, m) for name, m in modules.items()}
     files["__init__.py"] = env.get_template("__init__.py.jinja").render(
         modules=[(name, modules[name]) for name in sorted(modules)]
     )

@@ -15,10 +15,12 @@ from typing import Any
 
 import msgspec
 import pytest
-from acp_schema import v1, v2
+from acp_schema import v1, v1_unstable, v2, v2_unstable
 
 MESSAGES = Path(__file__).parent.parent / "fixtures" / "messages"
 MODULES: dict[str, ModuleType] = {"v1": v1, "v2": v2}
+# The unstable surfaces are supersets: every stable example must read the same.
+UNSTABLE: dict[str, ModuleType] = {"v1": v1_unstable, "v2": v2_unstable}
 
 # Examples in the upstream docs that disagree with the schema they document.
 # Each is asserted to fail in the way described, so a fixed doc shows up here.
@@ -51,9 +53,10 @@ def _cases() -> list[Any]:
     cases = []
     for version in MODULES:
         for record in _records(version):
-            cases.append(
-                pytest.param(version, record, id=f"{version}:{record['source']}")
-            )
+            for name in (version, f"{version}_unstable"):
+                cases.append(
+                    pytest.param(name, record, id=f"{name}:{record['source']}")
+                )
     return cases
 
 
@@ -76,7 +79,8 @@ def test_fixture_counts(capsys: pytest.CaptureFixture[str]) -> None:
 
 @pytest.mark.parametrize(("version", "record"), _cases())
 def test_doc_message_round_trips(version: str, record: dict[str, Any]) -> None:
-    module = MODULES[version]
+    base, _, unstable = version.partition("_")
+    module = UNSTABLE[base] if unstable else MODULES[base]
     part, value = _payload(record)
     if record["side"] == "extension":
         # Extension methods carry arbitrary JSON: it passes through untouched.

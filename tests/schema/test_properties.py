@@ -50,13 +50,18 @@ from typing import Any
 import hypothesis_jsonschema._from_schema
 import jsonschema
 import pytest
-from acp_schema import v1, v2
+from acp_schema import v1, v1_unstable, v2, v2_unstable
 from hypothesis import HealthCheck, given, settings
 from hypothesis.internal.conjecture import utils as conjecture_utils
 from hypothesis_jsonschema import from_schema
 
 SPEC = Path(__file__).parents[2] / "spec"
-MODULES: dict[str, ModuleType] = {"v1": v1, "v2": v2}
+MODULES: dict[str, ModuleType] = {
+    "v1": v1,
+    "v2": v2,
+    "v1_unstable": v1_unstable,
+    "v2_unstable": v2_unstable,
+}
 TABLES = {
     "AGENT_METHODS": "agent",
     "CLIENT_METHODS": "client",
@@ -238,7 +243,9 @@ def _strip(schema: Any) -> Any:
 
 @functools.cache
 def _original(version: str) -> Schema:
-    schema: Schema = json.loads((SPEC / version / "schema.json").read_text())
+    folder, _, unstable = version.partition("_")
+    name = "schema.unstable.json" if unstable else "schema.json"
+    schema: Schema = json.loads((SPEC / folder / name).read_text())
     return schema
 
 
@@ -274,7 +281,7 @@ def _def_name(version: str, table: str, method: str, kind: str, type_: Any) -> s
         def_name
         for def_name, d in defs.items()
         if d.get("x-method") == method
-        and d.get("x-side") == TABLES[table]
+        and d.get("x-side") in (TABLES[table], "both")
         and def_name.endswith("Response") == (kind == "result")
     ]
     assert len(found) == 1, (version, method, kind, found)
