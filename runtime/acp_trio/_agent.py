@@ -46,7 +46,12 @@ import trio
 
 from . import _capabilities
 from ._connection import Connection, Handler, PeerProxy, Running, peek_protocol_version
-from ._errors import INVALID_REQUEST, ProtocolVersionError, RequestError
+from ._errors import (
+    INVALID_REQUEST,
+    ProtocolVersionError,
+    RequestError,
+    not_initialized,
+)
 from ._framing import DEFAULT_MAX_MESSAGE_SIZE
 from ._schema import MethodSpec, Schema
 
@@ -191,11 +196,7 @@ class AgentSideConnection(Connection, Generic[ClientT]):
             return RequestError(INVALID_REQUEST, f"Invalid request: {reason}")
         if state == "done" or (state == "running" and not request):
             return None
-        return RequestError(
-            INVALID_REQUEST,
-            "Invalid request: the connection is not initialized (send initialize first)",
-            {"method": name[:64]},
-        )
+        return not_initialized(name, "send initialize first")
 
     def decode_params(
         self, method: MethodSpec, raw: msgspec.Raw | msgspec.UnsetType

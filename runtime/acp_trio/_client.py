@@ -23,6 +23,12 @@ Calls the agent did not advertise are refused locally with
 :class:`~acp_trio.CapabilityError`.  ``session/cancel`` answers every pending
 ``session/request_permission`` of that session with outcome ``cancelled``
 (and any that arrives until that session's prompt is answered).
+
+Until the agent answered ``initialize`` successfully, every request it sends
+is answered -32600 (Invalid Request, ``data: {"method": ...}``) and its
+notifications are dropped (logged), as the agent side does for the client:
+nothing may precede ``initialize``.  A failed ``initialize`` leaves the
+connection uninitialized.
 """
 
 from __future__ import annotations
@@ -43,7 +49,7 @@ from ._connection import (
     _Pending,
     peek_protocol_version,
 )
-from ._errors import ProtocolVersionError
+from ._errors import ProtocolVersionError, RequestError, not_initialized
 from ._framing import DEFAULT_MAX_MESSAGE_SIZE
 from ._schema import MethodSpec, Schema
 
@@ -106,6 +112,8 @@ class ClientSideConnection(Connection, Generic[AgentT]):
         self._cancelled_sessions: set[str] = set()
         # What agent_capabilities allow, rebuilt when they (or the version) change.
         self._agent_checks = _capabilities.AgentCallChecks(version, None)
+        #: Whether the agent answered ``initialize`` successfully (its calls are served).
+        self.initialized = False
 
     # -- the agent, typed --------------------------------------------------------------
 
@@ -167,6 +175,7 @@ class ClientSideConnection(Connection, Generic[AgentT]):
         ):
             self.init_response = p.value
             self.agent_capabilities = _capabilities.agent_capabilities(p.value)
+            self.initialized = True
 
     # -- outgoing ------------------------------------------------------------------
 
@@ -207,6 +216,11 @@ class ClientSideConnection(Connection, Generic[AgentT]):
             running.cancel("session")
 
     # -- incoming --------------------------------------------------------------------
+
+    def refuse(self, name: str, request: bool) -> RequestError | None:
+        if self.initialized:
+            return None
+        return not_initialized(name, "the client has no initialize answer yet")
 
     def decode_params(
         self, method: MethodSpec, raw: msgspec.Raw | msgspec.UnsetType

@@ -16,8 +16,14 @@ here:
 - the receive loop never waits on a handler or on the peer reading, so a
   slow handler cannot stall responses (it runs a request's first step
   itself, and hands reading over to another task if the handler yields);
-- when the peer goes away every pending request fails with
-  :class:`~acp_trio.ConnectionClosed` and every handler is cancelled;
+- at the end of input (the peer closed its end) every pending outgoing
+  request fails with :class:`~acp_trio.ConnectionClosed` at once, and so
+  does every later one; the requests and notifications already received
+  are still handled for up to ``HANDLER_GRACE`` seconds and their answers
+  written (a peer that half-closed may still read), then whatever is left
+  is cancelled (a request is answered -32800) and the connection ends.  A
+  peer known to be dead (a write fails; over a pipe, no reader left at
+  EOF) and :meth:`Connection.close` cancel every handler at once;
 - nothing one message does stops the connection: an exception of any kind
   while decoding or handling it is logged, a request is answered -32603, a
   notification dropped, a response fails its caller.
@@ -82,6 +88,9 @@ log = logging.getLogger("acp_trio")
 MAX_ERROR_DETAIL: Final = 256
 #: How long a closing connection may spend flushing queued messages.
 FLUSH_GRACE: Final = 1.0
+#: After end of input, how long the requests (and notifications) already
+#: received may take to be handled and answered before they are cancelled.
+HANDLER_GRACE: Final = 1.0
 #: The notification task yields to others after this many items in a row.
 NOTIFICATION_BURST: Final = 64
 #: Request tasks kept waiting for the next request (more end when done).
@@ -323,6 +332,7 @@ class Connection:
         self._nursery: trio.Nursery | None = None
         self._cancel_scope = trio.CancelScope()
         self._closed = False
+        self._eof = False  # end of input: handlers finish within HANDLER_GRACE
         self.closed = trio.Event()
         self.schema = schema
         self._by_handler: dict[str, MethodSpec] = {}
@@ -374,6 +384,7 @@ class Connection:
                             nursery.start_soon(self._work, _Worker(None))  # reads
                             task_status.started()
                 finally:
+                    self._abandon_queued()
                     self._shutdown()
                     outer.cancel_scope.deadline = trio.current_time() + FLUSH_GRACE
         finally:
@@ -383,6 +394,42 @@ class Connection:
     def close(self) -> None:
         """Stop serving: pending requests fail, handlers are cancelled."""
         self._cancel_scope.cancel()
+
+    def _end_of_input(self) -> None:
+        """The peer closed its end: no response can come, requests received finish.
+
+        Pending outgoing requests fail now.  Handlers already running, the
+        queued notifications and the requests queued behind them go on for
+        up to ``HANDLER_GRACE`` seconds (their answers are written: the peer
+        may still read); idle tasks end, so the connection ends as soon as
+        the last of them is done.  A peer known to be gone gets no grace.
+        """
+        self._eof = True
+        error = ConnectionClosed("the peer closed the connection")
+        pending, self._pending = self._pending, {}
+        for p in pending.values():
+            p.failure = error
+            p.event.set()
+        if self._writer.reader_gone():
+            log.debug("peer gone; closing")
+            self.close()
+            return
+        assert self._nursery is not None
+        self._nursery.cancel_scope.deadline = trio.current_time() + HANDLER_GRACE
+        idle, self._idle_workers = self._idle_workers, []
+        for worker in idle:  # job None and _eof set: it ends
+            worker.wakeup.wake()
+        self._notify_wakeup.wake()
+
+    def _abandon_queued(self) -> None:
+        """Answer the requests still queued behind notifications at a half-close."""
+        if not self._eof or self._cancel_scope.cancel_called:
+            return
+        for name, a, b in self._notify_queue:
+            if name is None and callable(a):  # a request that never started
+                ident, running = b[0], b[1]
+                self._request_done(b, self._cancelled_line(running, encode_id(ident)))
+        self._notify_queue.clear()
 
     def _shutdown(self) -> None:
         if self._closed:
@@ -419,8 +466,7 @@ class Connection:
                 lines = None
             if lines is None:
                 log.debug("peer closed the connection")
-                assert self._nursery is not None
-                self._nursery.cancel_scope.cancel()
+                self._end_of_input()
                 return True
             self._inline = (scope, baseline)
             try:
@@ -447,6 +493,8 @@ class Connection:
         burst = 0
         while True:
             if not queue:
+                if self._eof:
+                    return
                 burst = 0
                 await self._notify_wakeup.wait()
                 continue
@@ -767,6 +815,8 @@ class Connection:
                 while True:
                     job = worker.job
                     if job is None:  # reading
+                        if self._eof:
+                            return  # woken at end of input
                         if await self._read(scope, baseline):
                             return  # end of input
                         job, coro, trap = self._suspended  # type: ignore[misc]
@@ -782,6 +832,7 @@ class Connection:
                     self._request_done(job, line)
                     if (
                         scope.cancel_called
+                        or self._eof
                         or len(idle) >= MAX_IDLE_WORKERS
                         or contextvars.copy_context() != baseline
                     ):
@@ -797,9 +848,13 @@ class Connection:
             if worker in idle:
                 idle.remove(worker)
             left = worker.job
-            if left is not None:  # the connection is closing: no answer
+            if left is not None:  # the connection is closing
                 worker.job = None
-                self._request_done(left, None)
+                # after a half-close the peer may still read: tell it
+                line = None
+                if self._eof and not self._cancel_scope.cancel_called:
+                    line = self._cancelled_line(left[1], encode_id(left[0]))
+                self._request_done(left, line)
 
     async def _handle_request(self, job: _Job, scope: trio.CancelScope) -> bytes:
         """Run one handler inside ``scope``; its answer (a cancellation raises)."""
@@ -1069,7 +1124,7 @@ class Connection:
         caller is cancelled while waiting and this version has
         ``$/cancel_request``, it is sent for the request.
         """
-        if self._closed:
+        if self._closed or self._eof:
             raise ConnectionClosed("connection closed")
         self.check_outgoing(method, params)
         schema = self.schema
@@ -1111,7 +1166,7 @@ class Connection:
         """Call a ``_``-prefixed extension method; result returned as builtins."""
         if not name.startswith("_"):
             raise ValueError("extension method names start with '_'")
-        if self._closed:
+        if self._closed or self._eof:
             raise ConnectionClosed("connection closed")
         ident = self._next_id
         self._next_id += 1

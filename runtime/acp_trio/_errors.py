@@ -81,3 +81,17 @@ class CapabilityError(Exception):
 
 class ProtocolVersionError(Exception):
     """The peer answered ``initialize`` with a protocol version we do not speak."""
+
+
+def not_initialized(method: str, hint: str) -> RequestError:
+    """The -32600 refusing ``method`` before ``initialize`` was answered (both sides).
+
+    -32600 because the request is well formed but not valid in the
+    connection's state; neither schema has a "not initialized" code.
+    ``hint`` tells the peer what is missing.
+    """
+    return RequestError(
+        INVALID_REQUEST,
+        f"Invalid request: the connection is not initialized ({hint})",
+        {"method": method[:64]},
+    )

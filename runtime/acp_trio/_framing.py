@@ -22,6 +22,7 @@ import collections
 import errno
 import os
 import re
+import select
 from typing import Any
 
 import msgspec
@@ -310,6 +311,24 @@ class LineWriter:
         while len(self._queue) >= self._high_water and not self._closed:
             await self._space.park()
         self.send_nowait(line)
+
+    def reader_gone(self) -> bool:
+        """Whether nobody reads what this writer writes any more, as far as can be told.
+
+        Known over a pipe only: its write end reports ``POLLERR`` once every
+        read end is closed (the peer process exited or closed its stdin).  On
+        other streams (sockets, in-memory pairs) a dead reader shows only when
+        a write fails; this returns ``False`` there.
+        """
+        fds = self._fd_stream
+        if fds is None or not hasattr(select, "poll"):
+            return False
+        fd = fds.fileno()
+        if fd < 0:
+            return True
+        poller = select.poll()
+        poller.register(fd, select.POLLOUT)
+        return any(ev & (select.POLLERR | select.POLLHUP) for _, ev in poller.poll(0))
 
     def close(self) -> None:
         """Refuse further messages; :meth:`run` returns once the queue is drained."""

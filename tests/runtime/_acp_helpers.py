@@ -94,6 +94,19 @@ class RecordingClient:
 INIT_V1 = v1.InitializeRequest(protocol_version=1)
 
 
+def pipe_pair() -> tuple[trio.StapledStream[Any, Any], trio.StapledStream[Any, Any]]:
+    """Two ends of a connection over two real pipes (``FdStream``s, as stdio uses)."""
+    a_read, b_write = os.pipe()
+    b_read, a_write = os.pipe()
+    a = trio.StapledStream(
+        trio.lowlevel.FdStream(a_write), trio.lowlevel.FdStream(a_read)
+    )
+    b = trio.StapledStream(
+        trio.lowlevel.FdStream(b_write), trio.lowlevel.FdStream(b_read)
+    )
+    return a, b
+
+
 class RawPeer:
     """The other end of a connection, speaking bytes."""
 
@@ -140,6 +153,26 @@ async def raw_agent_of(
     ours, theirs = trio.testing.memory_stream_pair()
     async with acp_trio.connect_to_agent(ours, client) as conn:
         yield conn, RawPeer(theirs)
+
+
+async def initialize_raw(
+    conn: acp_trio.ClientSideConnection[Any], peer: RawPeer
+) -> None:
+    """Have ``conn`` send ``initialize`` and ``peer`` answer it (protocol v1)."""
+    async with trio.open_nursery() as nursery:
+
+        async def answer() -> None:
+            request = await peer.receive()
+            await peer.send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": request["id"],
+                    "result": {"protocolVersion": 1},
+                }
+            )
+
+        nursery.start_soon(answer)
+        await conn.agent.initialize(INIT_V1)
 
 
 @asynccontextmanager

@@ -309,6 +309,9 @@ async def test_peer_gone_fails_pending_requests_promptly() -> None:
 
 
 async def test_peer_gone_cancels_running_handlers() -> None:
+    # In memory a dead peer looks like a half-close until a write fails: the
+    # handler gets HANDLER_GRACE, then is cancelled (test_half_close.py has
+    # the pipe cases, where a dead peer is seen at once).
     import trio.testing
 
     ours, theirs = trio.testing.memory_stream_pair()

@@ -1,4 +1,7 @@
-"""The agent's initialization rules: nothing before ``initialize``, no second one.
+"""Initialization rules: nothing before ``initialize``, no second one.
+
+The agent refuses the client's requests until it answered ``initialize``;
+the client refuses the agent's until it received that answer.
 
 Refusals are -32600 (Invalid Request): the request is well formed but not
 valid in the connection's state.  Neither schema defines a "not initialized"
@@ -9,10 +12,23 @@ code, and the nearby ones mean something else to a client (-32000 is
 
 from __future__ import annotations
 
+from typing import Any
+
 import acp_trio
+import msgspec
+import pytest
 import trio
 import trio.testing
-from _acp_helpers import EchoAgent, EchoAgentV2, RawPeer, raw_client_of
+from _acp_helpers import (
+    INIT_V1,
+    EchoAgent,
+    EchoAgentV2,
+    RawPeer,
+    RecordingClient,
+    chunk,
+    raw_agent_of,
+    raw_client_of,
+)
 from acp_schema import v1
 
 NEW = {"cwd": "/", "mcpServers": []}
@@ -115,3 +131,112 @@ async def test_a_failed_initialize_can_be_retried_and_renegotiates() -> None:
         assert (await peer.call(2, "session/new", NEW))["result"] == {
             "sessionId": "sess_v2"
         }
+
+
+# -- the client side: the agent may call the client only once initialize was answered
+
+
+class ServingClient(RecordingClient):
+    async def session_request_permission(
+        self, params: v1.RequestPermissionRequest
+    ) -> v1.RequestPermissionResponse:
+        return v1.RequestPermissionResponse(
+            outcome=v1.SelectedPermissionOutcome(option_id="ok")
+        )
+
+    async def ext_method(self, method: str, params: Any) -> Any:
+        return {"echo": params}
+
+
+PERMISSION = {
+    "sessionId": "s",
+    "toolCall": {"toolCallId": "t"},
+    "options": [{"optionId": "ok", "name": "OK", "kind": "allow_once"}],
+}
+
+
+async def test_agent_requests_before_the_initialize_answer_are_refused() -> None:
+    async with raw_agent_of(ServingClient) as (conn, peer):
+        calls = [("session/request_permission", PERMISSION), ("_acme/echo", {})]
+        calls.append(("no/such", {}))
+        for ident, (method, params) in enumerate(calls):  # before initialize was sent
+            reply = await peer.call(f"a{ident}", method, params)
+            assert reply["error"]["code"] == -32600, reply
+            assert "not initialized" in reply["error"]["message"]
+            assert reply["error"]["data"] == {"method": method}
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(conn.agent.initialize, INIT_V1)
+            init = await peer.receive()
+            # sent while initialize is unanswered: refused too (the version is not known)
+            reply = await peer.call("b", "session/request_permission", PERMISSION)
+            assert reply["error"]["code"] == -32600
+            assert "not initialized" in reply["error"]["message"]
+            # the answer and a request pipelined right behind it, in one write
+            answer = {
+                "jsonrpc": "2.0",
+                "id": init["id"],
+                "result": {"protocolVersion": 1},
+            }
+            await peer.send(
+                b"%b\n%b"
+                % (
+                    msgspec.json.encode(answer),
+                    msgspec.json.encode(
+                        {
+                            "jsonrpc": "2.0",
+                            "id": "c",
+                            "method": "session/request_permission",
+                            "params": PERMISSION,
+                        }
+                    ),
+                )
+            )
+            reply = await peer.receive()
+        assert reply == {
+            "jsonrpc": "2.0",
+            "id": "c",
+            "result": {"outcome": {"outcome": "selected", "optionId": "ok"}},
+        }
+        assert conn.initialized
+
+
+async def test_agent_notifications_before_the_initialize_answer_are_dropped() -> None:
+    async with raw_agent_of(ServingClient) as (conn, peer):
+        note = {"jsonrpc": "2.0", "method": "session/update"}
+        await peer.send({**note, "params": msgspec.to_builtins(chunk("s", "early"))})
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(conn.agent.initialize, INIT_V1)
+            init = await peer.receive()
+            await peer.send(
+                {**note, "params": msgspec.to_builtins(chunk("s", "pending"))}
+            )
+            await peer.send(
+                {"jsonrpc": "2.0", "id": init["id"], "result": {"protocolVersion": 1}}
+            )
+        await peer.send({**note, "params": msgspec.to_builtins(chunk("s", "late"))})
+        assert (await peer.call(1, "_acme/echo", {}))["result"] == {"echo": {}}
+        client = conn.client
+        assert isinstance(client, ServingClient)
+        assert client.texts() == ["late"]
+
+
+async def test_a_failed_initialize_leaves_the_client_uninitialized() -> None:
+    async with raw_agent_of(ServingClient) as (conn, peer):
+        async with trio.open_nursery() as nursery:
+
+            async def agent() -> None:
+                init = await peer.receive()
+                await peer.send(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": init["id"],
+                        "error": {"code": -32000, "message": "Authentication required"},
+                    }
+                )
+
+            nursery.start_soon(agent)
+            with pytest.raises(acp_trio.RequestError):
+                await conn.agent.initialize(INIT_V1)
+        reply = await peer.call(1, "_acme/echo", {})
+        assert reply["error"]["code"] == -32600
+        assert not conn.initialized

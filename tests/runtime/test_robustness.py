@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import contextvars
-import os
 from typing import Any
 
 import acp_trio
@@ -28,6 +27,8 @@ from _acp_helpers import (
     RecordingClient,
     chunk,
     connected,
+    initialize_raw,
+    pipe_pair,
     raw_agent_of,
     raw_client_of,
     text_prompt,
@@ -60,6 +61,7 @@ def _update(session_id: str, text: str) -> dict[str, Any]:
 
 async def test_non_msgspec_error_decoding_a_notification_drops_it_only() -> None:
     async with raw_agent_of(RecordingClient) as (conn, peer):
+        await initialize_raw(conn, peer)
         _break_decode(
             conn, v1.SessionNotification, NameError("name 'X' is not defined")
         )
@@ -259,20 +261,8 @@ async def test_many_concurrent_requests_each_answered() -> None:
 # -- pipes ------------------------------------------------------------------------
 
 
-def _pipe_pair() -> tuple[trio.StapledStream[Any, Any], trio.StapledStream[Any, Any]]:
-    a_read, b_write = os.pipe()
-    b_read, a_write = os.pipe()
-    a = trio.StapledStream(
-        trio.lowlevel.FdStream(a_write), trio.lowlevel.FdStream(a_read)
-    )
-    b = trio.StapledStream(
-        trio.lowlevel.FdStream(b_write), trio.lowlevel.FdStream(b_read)
-    )
-    return a, b
-
-
 async def test_pipe_writer_handles_partial_writes_and_a_slow_reader() -> None:
-    a, b = _pipe_pair()
+    a, b = pipe_pair()
     writer = LineWriter(a)
     reader = LineReader(b)
     big = b"x" * 300_000  # several pipe buffers: partial writes, then wait_writable
@@ -297,7 +287,7 @@ async def test_pipe_writer_handles_partial_writes_and_a_slow_reader() -> None:
 
 
 async def test_pipe_closed_under_the_connection_ends_it() -> None:
-    a, b = _pipe_pair()
+    a, b = pipe_pair()
     async with trio.open_nursery() as nursery:
         served = await nursery.start(acp_trio.serve_agent, a, EchoAgent)
         peer_writer = LineWriter(b)
