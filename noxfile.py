@@ -67,8 +67,9 @@ def lint(session: nox.Session) -> None:
 
 @nox.session
 def typecheck(session: nox.Session) -> None:
-    session.install("-e", ".[test]", "mypy")
+    session.install("-e", ".[test]", "mypy", *CODEGEN_DEPS)
     session.run("mypy", "--strict", "generated/acp_schema", "runtime/acp_trio")
+    session.run("mypy", "--strict", "codegen/acp_codegen", env=CODEGEN_ENV)
 
 
 @nox.session

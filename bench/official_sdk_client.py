@@ -80,7 +80,6 @@ async def main(n: int) -> None:
         cpu.stop()
     # "seconds" = everything (spawn + interpreter/pydantic import in the child + handshake
     # + N prompts + shutdown); "prompt_seconds" = just the N prompt turns.
-    # report() runs after the agent was reaped: agent_rss_kb is its peak RSS.
     report("official_sdk", n, client.check, time.perf_counter() - t0, t2 - t1, cpu)
 
 

@@ -102,16 +102,21 @@ class OrderCheck:
             self.first_error = what
 
 
-def peak_rss_kb() -> int:
-    """This process's peak RSS (VmHWM), in KiB."""
+def peak_rss_kb(pid: int | None = None) -> int:
+    """The peak RSS (VmHWM) of process ``pid`` (default: this one), in KiB.
+
+    Read from ``/proc``: ``getrusage`` is no use for the agent, because a child's
+    ``ru_maxrss`` keeps the high-water mark of the memory it was forked from (the
+    client's), so it would report the larger of the two processes.
+    """
     try:
-        with open("/proc/self/status") as f:
+        with open(f"/proc/{pid or 'self'}/status") as f:
             for line in f:
                 if line.startswith("VmHWM:"):
                     return int(line.split()[1])
     except OSError:
         pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss if pid is None else 0
 
 
 def cpu_seconds(pid: int | None = None) -> float:
@@ -138,6 +143,7 @@ class CpuMeter:
     def __init__(self, agent_pid: int) -> None:
         self.agent_pid = agent_pid
         self.client = self.agent = math.nan
+        self.agent_rss_kb = 0
 
     def start(self) -> None:
         self._client0 = cpu_seconds()
@@ -146,11 +152,7 @@ class CpuMeter:
     def stop(self) -> None:
         self.client = cpu_seconds() - self._client0
         self.agent = cpu_seconds(self.agent_pid) - self._agent0
-
-
-def children_peak_rss_kb() -> int:
-    """Peak RSS of the largest reaped child (here: the agent), in KiB."""
-    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        self.agent_rss_kb = peak_rss_kb(self.agent_pid)  # still running: its own VmHWM
 
 
 def report(
@@ -161,7 +163,7 @@ def report(
     prompt_seconds: float,
     cpu: CpuMeter,
 ) -> None:
-    """Print the client's one JSON line (call after the agent was reaped)."""
+    """Print the client's one JSON line (the agent's figures come from `cpu`)."""
     check.end_turn()
     print(
         json.dumps(
@@ -176,7 +178,7 @@ def report(
                 "client_cpu_seconds": round(cpu.client, 6),
                 "agent_cpu_seconds": round(cpu.agent, 6),
                 "client_rss_kb": peak_rss_kb(),
-                "agent_rss_kb": children_peak_rss_kb(),
+                "agent_rss_kb": cpu.agent_rss_kb,
             }
         ),
         flush=True,

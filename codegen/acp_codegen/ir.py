@@ -142,6 +142,10 @@ class Struct:
     #: Set by the parser when a field's type is a union msgspec cannot decode
     #: natively: the class then resolves it in `__post_init__`.
     resolves_shapes: bool = False
+    #: Attributes (own or inherited) that hold by-shape unions only inside a
+    #: list or dict: when all are empty, absent or null there is nothing to
+    #: resolve and `__post_init__` returns at once. Empty: always resolve.
+    shape_guard: tuple[str, ...] = ()
 
 
 @dataclasses.dataclass

@@ -152,7 +152,7 @@ def _other_tag_field(other: _Variant, known: list[_Variant]) -> str:
         return fields.pop()
     props = other.node.get("properties", {})
     if len(props) >= 1:
-        return next(iter(props))
+        return str(next(iter(props)))
     raise SchemaError(f"cannot tell the tag field of an `other` variant: {other.node}")
 
 
@@ -496,7 +496,8 @@ class _Parser:
             return
         sets: list[set[str]] = []
         for mixin in mixins:
-            target = self.defs[_single_ref(mixin)] if _single_ref(mixin) else mixin
+            ref = _single_ref(mixin)
+            target = self.defs[ref] if ref else mixin
             if _Variant(target).tag is not None:
                 raise SchemaError(f"tagged alternative inside an object: {mixin}")
             for prop_name, prop in target.get("properties", {}).items():
@@ -548,7 +549,7 @@ class _Parser:
         return fields
 
     def _doc_of(self, name: str | None) -> str:
-        return self.defs.get(name or "", {}).get("description", "")
+        return str(self.defs.get(name or "", {}).get("description", ""))
 
     # -- types -----------------------------------------------------------
 
@@ -613,8 +614,20 @@ class _Parser:
                     return True
             return False
 
+        def in_container(type_: ir.TypeExpr) -> bool:
+            while isinstance(type_, ir.Nullable):
+                type_ = type_.inner
+            return isinstance(type_, ir.ListOf | ir.DictOf)
+
+        def all_fields(struct: ir.Struct) -> list[ir.Field]:
+            base = self.structs.get(struct.base) if struct.base else None
+            return [*(all_fields(base) if base else []), *struct.fields]
+
         for struct in self.structs.values():
             struct.resolves_shapes = any(needs(f.type) for f in struct.fields)
+            shaped = [f for f in all_fields(struct) if needs(f.type)]
+            if struct.resolves_shapes and all(in_container(f.type) for f in shaped):
+                struct.shape_guard = tuple(f.attr for f in shaped)
 
     def _ordered_structs(self) -> list[ir.Struct]:
         """Schema order, except that a base class comes before its subclasses."""
@@ -663,27 +676,27 @@ class _Parser:
             ("protocolMethods", "protocol"),
         ):
             for handler, wire in self.meta.get(table, {}).items():
-                found = by_method.get((side, wire))
-                if not found:
+                entry = by_method.get((side, wire))
+                if not entry:
                     raise SchemaError(
                         f"meta.json names {wire!r} but no type has x-method for it"
                     )
                 # A method may be both a request and a notification (`mcp/message`
                 # in the unstable surface): the request is the method, the
                 # notification form rides along.
-                params = found.get("request") or found.get("notification")
+                params = entry.get("request") or entry.get("notification")
                 if params is None:
                     raise SchemaError(f"no params type for {wire!r}")
-                is_request = "request" in found
+                is_request = "request" in entry
                 methods.append(
                     ir.Method(
                         wire=wire,
                         handler=handler,
                         side=side,
                         params=params,
-                        result=found.get("response") if is_request else None,
+                        result=entry.get("response") if is_request else None,
                         doc=self._doc_of(params),
-                        notification=found.get("notification") if is_request else None,
+                        notification=entry.get("notification") if is_request else None,
                     )
                 )
         return methods

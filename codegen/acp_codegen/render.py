@@ -75,6 +75,19 @@ class _StructView:
     doc: str
     fields: list[_FieldView]
     resolves_shapes: bool
+    shape_guard: tuple[str, ...]
+
+    @property
+    def post_init(self) -> list[str]:
+        """The body of ``__post_init__``: resolve the by-shape unions, skipping
+        the call when every container holding them is empty (a common case:
+        ``authMethods: []``, ``mcpServers: []``)."""
+        call = "_CODEC.resolve_shapes(self)"
+        guard = " or ".join(f"self.{attr}" for attr in self.shape_guard)
+        line = f"        if {guard}:"
+        if not guard or len(line) > _LINE:
+            return [f"        {call}"]
+        return [line, f"            {call}"]
 
     @property
     def header(self) -> list[str]:
@@ -165,6 +178,7 @@ def _struct_view(struct: ir.Struct) -> _StructView:
         doc=struct.doc or struct.name,
         fields=[_field_view(f, shadowed) for f in struct.fields],
         resolves_shapes=struct.resolves_shapes,
+        shape_guard=struct.shape_guard,
     )
 
 

@@ -1304,7 +1304,8 @@ class InitializeResponse(_Struct, kw_only=True):
     """
 
     def __post_init__(self) -> None:
-        _CODEC.resolve_shapes(self)
+        if self.auth_methods:
+            _CODEC.resolve_shapes(self)
 
 
 class AgentCapabilities(_Struct, kw_only=True):
@@ -2749,7 +2750,8 @@ class NewSessionRequest(_Struct, kw_only=True):
     """
 
     def __post_init__(self) -> None:
-        _CODEC.resolve_shapes(self)
+        if self.mcp_servers:
+            _CODEC.resolve_shapes(self)
 
 
 class HttpHeader(_Struct, kw_only=True):
@@ -2871,7 +2873,8 @@ class LoadSessionRequest(_Struct, kw_only=True):
     """
 
     def __post_init__(self) -> None:
-        _CODEC.resolve_shapes(self)
+        if self.mcp_servers:
+            _CODEC.resolve_shapes(self)
 
 
 class ListSessionsRequest(_Struct, kw_only=True):
@@ -2949,7 +2952,8 @@ class ResumeSessionRequest(_Struct, kw_only=True):
     """
 
     def __post_init__(self) -> None:
-        _CODEC.resolve_shapes(self)
+        if self.mcp_servers:
+            _CODEC.resolve_shapes(self)
 
 
 class CloseSessionRequest(_Struct, kw_only=True):

@@ -1481,7 +1481,8 @@ class InitializeResponse(_Struct, kw_only=True):
     """
 
     def __post_init__(self) -> None:
-        _CODEC.resolve_shapes(self)
+        if self.auth_methods:
+            _CODEC.resolve_shapes(self)
 
 
 class AgentCapabilities(_Struct, kw_only=True):
@@ -4066,7 +4067,8 @@ class NewSessionRequest(_Struct, kw_only=True):
     """
 
     def __post_init__(self) -> None:
-        _CODEC.resolve_shapes(self)
+        if self.mcp_servers:
+            _CODEC.resolve_shapes(self)
 
 
 class HttpHeader(_Struct, kw_only=True):
@@ -4218,7 +4220,8 @@ class LoadSessionRequest(_Struct, kw_only=True):
     """
 
     def __post_init__(self) -> None:
-        _CODEC.resolve_shapes(self)
+        if self.mcp_servers:
+            _CODEC.resolve_shapes(self)
 
 
 class ListSessionsRequest(_Struct, kw_only=True):
@@ -4299,7 +4302,8 @@ class ForkSessionRequest(_Struct, kw_only=True):
     """
 
     def __post_init__(self) -> None:
-        _CODEC.resolve_shapes(self)
+        if self.mcp_servers:
+            _CODEC.resolve_shapes(self)
 
 
 class ResumeSessionRequest(_Struct, kw_only=True):
@@ -4338,7 +4342,8 @@ class ResumeSessionRequest(_Struct, kw_only=True):
     """
 
     def __post_init__(self) -> None:
-        _CODEC.resolve_shapes(self)
+        if self.mcp_servers:
+            _CODEC.resolve_shapes(self)
 
 
 class CloseSessionRequest(_Struct, kw_only=True):

@@ -170,6 +170,29 @@ def test_untagged_union_decodes_by_shape() -> None:
     assert json.loads(v1.encode(req))["mcpServers"][0] == v1_stdio
 
 
+def test_untagged_union_items_decode_by_shape_from_bytes() -> None:
+    data = (
+        b'{"cwd":"/","mcpServers":[{"name":"fs","command":"/bin/fs","args":[],"env":[]},'
+        b'{"type":"http","name":"gh","url":"https://x","headers":[]}]}'
+    )
+    req = v1.decode(data, v1.NewSessionRequest)
+    assert [type(s) for s in req.mcp_servers] == [v1.McpServerStdio, v1.McpServerHttp]
+    assert (
+        v1.decode(b'{"cwd":"/","mcpServers":[]}', v1.NewSessionRequest).mcp_servers
+        == []
+    )
+    init = v1.decode(
+        b'{"protocolVersion":1,"authMethods":[{"id":"a","name":"Agent login"}]}',
+        v1.InitializeResponse,
+    )
+    assert [type(m) for m in init.auth_methods] == [v1.AuthMethodAgent]
+    built = v1.NewSessionRequest(
+        cwd="/",
+        mcp_servers=[{"name": "fs", "command": "/bin/fs", "args": [], "env": []}],
+    )
+    assert isinstance(built.mcp_servers[0], v1.McpServerStdio)
+
+
 def test_by_shape_failure_names_the_path() -> None:
     bad = {"type": "resource", "resource": {"uri": "file:///a"}}
     with pytest.raises(msgspec.ValidationError, match="EmbeddedResourceResource"):

@@ -227,6 +227,16 @@ def _close(schema: Any, defs: dict[str, Schema], extra: frozenset[str]) -> Any:
 # -- transformation 2: what only costs generation time ------------------------
 
 
+def _seal_empty(schema: Schema) -> Schema:
+    """A def that is an object declaring no property at all (v1 unstable
+    ``CompactionCapabilities``: ``{}`` advertises the capability) is generated
+    as a Struct without fields, so it is closed like any known object."""
+    parts = ("properties", "additionalProperties", "allOf", "anyOf", "oneOf")
+    if schema.get("type") == "object" and not any(key in schema for key in parts):
+        return {**schema, "additionalProperties": False}
+    return schema
+
+
 def _strip(schema: Any) -> Any:
     """`schema` without annotation keywords, at every level."""
     if not isinstance(schema, dict):
@@ -252,7 +262,9 @@ def _original(version: str) -> Schema:
 @functools.cache
 def _transformed_defs(version: str) -> dict[str, Schema]:
     defs = _original(version)["$defs"]
-    closed = {name: _close(d, defs, frozenset()) for name, d in defs.items()}
+    closed = {
+        name: _close(_seal_empty(d), defs, frozenset()) for name, d in defs.items()
+    }
     opened = {name + OPEN: _open(d) for name, d in defs.items()}
     return {name: _strip(d) for name, d in {**closed, **opened}.items()}
 
