@@ -312,13 +312,18 @@ class Codec:
 
     def _shape_resolver(self, marker: ShapeUnion) -> _Resolver:
         shape = self._shape
+        pick = _shape_pick(marker)
 
         def resolve_shape(value: Any, path: str) -> Any:
             kind = type(value)
-            if kind is dict or kind is list:
+            if kind is dict:
+                picked = pick(value)
+                return shape(value, marker, path) if picked is _NO_PICK else picked
+            if kind is list:
                 return shape(value, marker, path)
             return value  # already typed (built by hand or resolved)
 
+        resolve_shape.pick = pick  # type: ignore[attr-defined]
         return resolve_shape
 
     def _resolver(self, hint: Any) -> _Resolver | None:
@@ -338,10 +343,20 @@ class Codec:
             if item is None:
                 return None
             resolve_item = item
+            pick = getattr(item, "pick", None)
 
             def resolve_list(value: Any, path: str) -> Any:
                 if type(value) is not list:
                     return value
+                if pick is not None:  # a list of by-shape items: try the common case
+                    out = []
+                    for v in value:
+                        picked = pick(v) if type(v) is dict else _NO_PICK
+                        if picked is _NO_PICK:
+                            break
+                        out.append(picked)
+                    else:
+                        return out
                 return [resolve_item(v, f"{path}[{i}]") for i, v in enumerate(value)]
 
             return resolve_list
@@ -537,6 +552,60 @@ class Codec:
         raise _error(
             f"Value matches no variant of {union.name} [{names}]{detail}", path
         )
+
+
+_NO_PICK: Any = object()
+
+
+def _shape_pick(union: ShapeUnion) -> Callable[[dict[str, Any]], Any]:
+    """`Codec._shape`'s common case for an object, without trying and failing.
+
+    Of the leading Struct candidates, in order, the first whose tag the value
+    carries (or that has none) and whose required keys are all present is
+    converted. Every candidate passed over would have failed
+    `msgspec.convert` anyway, so the result is the one `Codec._shape` gives.
+    Anything else (no such candidate, a failed conversion, a candidate that
+    is not a Struct) returns `_NO_PICK`, and the full path decides, errors
+    and lenient rules included.
+    """
+    steps: list[tuple[Any, str | None, Any, frozenset[str]]] = []
+    for candidate in union.candidates:
+        if not (isinstance(candidate, type) and issubclass(candidate, msgspec.Struct)):
+            break
+        config = candidate.__struct_config__
+        required = frozenset(
+            f.encode_name for f in msgspec.structs.fields(candidate) if f.required
+        )
+        steps.append((candidate, config.tag_field, config.tag, required))
+    tag_fields = {tag_field for _, tag_field, _, _ in steps if tag_field is not None}
+    if len(tag_fields) > 1:
+        steps = []  # mixed tag fields: leave it all to the full path
+    tag_field = tag_fields.pop() if tag_fields else None
+    # The candidates worth trying, per tag value found (an absent or unknown
+    # tag: the untagged candidates only), kept in the union's order.
+    untagged = [(c, req) for c, field, _, req in steps if field is None]
+    by_tag = {
+        tag: [(c, req) for c, field, t, req in steps if field is None or t == tag]
+        for _, field, tag, _ in steps
+        if field is not None
+    }
+    convert = msgspec.convert
+
+    def pick(value: dict[str, Any]) -> Any:
+        tried = untagged
+        if tag_field is not None:
+            tag = value.get(tag_field)
+            if type(tag) is str or type(tag) is int:  # not a list or dict: unhashable
+                tried = by_tag.get(tag, untagged)
+        for candidate, required in tried:
+            if value.keys() >= required:
+                try:
+                    return convert(value, candidate)
+                except (ValidationError, ValueError):
+                    return _NO_PICK
+        return _NO_PICK
+
+    return pick
 
 
 def _optional(inner: _Resolver) -> _Resolver:

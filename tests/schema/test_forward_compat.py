@@ -193,6 +193,29 @@ def test_untagged_union_items_decode_by_shape_from_bytes() -> None:
     assert isinstance(built.mcp_servers[0], v1.McpServerStdio)
 
 
+def test_by_shape_decoding_takes_the_first_variant_that_fits() -> None:
+    # msgspec ignores unknown keys, so a value that is not a valid `type` tag
+    # leaves only the untagged variant, here stdio (as the schema's anyOf does).
+    for tag in (["http"], {"t": 1}, "_custom", 3):
+        server = {
+            "type": tag,
+            "name": "fs",
+            "command": "/bin/fs",
+            "args": [],
+            "env": [],
+        }
+        data = json.dumps({"cwd": "/", "mcpServers": [server]}).encode()
+        (decoded,) = v1.decode(data, v1.NewSessionRequest).mcp_servers
+        assert type(decoded) is v1.McpServerStdio, tag
+    blob = b'{"uri":"file:///a.png","blob":"aGk="}'
+    both = b'{"uri":"file:///a","text":"t","blob":"aGk="}'
+    assert type(v1.decode(blob, v1.EmbeddedResourceResource)) is v1.BlobResourceContents
+    assert type(v1.decode(both, v1.EmbeddedResourceResource)) is v1.TextResourceContents
+    bad_http = {"type": "http", "name": "gh", "url": 3, "headers": []}
+    with pytest.raises(msgspec.ValidationError, match="McpServer"):
+        v1.convert(bad_http, v1.McpServer)
+
+
 def test_by_shape_failure_names_the_path() -> None:
     bad = {"type": "resource", "resource": {"uri": "file:///a"}}
     with pytest.raises(msgspec.ValidationError, match="EmbeddedResourceResource"):
