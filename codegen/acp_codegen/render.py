@@ -140,6 +140,21 @@ class _HandlerView:
         ]
 
 
+def _handler_view(method: ir.Method) -> _HandlerView:
+    doc = first_paragraph(method.doc) or method.wire
+    if method.notification is None:
+        return _HandlerView(method.handler, method.params, method.result or "None", doc)
+    # Also sent as a notification (no id): the handler then gets that form's
+    # params and its return value is not sent.
+    return _HandlerView(
+        handler=method.handler,
+        params=f"{method.params} | {method.notification}",
+        result=f"{method.result} | None",
+        doc=f"{doc}\n\nSent without an id (as a notification), ``params`` is a\n"
+        f"``{method.notification}`` and the return value is not sent.",
+    )
+
+
 def _field_view(field: ir.Field, shadowed: frozenset[str]) -> _FieldView:
     annotation = field.type.render(shadowed)
     if field.nullable and not isinstance(field.type, ir.Nullable):
@@ -343,15 +358,7 @@ def _views(module: ir.Module) -> dict[str, object]:
     for side in ("agent", "client", "protocol"):
         methods = [m for m in module.methods if m.side == side]
         tables[side] = methods
-        handlers[side] = [
-            _HandlerView(
-                handler=m.handler,
-                params=m.params,
-                result=m.result or "None",
-                doc=first_paragraph(m.doc) or m.wire,
-            )
-            for m in methods
-        ]
+        handlers[side] = [_handler_view(m) for m in methods]
     fixed = [
         "AGENT_METHODS",
         "CLIENT_METHODS",

@@ -7069,8 +7069,14 @@ class Agent(Protocol):
         """Notification to cancel ongoing operations for a session."""
         ...
 
-    async def mcp_message(self, params: MessageMcpRequest) -> MessageMcpResponse:
-        """**UNSTABLE**"""
+    async def mcp_message(
+        self, params: MessageMcpRequest | MessageMcpNotification
+    ) -> MessageMcpResponse | None:
+        """**UNSTABLE**
+
+        Sent without an id (as a notification), ``params`` is a
+        ``MessageMcpNotification`` and the return value is not sent.
+        """
         ...
 
     async def session_list(self, params: ListSessionsRequest) -> ListSessionsResponse:
@@ -7199,8 +7205,14 @@ class Client(Protocol):
         """**UNSTABLE**"""
         ...
 
-    async def mcp_message(self, params: MessageMcpRequest) -> MessageMcpResponse:
-        """**UNSTABLE**"""
+    async def mcp_message(
+        self, params: MessageMcpRequest | MessageMcpNotification
+    ) -> MessageMcpResponse | None:
+        """**UNSTABLE**
+
+        Sent without an id (as a notification), ``params`` is a
+        ``MessageMcpNotification`` and the return value is not sent.
+        """
         ...
 
     async def mcp_disconnect(

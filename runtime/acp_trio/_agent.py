@@ -77,13 +77,16 @@ _CANCELLED_PROMPT: Final = b'{"stopReason":"cancelled"}'
 _INITIALIZE: Final = "initialize"
 
 
-def normalize_offer(offer: Offer) -> dict[int, Callable[[Any], object]]:
+def normalize_offer(
+    offer: Offer, *, unstable: bool = False
+) -> dict[int, Callable[[Any], object]]:
     """``{version: factory}`` from a factory or mapping; checks the versions exist."""
     offers = dict(offer) if isinstance(offer, Mapping) else {1: offer}
     if not offers:
         raise ValueError("offer at least one protocol version")
     for version in offers:
-        Schema.load(version, "agent")  # fails early on an unknown version
+        # fails early on an unknown version
+        Schema.load(version, "agent", unstable=unstable)
     return offers
 
 
@@ -113,11 +116,13 @@ class AgentSideConnection(Connection, Generic[ClientT]):
         agents: AgentOffer[ClientT],
         *,
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+        unstable: bool = False,
     ) -> None:
-        self._offers = normalize_offer(agents)
+        self._unstable = unstable
+        self._offers = normalize_offer(agents, unstable=unstable)
         super().__init__(
             stream,
-            Schema.load(max(self._offers), "agent"),
+            Schema.load(max(self._offers), "agent", unstable=unstable),
             max_message_size=max_message_size,
         )
         self._client = PeerProxy(self)
@@ -199,19 +204,23 @@ class AgentSideConnection(Connection, Generic[ClientT]):
         return not_initialized(name, "send initialize first")
 
     def decode_params(
-        self, method: MethodSpec, raw: msgspec.Raw | msgspec.UnsetType
+        self,
+        method: MethodSpec,
+        raw: msgspec.Raw | msgspec.UnsetType,
+        *,
+        notification: bool = False,
     ) -> Any:
         if method.handler == "initialize" and self.init_state == "waiting":
             version = self.negotiate(
                 None if raw is msgspec.UNSET else peek_protocol_version(raw)
             )
             if version != self.schema.version:
-                self.bind(Schema.load(version, "agent"))
+                self.bind(Schema.load(version, "agent", unstable=self._unstable))
             method = self.schema.incoming[method.name]
             params = super().decode_params(method, raw)
             self._instantiate(version)
             return params
-        params = super().decode_params(method, raw)
+        params = super().decode_params(method, raw, notification=notification)
         _capabilities.check_incoming(self.schema.version, method.handler, params)
         return params
 

@@ -104,9 +104,16 @@ def _is_absolute(path: Any) -> bool:
     )
 
 
+#: Session lifecycle requests whose paths must be absolute (``session/fork``:
+#: the unstable surface).
+_PATH_CHECKED = frozenset(
+    ("session_new", "session_load", "session_resume", "session_list", "session_fork")
+)
+
+
 def _path_problems(handler: str, params: Any) -> dict[str, str] | None:
     """The first non-absolute path of a session lifecycle request, if any."""
-    if handler not in ("session_new", "session_load", "session_resume", "session_list"):
+    if handler not in _PATH_CHECKED:
         return None
     cwd = _get(params, "cwd")
     if cwd is not None and not _is_absolute(cwd):
@@ -148,6 +155,7 @@ _AGENT_CHECKED = frozenset(
         "session_close",
         "session_delete",
         "session_prompt",
+        "session_fork",
     )
 )
 
@@ -199,6 +207,7 @@ class AgentCallChecks:
             "session_close": _on(session, "close"),
             "session_list": _on(session, "list"),
             "session_delete": _on(session, "delete"),
+            "session_fork": _on(session, "fork"),  # the unstable surface only
         }
         self.additional_directories = _on(session, "additional_directories")
         self.content = {tag: _on(prompt, cap) for tag, cap in _CONTENT_CAPS.items()}
@@ -216,7 +225,7 @@ class AgentCallChecks:
             raise CapabilityError(
                 f"the agent did not advertise support for {handler.replace('_', '/', 1)}"
             )
-        if handler in ("session_new", "session_load", "session_resume"):
+        if handler in ("session_new", "session_load", "session_resume", "session_fork"):
             if not self.additional_directories and _get(
                 params, "additional_directories"
             ):

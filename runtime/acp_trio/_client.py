@@ -91,11 +91,15 @@ class ClientSideConnection(Connection, Generic[AgentT]):
         client: ClientOffer[AgentT],
         *,
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+        unstable: bool = False,
     ) -> None:
-        self._offers = normalize_offer(client)
+        self._unstable = unstable
+        self._offers = normalize_offer(client, unstable=unstable)
         version = max(self._offers)
         super().__init__(
-            stream, Schema.load(version, "client"), max_message_size=max_message_size
+            stream,
+            Schema.load(version, "client", unstable=unstable),
+            max_message_size=max_message_size,
         )
         self._agent = PeerProxy(self)
         self.client_capabilities: Any = None
@@ -160,7 +164,7 @@ class ClientSideConnection(Connection, Generic[AgentT]):
             self.close()
             return
         if version != self.schema.version:
-            self.bind(Schema.load(version, "client"))
+            self.bind(Schema.load(version, "client", unstable=self._unstable))
             self.client = self._offers[version](self)
             self.set_handler(self.client)
             pending.method = self.schema.outgoing[pending.method.name]
@@ -223,9 +227,13 @@ class ClientSideConnection(Connection, Generic[AgentT]):
         return not_initialized(name, "the client has no initialize answer yet")
 
     def decode_params(
-        self, method: MethodSpec, raw: msgspec.Raw | msgspec.UnsetType
+        self,
+        method: MethodSpec,
+        raw: msgspec.Raw | msgspec.UnsetType,
+        *,
+        notification: bool = False,
     ) -> Any:
-        params = super().decode_params(method, raw)
+        params = super().decode_params(method, raw, notification=notification)
         _capabilities.check_incoming(self.schema.version, method.handler, params)
         if method.handler == "elicitation_create":
             _capabilities.check_elicitation_received(params, self.client_capabilities)

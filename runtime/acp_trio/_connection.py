@@ -247,6 +247,15 @@ def validation_data(exc: msgspec.ValidationError, root: str) -> dict[str, str]:
     return {"path": path, "message": text}
 
 
+async def _request_or_notify(
+    conn: Connection, method: MethodSpec, form: type, params: Any
+) -> Any:
+    if isinstance(params, form):
+        await conn.notify(method, params)
+        return None
+    return await conn.request(method, params)
+
+
 class PeerProxy:
     """Calls the peer's methods by handler name: ``conn.agent.session_new(params)``.
 
@@ -268,8 +277,14 @@ class PeerProxy:
             raise AttributeError(
                 f"the peer has no method {name!r} in protocol v{conn.schema.version}"
             )
-        send = conn.notify if method.result is None else conn.request
-        call: Callable[[Any], Awaitable[Any]] = functools.partial(send, method)
+        call: Callable[[Any], Awaitable[Any]]
+        form = getattr(method, "notification", None)
+        if method.result is None:
+            call = functools.partial(conn.notify, method)
+        elif form is None:
+            call = functools.partial(conn.request, method)
+        else:  # a request also defined as a notification: the params type decides
+            call = functools.partial(_request_or_notify, conn, method, form)
         self.__dict__[name] = call
         return call
 
@@ -754,15 +769,23 @@ class Connection:
             self._spawn(_Worker(None))
 
     def decode_params(
-        self, method: MethodSpec, raw: msgspec.Raw | msgspec.UnsetType
+        self,
+        method: MethodSpec,
+        raw: msgspec.Raw | msgspec.UnsetType,
+        *,
+        notification: bool = False,
     ) -> Any:
         """Decode ``raw`` params into the method's type (absent params read as ``{}``).
 
-        Subclasses add receiver-side checks by raising :class:`RequestError`.
+        ``notification``: the message had no id; a request that the schema
+        also defines as a notification (``mcp/message``) then decodes into
+        that form's type. Subclasses add receiver-side checks by raising
+        :class:`RequestError`.
         """
-        return self.schema.decode(
-            _EMPTY_OBJECT if raw is msgspec.UNSET else raw, method.params
-        )
+        type_ = method.params
+        if notification and method.result is not None:
+            type_ = getattr(method, "notification", None) or type_
+        return self.schema.decode(_EMPTY_OBJECT if raw is msgspec.UNSET else raw, type_)
 
     def resolve_request(self, method: MethodSpec, params: Any) -> Handler | None:
         """The coroutine function answering ``method`` (``None``: -32601)."""
@@ -976,7 +999,7 @@ class Connection:
             log.debug("ignoring unknown notification %s", name)
             return
         try:
-            params = self.decode_params(method, env.params)
+            params = self.decode_params(method, env.params, notification=True)
         except (msgspec.MsgspecError, RequestError) as exc:
             log.warning("dropping notification %s with invalid params: %s", name, exc)
             return
@@ -1203,6 +1226,7 @@ class _ExtMethod:
     params: Any = None
     result: Any = object
     handler = "ext_method"
+    notification: Any = None
 
     def __init__(self, name: str) -> None:
         self.name = name

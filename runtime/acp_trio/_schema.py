@@ -33,6 +33,9 @@ class MethodSpec(Protocol):
     def result(self) -> Any: ...
     @property
     def handler(self) -> str: ...
+    @property
+    def notification(self) -> Any:
+        """The params type of the same method sent as a notification, or None."""
 
 
 class SchemaModule(Protocol):
@@ -63,6 +66,7 @@ class Schema:
         "module",
         "outgoing",
         "request_cancelled_code",
+        "unstable",
         "version",
         "wire_names",
     )
@@ -70,6 +74,8 @@ class Schema:
     def __init__(self, module: SchemaModule, side: Side) -> None:
         self.module = module
         self.version: int = module.PROTOCOL_VERSION
+        #: Speaking the unstable surface (``acp_schema.vN_unstable``).
+        self.unstable: bool = getattr(module, "__name__", "").endswith("_unstable")
         self.decode = module.decode
         self.encode = module.encode
         protocol = getattr(module, "PROTOCOL_METHODS", {})
@@ -94,11 +100,13 @@ class Schema:
         }
 
     @classmethod
-    def load(cls, version: int, side: Side) -> Schema:
-        """Import ``acp_schema.v{version}`` and orient it for ``side``."""
+    def load(cls, version: int, side: Side, *, unstable: bool = False) -> Schema:
+        """Import ``acp_schema.v{version}`` (``..._unstable`` with ``unstable``)
+        and orient it for ``side``."""
         if version not in supported_versions():
             raise ValueError(f"unsupported protocol version {version!r}")
-        module = cast(SchemaModule, importlib.import_module(f"acp_schema.v{version}"))
+        name = f"acp_schema.v{version}{'_unstable' if unstable else ''}"
+        module = cast(SchemaModule, importlib.import_module(name))
         return cls(module, side)
 
     def find_outgoing(self, handler: str) -> MethodSpec | None:
@@ -109,4 +117,4 @@ class Schema:
         return None
 
     def __repr__(self) -> str:
-        return f"<Schema v{self.version}>"
+        return f"<Schema v{self.version}{' unstable' if self.unstable else ''}>"

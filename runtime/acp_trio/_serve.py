@@ -34,15 +34,21 @@ async def serve_agent(
     agents: Offer,
     *,
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+    unstable: bool = False,
     task_status: trio.TaskStatus[AgentSideConnection[Any]] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve one client over ``stream`` until it closes the connection.
 
     ``agents`` is an agent class (protocol v1) or ``{version: class}``; the
     class is built with the connection once ``initialize`` chose the version.
+
+    ``unstable=True`` speaks the schema's unstable surface
+    (``acp_schema.vN_unstable``: ``session/fork``, ``nes/*``, ``mcp/*``,
+    ``providers/*``, ...); the agent classes then take an
+    ``AgentSideConnection[v1_unstable.Client]``.
     """
     conn: AgentSideConnection[Any] = AgentSideConnection(
-        stream, agents, max_message_size=max_message_size
+        stream, agents, max_message_size=max_message_size, unstable=unstable
     )
     try:
         async with trio.open_nursery() as nursery:
@@ -58,14 +64,19 @@ async def connect_to_agent(
     client: ClientOffer[AgentT],
     *,
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+    unstable: bool = False,
 ) -> AsyncIterator[ClientSideConnection[AgentT]]:
     """A :class:`ClientSideConnection` over ``stream``, served while the block runs.
 
     Typed by the client class: ``client=MyClient`` whose ``__init__`` takes a
     ``ClientSideConnection[v1.Agent]`` yields a connection whose ``agent``
-    is a ``v1.Agent``.
+    is a ``v1.Agent``. ``unstable=True`` speaks the unstable surface: take a
+    ``ClientSideConnection[v1_unstable.Agent]`` and ``conn.agent.session_fork``
+    and the other preview methods are there.
     """
-    conn = ClientSideConnection(stream, client, max_message_size=max_message_size)
+    conn = ClientSideConnection(
+        stream, client, max_message_size=max_message_size, unstable=unstable
+    )
     async with trio.open_nursery() as nursery:
         await nursery.start(conn.run)
         try:
@@ -80,12 +91,15 @@ async def connect_to_client(
     agents: AgentOffer[ClientT],
     *,
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+    unstable: bool = False,
 ) -> AsyncIterator[AgentSideConnection[ClientT]]:
     """An :class:`AgentSideConnection` over ``stream``, served while the block runs.
 
     Like :func:`serve_agent`, but the block decides when to stop.
     """
-    conn = AgentSideConnection(stream, agents, max_message_size=max_message_size)
+    conn = AgentSideConnection(
+        stream, agents, max_message_size=max_message_size, unstable=unstable
+    )
     async with trio.open_nursery() as nursery:
         await nursery.start(conn.run)
         try:

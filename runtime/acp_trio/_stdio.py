@@ -39,11 +39,13 @@ async def serve_agent_stdio(
     agents: Offer,
     *,
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+    unstable: bool = False,
     task_status: trio.TaskStatus[AgentSideConnection[Any]] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve the client on stdin/stdout until it closes stdin.
 
-    ``agents``: an agent class (protocol v1) or ``{version: class}``.
+    ``agents``: an agent class (protocol v1) or ``{version: class}``;
+    ``unstable``: as for :func:`~acp_trio.serve_agent`.
     """
     if sys.platform == "win32":  # pragma: no cover
         raise RuntimeError(
@@ -63,7 +65,11 @@ async def serve_agent_stdio(
             trio.lowlevel.FdStream(protocol_out), trio.lowlevel.FdStream(protocol_in)
         )
         await serve_agent(
-            stream, agents, max_message_size=max_message_size, task_status=task_status
+            stream,
+            agents,
+            max_message_size=max_message_size,
+            unstable=unstable,
+            task_status=task_status,
         )
     finally:
         sys.stdout.flush()

@@ -44,6 +44,7 @@ async def spawn_agent(
     grace_period: float = 2.0,
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
     start_new_session: bool = False,
+    unstable: bool = False,
 ) -> AsyncIterator[ClientSideConnection[AgentT]]:
     """Start the agent ``command`` and connect to it over its stdin/stdout.
 
@@ -53,6 +54,9 @@ async def spawn_agent(
     Ctrl-C in the client's terminal reaches the client only: it can then send
     ``session/cancel`` and read the agent's ``cancelled`` answer instead of
     losing the agent to the same SIGINT.
+
+    ``unstable=True`` speaks the schema's unstable surface, as for
+    :func:`~acp_trio.connect_to_agent`.
     """
     process = await trio.lowlevel.open_process(
         list(command),
@@ -69,7 +73,10 @@ async def spawn_agent(
             stream = trio.StapledStream(process.stdin, process.stdout)
             try:
                 async with connect_to_agent(
-                    stream, client, max_message_size=max_message_size
+                    stream,
+                    client,
+                    max_message_size=max_message_size,
+                    unstable=unstable,
                 ) as conn:
                     conn.process = process
                     if process.stderr is not None:

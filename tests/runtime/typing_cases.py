@@ -11,7 +11,7 @@ from typing import Any
 
 import acp_trio
 import trio
-from acp_schema import v1, v2
+from acp_schema import v1, v1_unstable, v2
 from typing_extensions import assert_type
 
 V1_NEW = v1.NewSessionRequest(cwd="/", mcp_servers=[])
@@ -51,6 +51,30 @@ async def wrong_result(
     conn: acp_trio.ClientSideConnection[v1.Agent],
 ) -> v1.PromptResponse:
     return await conn.agent.session_new(V1_NEW)  # E: return-value
+
+
+# -- the unstable surface: conn.agent is a v1_unstable.Agent ---------------------------
+
+
+class UnstableClient:
+    def __init__(self, conn: acp_trio.ClientSideConnection[v1_unstable.Agent]) -> None:
+        self.agent = conn.agent
+
+
+async def unstable_client(stream: trio.abc.Stream) -> None:
+    async with acp_trio.spawn_agent(
+        ["my-agent"], client=UnstableClient, unstable=True
+    ) as conn:
+        fork = v1_unstable.ForkSessionRequest(session_id="s", cwd="/", mcp_servers=[])
+        forked = await conn.agent.session_fork(fork)
+        assert_type(forked, v1_unstable.ForkSessionResponse)
+        sent = await conn.agent.mcp_message(
+            v1_unstable.MessageMcpNotification(connection_id="c", method="m")
+        )
+        assert_type(sent, Any | None)  # MessageMcpResponse: any JSON value
+        await conn.agent.session_fork(V1_NEW)  # E: arg-type
+    async with acp_trio.connect_to_agent(stream, V1Client) as stable:
+        await stable.agent.session_fork(fork)  # E: attr-defined
 
 
 # -- a v2 client: conn.agent is a v2.Agent ----------------------------------------------

@@ -1,0 +1,243 @@
+"""The unstable surface (``unstable=True``): the preview methods of ``schema.unstable.json``.
+
+A connection speaks either the stable tables (``acp_schema.vN``) or the
+unstable ones (``acp_schema.vN_unstable``), chosen by its owner; the rules of
+the stable runtime apply to both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import acp_trio
+import pytest
+import trio
+import trio.testing
+from _acp_helpers import EchoAgent, RawPeer, pipe_pair
+from acp_schema import v1_unstable as u1
+
+
+class ForkingAgent:
+    """An unstable-surface agent: forks sessions, answers MCP-over-ACP, logs documents."""
+
+    advertise_fork = True
+
+    def __init__(self, conn: acp_trio.AgentSideConnection[u1.Client]) -> None:
+        self.client = conn.client
+        self.documents: list[u1.DidOpenDocumentNotification] = []
+        self.mcp: list[Any] = []
+
+    async def initialize(self, params: u1.InitializeRequest) -> u1.InitializeResponse:
+        session = u1.SessionCapabilities(
+            fork=u1.SessionForkCapabilities() if self.advertise_fork else None
+        )
+        return u1.InitializeResponse(
+            protocol_version=1,
+            agent_capabilities=u1.AgentCapabilities(session_capabilities=session),
+        )
+
+    async def session_new(self, params: u1.NewSessionRequest) -> u1.NewSessionResponse:
+        return u1.NewSessionResponse(session_id="sess_1")
+
+    async def session_fork(
+        self, params: u1.ForkSessionRequest
+    ) -> u1.ForkSessionResponse:
+        return u1.ForkSessionResponse(session_id=f"{params.session_id}_fork")
+
+    async def document_did_open(self, params: u1.DidOpenDocumentNotification) -> None:
+        self.documents.append(params)
+
+    async def mcp_message(
+        self, params: u1.MessageMcpRequest | u1.MessageMcpNotification
+    ) -> u1.MessageMcpResponse | None:
+        self.mcp.append(params)
+        if isinstance(params, u1.MessageMcpNotification):
+            return None
+        return {"tools": [], "echo": params.method}
+
+
+class SilentAgent(ForkingAgent):
+    advertise_fork = False
+
+
+class PlainClient:
+    def __init__(self, conn: acp_trio.ClientSideConnection[u1.Agent]) -> None:
+        self.mcp: list[Any] = []
+
+    async def mcp_message(
+        self, params: u1.MessageMcpRequest | u1.MessageMcpNotification
+    ) -> u1.MessageMcpResponse | None:
+        self.mcp.append(params)
+        return None if isinstance(params, u1.MessageMcpNotification) else 42
+
+
+INIT = u1.InitializeRequest(protocol_version=1)
+
+
+@asynccontextmanager
+async def unstable_pair(
+    agent: type[ForkingAgent] = ForkingAgent,
+) -> AsyncIterator[
+    tuple[acp_trio.ClientSideConnection[u1.Agent], acp_trio.AgentSideConnection[Any]]
+]:
+    """Client and agent connections on the unstable surface, over real pipes."""
+    a, b = pipe_pair()
+    async with acp_trio.connect_to_client(a, agent, unstable=True) as agent_conn:
+        async with acp_trio.connect_to_agent(
+            b, PlainClient, unstable=True
+        ) as client_conn:
+            await client_conn.agent.initialize(INIT)
+            yield client_conn, agent_conn
+
+
+async def test_an_unstable_connection_serves_the_preview_methods() -> None:
+    async with unstable_pair() as (client, agent):
+        forked = await client.agent.session_fork(
+            u1.ForkSessionRequest(session_id="sess_1", cwd="/work", mcp_servers=[])
+        )
+        assert isinstance(forked, u1.ForkSessionResponse)
+        assert forked.session_id == "sess_1_fork"
+        await client.agent.document_did_open(
+            u1.DidOpenDocumentNotification(
+                session_id="sess_1",
+                uri="file:///work/a.py",
+                language_id="python",
+                version=1,
+                text="x = 1\n",
+            )
+        )
+        # notifications are handled in order before a later response is released
+        await client.agent.session_new(u1.NewSessionRequest(cwd="/", mcp_servers=[]))
+        assert isinstance(agent.agent, ForkingAgent)
+        assert [d.uri for d in agent.agent.documents] == ["file:///work/a.py"]
+
+
+async def test_a_stable_connection_answers_preview_methods_method_not_found() -> None:
+    class StableAgentWithFork(EchoAgent):
+        async def session_fork(self, params: Any) -> Any:  # never reached
+            raise AssertionError("a stable connection routed session/fork")
+
+    ours, theirs = trio.testing.memory_stream_pair()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(acp_trio.serve_agent, ours, StableAgentWithFork)
+        peer = RawPeer(theirs)
+        await peer.initialize(1)
+        reply = await peer.call(
+            1, "session/fork", {"sessionId": "s", "cwd": "/", "mcpServers": []}
+        )
+        assert reply["error"]["code"] == -32601
+        nursery.cancel_scope.cancel()
+
+
+async def test_the_client_refuses_session_fork_the_agent_did_not_advertise() -> None:
+    async with unstable_pair(SilentAgent) as (client, _):
+        with pytest.raises(acp_trio.CapabilityError, match="session/fork"):
+            await client.agent.session_fork(
+                u1.ForkSessionRequest(session_id="sess_1", cwd="/", mcp_servers=[])
+            )
+
+
+async def test_session_fork_paths_must_be_absolute_at_both_ends() -> None:
+    async with unstable_pair() as (client, _):
+        with pytest.raises(acp_trio.RequestError) as refused:
+            await client.agent.session_fork(
+                u1.ForkSessionRequest(session_id="s", cwd="work", mcp_servers=[])
+            )
+        assert refused.value.code == -32602
+    ours, theirs = trio.testing.memory_stream_pair()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(
+            lambda task_status: acp_trio.serve_agent(
+                ours, ForkingAgent, unstable=True, task_status=task_status
+            )
+        )
+        peer = RawPeer(theirs)
+        await peer.initialize(1)
+        reply = await peer.call(
+            1,
+            "session/fork",
+            {
+                "sessionId": "s",
+                "cwd": "/",
+                "additionalDirectories": ["rel"],
+                "mcpServers": [],
+            },
+        )
+        assert reply["error"]["code"] == -32602
+        assert reply["error"]["data"]["path"] == "$.params.additionalDirectories[0]"
+        nursery.cancel_scope.cancel()
+
+
+async def test_a_request_also_defined_as_a_notification_goes_both_ways() -> None:
+    async with unstable_pair() as (client, agent):
+        assert isinstance(agent.agent, ForkingAgent)
+        answer = await client.agent.mcp_message(
+            u1.MessageMcpRequest(connection_id="c1", method="tools/list")
+        )
+        assert answer == {"tools": [], "echo": "tools/list"}
+        sent = await client.agent.mcp_message(
+            u1.MessageMcpNotification(
+                connection_id="c1", method="notifications/initialized"
+            )
+        )
+        assert sent is None
+        await client.agent.session_new(u1.NewSessionRequest(cwd="/", mcp_servers=[]))
+        got = agent.agent.mcp
+        assert [type(m) for m in got] == [
+            u1.MessageMcpRequest,
+            u1.MessageMcpNotification,
+        ]
+        # and from the agent to the client
+        assert (
+            await agent.client.mcp_message(
+                u1.MessageMcpRequest(connection_id="c2", method="ping")
+            )
+            == 42
+        )
+
+
+async def test_the_notification_form_has_no_id_on_the_wire() -> None:
+    ours, theirs = trio.testing.memory_stream_pair()
+    async with acp_trio.connect_to_agent(ours, PlainClient, unstable=True) as conn:
+        peer = RawPeer(theirs)
+        async with trio.open_nursery() as nursery:
+
+            async def answer_initialize() -> None:
+                request = await peer.receive()
+                await peer.send(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": request["id"],
+                        "result": {"protocolVersion": 1},
+                    }
+                )
+
+            nursery.start_soon(answer_initialize)
+            await conn.agent.initialize(INIT)
+        with trio.fail_after(5):  # a notification waits for no answer
+            await conn.agent.mcp_message(
+                u1.MessageMcpNotification(connection_id="c1", method="notifications/x")
+            )
+        line = await peer.receive()
+        assert "id" not in line
+        assert line["method"] == "mcp/message"
+        assert line["params"] == {"connectionId": "c1", "method": "notifications/x"}
+        # the agent's notification form reaches the client's handler as that form
+        await peer.send(
+            {
+                "jsonrpc": "2.0",
+                "method": "mcp/message",
+                "params": {"connectionId": "c1", "method": "notifications/y"},
+            }
+        )
+        reply = await peer.call(
+            7, "mcp/message", {"connectionId": "c1", "method": "ping"}
+        )
+        assert reply == {"jsonrpc": "2.0", "id": 7, "result": 42}
+        assert isinstance(conn.client, PlainClient)
+        assert [type(m) for m in conn.client.mcp] == [
+            u1.MessageMcpNotification,
+            u1.MessageMcpRequest,
+        ]
