@@ -6,11 +6,15 @@ that asks ``session/request_permission``, its updates and a ``usage_update``,
 then ends with ``end_turn``; a prompt saying "wait" runs until
 ``session/cancel`` and ends with ``cancelled``; a prompt "read /PATH" reads
 the file through the client's ``fs/read_text_file`` and says its text.
+``python official_agent.py --unstable`` also serves the SDK's unstable
+protocol (``use_unstable_protocol=True``) and advertises and answers
+``session/fork``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import sys
 import uuid
 from typing import Any
 
@@ -34,9 +38,12 @@ from acp.schema import (
     AgentCapabilities,
     AgentMessageChunk,
     Cost,
+    ForkSessionResponse,
     Implementation,
     PermissionOption,
     PromptCapabilities,
+    SessionCapabilities,
+    SessionForkCapabilities,
     ToolCallUpdate,
     UsageUpdate,
 )
@@ -49,7 +56,8 @@ def text_of(prompt: list[Any]) -> str:
 class OfficialAgent:
     """Duck-typed ``acp.Agent``: keyword arguments in, pydantic models out."""
 
-    def __init__(self) -> None:
+    def __init__(self, unstable: bool = False) -> None:
+        self.unstable = unstable
         self.conn: Client | None = None
         self.cancelled: dict[str, asyncio.Event] = {}
         self.sessions: dict[str, dict[str, Any]] = {}
@@ -69,6 +77,9 @@ class OfficialAgent:
             agent_capabilities=AgentCapabilities(
                 load_session=False,
                 prompt_capabilities=PromptCapabilities(embedded_context=True),
+                session_capabilities=SessionCapabilities(
+                    fork=SessionForkCapabilities() if self.unstable else None
+                ),
             ),
             agent_info=Implementation(name="official-sdk-agent", version="0.12.1"),
         )
@@ -79,6 +90,13 @@ class OfficialAgent:
         session_id = f"sess_{uuid.uuid4().hex[:12]}"
         self.sessions[session_id] = {"cwd": cwd, "mcp_servers": mcp_servers}
         return NewSessionResponse(session_id=session_id)
+
+    async def fork_session(
+        self, session_id: str, cwd: str, **kwargs: Any
+    ) -> ForkSessionResponse:
+        forked = f"{session_id}_fork"
+        self.sessions[forked] = {**self.sessions[session_id], "cwd": cwd}
+        return ForkSessionResponse(session_id=forked)
 
     async def prompt(
         self, session_id: str, prompt: list[Any], **kwargs: Any
@@ -176,7 +194,8 @@ class OfficialAgent:
 
 
 async def main() -> None:
-    await run_agent(OfficialAgent())
+    unstable = "--unstable" in sys.argv[1:]
+    await run_agent(OfficialAgent(unstable), use_unstable_protocol=unstable)
 
 
 if __name__ == "__main__":

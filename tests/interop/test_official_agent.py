@@ -7,9 +7,10 @@ from typing import Any
 
 import acp  # noqa: F401 - the agent runs agent-client-protocol==0.12.1 (test extra)
 import acp_trio
+import pytest
 import trio
 from _interop_helpers import OFFICIAL_AGENT, PYTHON, WIRETAP, read_wire
-from acp_schema import v1, v2
+from acp_schema import v1, v1_unstable, v2
 
 TIMEOUT = 20
 
@@ -225,3 +226,49 @@ async def test_the_official_agent_reads_a_file_through_our_client(
     assert result.stop_reason == "end_turn"
     assert client.reads == [str(note)]
     assert client.transcript.messages[0].text.endswith("(contents ünïcode)")
+
+
+class UnstableClient:
+    def __init__(self, conn: acp_trio.ClientSideConnection[Any]) -> None:
+        pass
+
+
+async def test_session_fork_on_the_unstable_surface_of_both_implementations() -> None:
+    with trio.fail_after(TIMEOUT):
+        async with acp_trio.spawn_agent(
+            [PYTHON, OFFICIAL_AGENT, "--unstable"], client=UnstableClient, unstable=True
+        ) as conn:
+            init = await conn.agent.initialize(
+                v1_unstable.InitializeRequest(protocol_version=1)
+            )
+            assert init.agent_capabilities.session_capabilities.fork is not None
+            s = await conn.agent.session_new(
+                v1_unstable.NewSessionRequest(cwd="/tmp", mcp_servers=[])
+            )
+            forked = await conn.agent.session_fork(
+                v1_unstable.ForkSessionRequest(
+                    session_id=s.session_id, cwd="/tmp/fork", mcp_servers=[]
+                )
+            )
+    assert isinstance(forked, v1_unstable.ForkSessionResponse)
+    assert forked.session_id == f"{s.session_id}_fork"
+
+
+async def test_our_client_refuses_session_fork_an_official_agent_did_not_advertise() -> (
+    None
+):
+    with trio.fail_after(TIMEOUT):
+        async with acp_trio.spawn_agent(
+            [PYTHON, OFFICIAL_AGENT], client=UnstableClient, unstable=True
+        ) as conn:
+            await conn.agent.initialize(
+                v1_unstable.InitializeRequest(protocol_version=1)
+            )
+            s = await conn.agent.session_new(
+                v1_unstable.NewSessionRequest(cwd="/tmp", mcp_servers=[])
+            )
+            fork = v1_unstable.ForkSessionRequest(
+                session_id=s.session_id, cwd="/tmp", mcp_servers=[]
+            )
+            with pytest.raises(acp_trio.CapabilityError, match="session/fork"):
+                await conn.agent.session_fork(fork)
