@@ -1,7 +1,8 @@
 """Short constructors for the session updates agents send most.
 
 Each returns the generated ``acp_schema`` Struct itself (no second model
-layer), for protocol v1 by default or for the module passed as ``version``::
+layer), for protocol v1 by default or for the module passed as ``version``
+(``v1_unstable`` / ``v2_unstable`` too, for ``unstable=True`` connections)::
 
     from acp_schema import v2
     import acp_trio
@@ -32,6 +33,7 @@ exist only in v2.
 from __future__ import annotations
 
 import base64
+import sys
 from collections.abc import Sequence
 from typing import Any, Protocol, TypeAlias, overload
 
@@ -77,8 +79,15 @@ class _V2(Protocol):
     def Agent(self) -> type[v2.Agent]: ...
 
 
+#: The generated modules the builders build for (the unstable ones share the
+#: stable ones' names and shapes).
+_MODULES = frozenset(
+    f"acp_schema.{name}" for name in ("v1", "v2", "v1_unstable", "v2_unstable")
+)
+
+
 def _module(version: object) -> Any:
-    if version is v1 or version is v2:
+    if getattr(version, "__name__", None) in _MODULES:
         return version
     raise ValueError(f"version must be acp_schema.v1 or acp_schema.v2, not {version!r}")
 
@@ -230,7 +239,7 @@ def _chunk(
     cls_name: str, text: str, message_id: str | None, meta: Meta, vn: Any
 ) -> Any:
     if message_id is None:
-        if vn is v2:
+        if vn.PROTOCOL_VERSION == 2:
             raise ValueError("v2 message chunks need a message_id")
         mid: str | UnsetType = UNSET
     else:
@@ -467,7 +476,7 @@ def tool_call(
     ('pending', '/etc/app.toml')
     """
     vn = _module(version)
-    cls = vn.ToolCall if vn is v1 else vn.SessionUpdateToolCallUpdate
+    cls = vn.ToolCall if vn.PROTOCOL_VERSION == 1 else vn.SessionUpdateToolCallUpdate
     return cls(
         tool_call_id=tool_call_id,
         title=title,
@@ -618,11 +627,11 @@ def plan(
         else e
         for e in entries
     ]
-    if vn is v1:
-        return v1.Plan(entries=items, meta=meta)
+    if vn.PROTOCOL_VERSION == 1:
+        return vn.Plan(entries=items, meta=meta)
     if plan_id is None:
         raise ValueError("a v2 plan needs a plan_id")
-    return v2.PlanUpdate(plan=v2.PlanItems(id=plan_id, entries=items), meta=meta)
+    return vn.PlanUpdate(plan=vn.PlanItems(id=plan_id, entries=items), meta=meta)
 
 
 @overload
@@ -682,7 +691,7 @@ def notification(session_id: str, update: Any, *, meta: Meta = UNSET) -> Any:
     's1'
     """
     module = type(update).__module__
-    vn = {v1.__name__: v1, v2.__name__: v2}.get(module)
+    vn = sys.modules.get(module) if module in _MODULES else None
     if vn is None:
         raise TypeError(f"not an acp_schema session update: {update!r}")
     return vn.SessionNotification(session_id=session_id, update=update, meta=meta)

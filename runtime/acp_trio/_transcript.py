@@ -34,12 +34,18 @@ The rules, from the protocol text:
   every tool call not ``completed`` or ``failed`` as ``cancelled``; later
   updates from the agent still apply.
 - A plan is replaced whole (v1 ``plan``; v2 ``plan_update``, one plan per
-  plan id); ``usage_update``, ``current_mode_update``,
+  plan id; the unstable ``plan_removed`` drops one); ``usage_update``, ``current_mode_update``,
   ``config_option_update`` and ``available_commands_update`` replace the
   previous value; ``session_info_update`` patches title, ``updatedAt`` and
   ``_meta``.
 - Unknown and custom (``_``) updates are kept, in order, in
-  ``other_updates``; every update applied is kept in ``events``.
+  ``other_updates`` (raw), as are the unstable updates this transcript does
+  not model (``compaction_update``, ...: typed); every update applied is
+  kept in ``events``.
+
+The updates of the unstable surface (``acp_schema.v1_unstable`` /
+``v2_unstable``, a connection with ``unstable=True``) are read like those of
+their stable twins; v1's unstable ``plan_update`` like v2's.
 
 By default adjacent plain text blocks of a message are joined into one
 (``coalesce_text``), so a message streamed in pieces and the same message
@@ -48,6 +54,7 @@ sent whole give the same content; ``events`` keeps the updates as received.
 
 from __future__ import annotations
 
+import sys
 import types
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, TypeAlias
@@ -74,20 +81,42 @@ SessionUpdate: TypeAlias = v1.SessionUpdate | v2.SessionUpdate
 SessionNotification: TypeAlias = v1.SessionNotification | v2.SessionNotification
 
 _TERMINAL_STATUSES = frozenset({"completed", "failed"})
-_CHUNK_ROLES: dict[type[Any], Role] = {
-    v1.UserMessageChunk: "user",
-    v1.AgentMessageChunk: "agent",
-    v1.AgentThoughtChunk: "thought",
-    v2.UserMessageChunk: "user",
-    v2.AgentMessageChunk: "agent",
-    v2.AgentThoughtChunk: "thought",
+_CHUNK_ROLES: dict[str, Role] = {
+    "UserMessageChunk": "user",
+    "AgentMessageChunk": "agent",
+    "AgentThoughtChunk": "thought",
 }
-_UPSERT_ROLES: dict[type[Any], Role] = {
-    v2.UserMessage: "user",
-    v2.AgentMessage: "agent",
-    v2.AgentThought: "thought",
+_UPSERT_ROLES: dict[str, Role] = {
+    "UserMessage": "user",
+    "AgentMessage": "agent",
+    "AgentThought": "thought",
 }
-_VERSIONS: dict[str, types.ModuleType] = {v1.__name__: v1, v2.__name__: v2}
+#: The generated modules a transcript reads (the unstable ones are not
+#: imported here: an update of theirs comes from a module already loaded).
+_MODULES = frozenset(
+    f"acp_schema.{name}" for name in ("v1", "v2", "v1_unstable", "v2_unstable")
+)
+_KINDS: dict[type, frozenset[str]] = {}
+
+
+def _kinds(cls: type) -> frozenset[str]:
+    """The names of the generated classes ``cls`` is (itself and its bases).
+
+    Updates are recognised by these names rather than by class, so that
+    ``v1_unstable.ToolCallUpdate`` reads like ``v1.ToolCallUpdate``: the
+    stable and unstable modules define the same names for the same shapes.
+    """
+    kinds = _KINDS.get(cls)
+    if kinds is None:
+        kinds = _KINDS[cls] = frozenset(
+            c.__name__ for c in cls.__mro__ if c.__module__ in _MODULES
+        )
+    return kinds
+
+
+def _module_of(obj: object) -> types.ModuleType | None:
+    name = type(obj).__module__
+    return sys.modules.get(name) if name in _MODULES else None
 
 
 class TranscriptMessage(msgspec.Struct, kw_only=True):
@@ -103,9 +132,9 @@ class TranscriptMessage(msgspec.Struct, kw_only=True):
     def text(self) -> str:
         """The message's text blocks, joined."""
         return "".join(
-            block.text
+            block.text  # type: ignore[union-attr]
             for block in self.content
-            if isinstance(block, (v1.TextContent, v2.TextContent))
+            if "TextContent" in _kinds(type(block))
         )
 
 
@@ -157,8 +186,8 @@ def _meta(value: dict[str, Any] | None | UnsetType) -> dict[str, Any] | None:
 class SessionTranscript:
     """Everything one session's ``session/update`` notifications said, in order.
 
-    ``version`` is ``acp_schema.v1`` or ``v2``; left out, it is taken from the
-    first update. ``session_id`` likewise; notifications for another session
+    ``version`` is ``acp_schema.v1`` or ``v2`` (or an unstable module); left
+    out, it is taken from the first update. ``session_id`` likewise; notifications for another session
     are refused. The views (``messages``, ``tool_calls``, ...) are live and
     belong to the transcript: read them, do not change them.
 
@@ -175,7 +204,7 @@ class SessionTranscript:
         version: types.ModuleType | None = None,
         coalesce_text: bool = True,
     ) -> None:
-        if version is not None and version not in (v1, v2):
+        if version is not None and getattr(version, "__name__", None) not in _MODULES:
             raise ValueError(f"version must be acp_schema.v1 or v2, not {version!r}")
         self.session_id = session_id
         self._version = version
@@ -191,7 +220,7 @@ class SessionTranscript:
         self._config_options: list[ConfigOption] = []
         self._commands: list[v1.AvailableCommand | v2.AvailableCommand] = []
         self._info = SessionInfoState()
-        self._other: list[Mapping[str, Any]] = []
+        self._other: list[SessionUpdate | Mapping[str, Any]] = []
         self._events: list[SessionUpdate | Mapping[str, Any]] = []
 
     # --- views ----------------------------------------------------------------
@@ -250,8 +279,9 @@ class SessionTranscript:
         return self._info
 
     @property
-    def other_updates(self) -> Sequence[Mapping[str, Any]]:
-        """Unknown and custom (``_``) updates, raw, in the order received."""
+    def other_updates(self) -> Sequence[SessionUpdate | Mapping[str, Any]]:
+        """Unknown and custom (``_``) updates, raw, in the order received, and
+        the unstable ones the transcript does not model (typed)."""
         return self._other
 
     @property
@@ -269,11 +299,12 @@ class SessionTranscript:
 
         Returns the message or tool call the update touched, if any.
         """
-        if isinstance(update, (v1.SessionNotification, v2.SessionNotification)):
-            self._check_session(update.session_id)
-            self._check_version(update)
-            return self._apply(update.update)
-        return self._apply(update)
+        if "SessionNotification" in _kinds(type(update)):
+            note: Any = update
+            self._check_session(note.session_id)
+            self._check_version(note)
+            return self._apply(note.update)
+        return self._apply(update)  # type: ignore[arg-type]
 
     def mark_cancelled(self) -> list[str]:
         """Mark every tool call not ``completed`` or ``failed`` as ``cancelled``.
@@ -298,12 +329,13 @@ class SessionTranscript:
             )
 
     def _check_version(self, obj: object) -> None:
-        module = _VERSIONS.get(type(obj).__module__)
+        module = _module_of(obj)
         if module is None or not _is_update_or_notification(obj):
             raise TypeError(f"not an acp_schema session update: {obj!r}")
         if self._version is None:
             self._version = module
-        elif module is not self._version:
+        elif module.PROTOCOL_VERSION != self._version.PROTOCOL_VERSION:
+            # v1 and v1_unstable updates may meet (the same protocol version)
             raise ValueError(
                 f"a {module.__name__} update in a {self._version.__name__} transcript"
             )
@@ -322,47 +354,53 @@ class SessionTranscript:
     def _apply(
         self, raw: SessionUpdate | Mapping[str, Any]
     ) -> TranscriptMessage | ToolCallState | None:
-        update: SessionUpdate | Mapping[str, Any]
-        if isinstance(raw, Mapping) and not isinstance(raw, v2.SessionUpdateOther):
+        update: Any  # recognised by class names (see _kinds), not narrowed by type
+        kinds = _kinds(type(raw))
+        if isinstance(raw, Mapping) and "SessionUpdateOther" not in kinds:
             update = self._convert(raw)
+            kinds = _kinds(type(update))
         else:
             self._check_version(raw)
             update = raw
         self._events.append(update)
-        if isinstance(update, (v1.ContentChunk, v2.ContentChunk)):
-            role = _CHUNK_ROLES[type(update)]
+        if "ContentChunk" in kinds:
+            role = next(r for n, r in _CHUNK_ROLES.items() if n in kinds)
             message_id = update.message_id
             if isinstance(message_id, UnsetType):
                 message_id = None
             return self._chunk(role, message_id, update.content)
-        if isinstance(update, (v2.UserMessage, v2.AgentMessage, v2.AgentThought)):
-            return self._upsert(_UPSERT_ROLES[type(update)], update)
-        if isinstance(update, v1.ToolCall):
+        upsert = next((r for n, r in _UPSERT_ROLES.items() if n in kinds), None)
+        if upsert is not None:
+            return self._upsert(upsert, update)
+        if "ToolCall" in kinds:  # v1: creates the tool call
             return self._create_tool_call(update)
-        if isinstance(update, (v1.ToolCallUpdate, v2.ToolCallUpdate)):
+        if "ToolCallUpdate" in kinds:
             return self._patch_tool_call(update)
-        if isinstance(update, v2.ToolCallContentChunk):
+        if "ToolCallContentChunk" in kinds:
             state = self._tool_call(update.tool_call_id)
             state.content.append(update.content)
             return state
-        if isinstance(update, v1.Plan):
+        if "Plan" in kinds:  # v1: the one plan
             entries: list[PlanEntry] = list(update.entries)
             self._set_plan(
                 PlanState(plan_id=None, entries=entries, meta=_meta(update.meta))
             )
-        elif isinstance(update, v2.PlanUpdate):
+        elif "PlanUpdate" in kinds:
             self._plan_update(update.plan)
-        elif isinstance(update, (v1.UsageUpdate, v2.UsageUpdate)):
+        elif "PlanRemoved" in kinds:  # the unstable surfaces
+            removed = _plan_id(update)
+            self._plans.pop(removed, None)
+            if self._plan_key == removed:
+                self._plan_key = None
+        elif "UsageUpdate" in kinds:
             self._usage = update
-        elif isinstance(update, v1.CurrentModeUpdate):
+        elif "CurrentModeUpdate" in kinds:
             self._current_mode_id = update.current_mode_id
-        elif isinstance(update, (v1.ConfigOptionUpdate, v2.ConfigOptionUpdate)):
+        elif "ConfigOptionUpdate" in kinds:
             self._config_options = list(update.config_options)
-        elif isinstance(
-            update, (v1.AvailableCommandsUpdate, v2.AvailableCommandsUpdate)
-        ):
+        elif "AvailableCommandsUpdate" in kinds:
             self._commands = list(update.available_commands)
-        elif isinstance(update, (v1.SessionInfoUpdate, v2.SessionInfoUpdate)):
+        elif "SessionInfoUpdate" in kinds:
             info = self._info
             info.title = _patch(update.title, info.title, None)
             info.updated_at = _patch(update.updated_at, info.updated_at, None)
@@ -460,17 +498,17 @@ class SessionTranscript:
         self._plans[plan.plan_id] = plan
         self._plan_key = plan.plan_id
 
-    def _plan_update(self, content: v2.PlanUpdateContent) -> None:
-        if isinstance(content, v2.PlanItems):
+    def _plan_update(self, content: Any) -> None:
+        if "PlanItems" in _kinds(type(content)):
             self._set_plan(
                 PlanState(
-                    plan_id=content.id,
+                    plan_id=_plan_id(content),
                     entries=list(content.entries),
                     meta=_meta(content.meta),
                 )
             )
         else:
-            plan_id = content.get("id")
+            plan_id = content.get("id", content.get("planId"))
             self._set_plan(
                 PlanState(
                     plan_id=plan_id if isinstance(plan_id, str) else None,
@@ -479,23 +517,29 @@ class SessionTranscript:
             )
 
 
+def _plan_id(obj: Any) -> str:
+    """A plan's id: ``id`` in v2, ``planId`` in v1's unstable surface."""
+    plan_id: str = obj.plan_id if "plan_id" in obj.__struct_fields__ else obj.id
+    return plan_id
+
+
 def _is_update_or_notification(obj: object) -> bool:
-    if isinstance(obj, (v1.SessionNotification, v2.SessionNotification)):
-        return True
-    if isinstance(obj, v2.SessionUpdateOther):
+    kinds = _kinds(type(obj))
+    if "SessionNotification" in kinds or "SessionUpdateOther" in kinds:
         return True
     config = getattr(type(obj), "__struct_config__", None)
     return config is not None and config.tag_field == "sessionUpdate"
 
 
 def _join_text(a: ContentBlock, b: ContentBlock) -> ContentBlock | None:
-    """Two adjacent plain text blocks (no annotations, no ``_meta``) as one."""
-    if isinstance(a, v1.TextContent) and isinstance(b, v1.TextContent):
-        if _plain(a) and _plain(b):
-            return v1.TextContent(text=a.text + b.text)
-    elif isinstance(a, v2.TextContent) and isinstance(b, v2.TextContent):
-        if _plain(a) and _plain(b):
-            return v2.TextContent(text=a.text + b.text)
+    """Two adjacent plain text blocks (no annotations, no ``_meta``) of one
+    module as one."""
+    x: Any = a
+    y: Any = b
+    if type(x) is type(y) and "TextContent" in _kinds(type(x)):
+        if _plain(x) and _plain(y):
+            joined: ContentBlock = type(x)(text=x.text + y.text)
+            return joined
     return None
 
 

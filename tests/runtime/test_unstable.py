@@ -46,6 +46,17 @@ class ForkingAgent:
     ) -> u1.ForkSessionResponse:
         return u1.ForkSessionResponse(session_id=f"{params.session_id}_fork")
 
+    async def session_prompt(self, params: u1.PromptRequest) -> u1.PromptResponse:
+        sid = params.session_id
+        for update in (
+            acp_trio.agent_text("Hel", message_id="m1", version=u1),
+            acp_trio.agent_text("lo", message_id="m1", version=u1),
+            acp_trio.tool_call("c1", "Read", kind="read", version=u1),
+            acp_trio.plan(["Read", "Answer"], version=u1),
+        ):
+            await self.client.session_update(acp_trio.notification(sid, update))
+        return u1.PromptResponse(stop_reason="end_turn")
+
     async def document_did_open(self, params: u1.DidOpenDocumentNotification) -> None:
         self.documents.append(params)
 
@@ -65,6 +76,10 @@ class SilentAgent(ForkingAgent):
 class PlainClient:
     def __init__(self, conn: acp_trio.ClientSideConnection[u1.Agent]) -> None:
         self.mcp: list[Any] = []
+        self.transcript = acp_trio.SessionTranscript()
+
+    async def session_update(self, params: u1.SessionNotification) -> None:
+        self.transcript.apply(params)
 
     async def mcp_message(
         self, params: u1.MessageMcpRequest | u1.MessageMcpNotification
@@ -241,3 +256,17 @@ async def test_the_notification_form_has_no_id_on_the_wire() -> None:
             u1.MessageMcpNotification,
             u1.MessageMcpRequest,
         ]
+
+
+async def test_builders_and_the_transcript_speak_the_unstable_modules() -> None:
+    async with unstable_pair() as (client, _):
+        result = await client.agent.session_prompt(
+            u1.PromptRequest(session_id="sess_1", prompt=[u1.TextContent(text="hi")])
+        )
+        assert result.stop_reason == "end_turn"
+    assert isinstance(client.client, PlainClient)
+    transcript = client.client.transcript
+    assert transcript.version is u1
+    assert [(m.role, m.text) for m in transcript.messages] == [("agent", "Hello")]
+    assert transcript.tool_calls["c1"].kind == "read"
+    assert [e.content for e in transcript.plan] == ["Read", "Answer"]

@@ -8,11 +8,16 @@ from typing import Any
 
 import acp_trio
 import pytest
-from acp_schema import v1, v2
+from acp_schema import v1, v1_unstable, v2, v2_unstable
 
 SESSION = "sess_abc123def456"
 
-both_versions = pytest.mark.parametrize("vn", [v1, v2], ids=["v1", "v2"])
+# The unstable modules' updates must read like their stable twins'.
+both_versions = pytest.mark.parametrize(
+    "vn",
+    [v1, v2, v1_unstable, v2_unstable],
+    ids=["v1", "v2", "v1_unstable", "v2_unstable"],
+)
 
 
 def notification(vn: ModuleType, update: dict[str, Any], session: str = SESSION) -> Any:

@@ -7,7 +7,7 @@ import json
 import acp_trio
 import pytest
 from _transcript_wire import SESSION, both_versions, chunk, feed, notification, text
-from acp_schema import v1, v2
+from acp_schema import v1, v1_unstable, v2, v2_unstable
 
 
 def _entry(content, status="pending", priority="medium"):
@@ -40,15 +40,18 @@ def test_plan_is_replaced_whole():
     assert list(t.plans) == [None]
 
 
-def test_v2_plan_update_replaces_the_plan_with_its_id():
+@pytest.mark.parametrize("vn", [v2, v1_unstable], ids=["v2", "v1_unstable"])
+def test_plan_update_replaces_the_plan_with_its_id(vn):
+    key = _plan_id_key(vn)
+
     def plan_update(plan_id, *entries):
         return {
             "sessionUpdate": "plan_update",
-            "plan": {"type": "items", "id": plan_id, "entries": list(entries)},
+            "plan": {"type": "items", key: plan_id, "entries": list(entries)},
         }
 
     t = feed(
-        v2,
+        vn,
         plan_update("plan-1", _entry("Analyze"), _entry("Refactor")),
         plan_update("plan-2", _entry("Side quest")),
         plan_update("plan-1", _entry("Analyze", "completed")),
@@ -59,6 +62,26 @@ def test_v2_plan_update_replaces_the_plan_with_its_id():
     }
     # `plan` is the plan updated last
     assert [(e.content, e.status) for e in t.plan] == [("Analyze", "completed")]
+
+
+def _plan_id_key(vn):
+    return "planId" if vn is v1_unstable else "id"  # v1's unstable surface says planId
+
+
+@pytest.mark.parametrize("vn", [v1_unstable, v2_unstable], ids=["v1", "v2"])
+def test_unstable_plan_removed_drops_that_plan(vn):
+    key = _plan_id_key(vn)
+    items = {"type": "items", "entries": [_entry("Analyze")]}
+    t = feed(
+        vn,
+        {"sessionUpdate": "plan_update", "plan": {**items, key: "plan-1"}},
+        {"sessionUpdate": "plan_update", "plan": {**items, key: "plan-2"}},
+        {"sessionUpdate": "plan_removed", key: "plan-2"},
+    )
+    assert list(t.plans) == ["plan-1"]
+    assert t.plan == []  # the plan updated last is gone
+    feed(vn, {"sessionUpdate": "plan_removed", key: "plan-1"}, transcript=t)
+    assert t.plans == {}
 
 
 def test_v2_plan_of_an_unknown_type_is_kept_raw():

@@ -9,7 +9,7 @@ from acp_schema import v1, v2
 
 def _create(vn, tool_call_id="call_001", **fields):
     """How each version reports a new tool call."""
-    tag = "tool_call" if vn is v1 else "tool_call_update"
+    tag = "tool_call" if vn.PROTOCOL_VERSION == 1 else "tool_call_update"
     return {"sessionUpdate": tag, "toolCallId": tool_call_id, **fields}
 
 
