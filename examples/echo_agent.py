@@ -1,4 +1,4 @@
-"""An ACP agent that echoes its prompts: ``python examples/echo_agent.py [--state-dir DIR]``.
+"""An ACP agent that echoes its prompts: ``python examples/echo_agent.py [--state-dir DIR] [--unstable]``.
 
 A stdio agent any ACP client can launch (``examples/client.py``, the
 official SDK's ``spawn_agent_process``, an editor).  It speaks protocol v1 and v2 and exercises most of
@@ -17,12 +17,16 @@ what a real agent sends:
 
 Sessions live in memory (load and resume work within the process) and, with
 ``--state-dir DIR``, in ``DIR/<sessionId>.json`` so they survive a restart.
+With ``--unstable`` it speaks the schema's unstable surface
+(``acp_schema.v1_unstable`` / ``v2_unstable``) and also serves
+``session/fork`` (a new session with a copy of the history).
 Logs go to stderr; stdout carries the protocol only.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import logging
 import os
 import re
@@ -35,7 +39,7 @@ from typing import Any, Literal
 import acp_trio
 import msgspec
 import trio
-from acp_schema import v1, v2
+from acp_schema import v1, v1_unstable, v2, v2_unstable
 
 log = logging.getLogger("echo_agent")
 
@@ -139,15 +143,16 @@ def new_id(prefix: str) -> str:
     return f"{prefix}_{uuid.uuid4().hex[:12]}"
 
 
-def prompt_text(blocks: list[Any]) -> str:
-    """The prompt as one line of text (links and embedded resources by name)."""
+def prompt_text(blocks: list[Any], V: Any) -> str:
+    """The prompt as one line of text (links and embedded resources by name);
+    ``V`` is the blocks' module."""
     parts = []
     for block in blocks:
-        if isinstance(block, v1.TextContent | v2.TextContent):
+        if isinstance(block, V.TextContent):
             parts.append(block.text)
-        elif isinstance(block, v1.ResourceLink | v2.ResourceLink):
+        elif isinstance(block, V.ResourceLink):
             parts.append(f"[{block.name}]")
-        elif isinstance(block, v1.EmbeddedResource | v2.EmbeddedResource):
+        elif isinstance(block, V.EmbeddedResource):
             parts.append(f"[{block.resource.uri}]")
     return " ".join(" ".join(parts).split())
 
@@ -236,7 +241,7 @@ class EchoAgent:
         servers = [] if params.mcp_servers is msgspec.UNSET else params.mcp_servers
         session.mcp_servers = wire(servers)
         for raw, server in zip(session.mcp_servers, servers, strict=True):
-            if isinstance(server, v1.McpServerStdio):  # v1 stdio has no "type" field
+            if isinstance(server, self.V.McpServerStdio):  # v1 stdio: no "type" field
                 raw.setdefault("type", "stdio")
         self.active.add(session.session_id)
         STORE.save(session)
@@ -349,7 +354,7 @@ class EchoAgent:
         session.history.append(
             Message(role="user", message_id=new_id("msg"), content=wire(params.prompt))
         )
-        text = prompt_text(params.prompt)
+        text = prompt_text(params.prompt, self.V)
         tool_calls: list[ToolCallRecord] = []
         try:
             if WAIT.search(text):
@@ -530,6 +535,54 @@ class EchoAgentV2(EchoAgent):
         )
 
 
+class UnstableSurface:
+    """The unstable surface on top of a version's agent: ``session/fork``."""
+
+    V: Any
+
+    def capabilities(self) -> dict[str, Any]:
+        # The stable capabilities, read into the unstable module's types
+        # (which have the ``fork`` capability), then fork added.
+        stable = super().capabilities()  # type: ignore[misc]
+        caps = {
+            key: self.V.convert(
+                msgspec.to_builtins(value), getattr(self.V, type(value).__name__)
+            )
+            for key, value in stable.items()
+        }
+        (agent_caps,) = caps.values()
+        session = (
+            agent_caps.session_capabilities
+            if self.V.PROTOCOL_VERSION == 1
+            else agent_caps.session
+        )
+        session.fork = self.V.SessionForkCapabilities()
+        return caps
+
+    async def session_fork(self, params: Any) -> Any:
+        source = STORE.get(params.session_id)
+        if source is None:
+            raise not_found(params.session_id)
+        session = STORE.new(params.cwd)
+        session.history = msgspec.convert(
+            msgspec.to_builtins(source.history), list[HistoryItem]
+        )
+        session.used_tokens = source.used_tokens
+        self._setup(session, params)  # type: ignore[attr-defined]
+        log.info("session %s: forked from %s", session.session_id, source.session_id)
+        return self.V.ForkSessionResponse(
+            session_id=session.session_id, meta=setup_meta(session)
+        )
+
+
+class EchoAgentV1Unstable(UnstableSurface, EchoAgentV1):
+    V = v1_unstable
+
+
+class EchoAgentV2Unstable(UnstableSurface, EchoAgentV2):
+    V = v2_unstable
+
+
 def main(argv: list[str] | None = None) -> None:
     global STORE, CHUNK_DELAY
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -542,6 +595,11 @@ def main(argv: list[str] | None = None) -> None:
         default=0.02,
         help="seconds between streamed chunks (default 0.02)",
     )
+    parser.add_argument(
+        "--unstable",
+        action="store_true",
+        help="speak the schema's unstable surface (session/fork, ...)",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(
         level=os.environ.get("ECHO_AGENT_LOG", "WARNING"),
@@ -550,7 +608,13 @@ def main(argv: list[str] | None = None) -> None:
     )
     STORE = Store(args.state_dir)
     CHUNK_DELAY = args.chunk_delay
-    trio.run(acp_trio.serve_agent_stdio, {1: EchoAgentV1, 2: EchoAgentV2})
+    if args.unstable:
+        agents: acp_trio.Offer = {1: EchoAgentV1Unstable, 2: EchoAgentV2Unstable}
+    else:
+        agents = {1: EchoAgentV1, 2: EchoAgentV2}
+    trio.run(
+        functools.partial(acp_trio.serve_agent_stdio, agents, unstable=args.unstable)
+    )
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ import acp_trio
 import pytest
 import trio
 from _example_helpers import TIMEOUT, agent_command, child_env
-from acp_schema import v1, v2
+from acp_schema import v1, v1_unstable, v2, v2_unstable
 
 
 def client_for(V: types.ModuleType) -> Any:
@@ -90,3 +90,65 @@ async def test_load_rebuilds_the_transcript_of_the_live_turns(
         kinds = {type(e).__name__ for e in replayed.events}
         assert {"UserMessage", "AgentMessage"} <= kinds
         assert "AgentMessageChunk" not in kinds
+
+
+@pytest.mark.parametrize("V", [v1_unstable, v2_unstable], ids=["v1", "v2"])
+async def test_a_forked_session_replays_the_history_it_was_forked_with(
+    V: types.ModuleType, tmp_path: Path
+) -> None:
+    agent = agent_command("--unstable")
+    with trio.fail_after(TIMEOUT):
+        async with acp_trio.spawn_agent(
+            agent,
+            client={V.PROTOCOL_VERSION: client_for(V)},
+            env=child_env(),
+            unstable=True,
+        ) as conn:
+            init = await conn.agent.initialize(init_for(V))
+            caps = init.agent_capabilities if V is v1_unstable else init.capabilities
+            session_caps = (
+                caps.session_capabilities if V is v1_unstable else caps.session
+            )
+            assert session_caps.fork is not None
+            cwd = str(tmp_path)
+            session = await conn.agent.session_new(
+                V.NewSessionRequest(cwd=cwd, mcp_servers=[])
+            )
+            await conn.agent.session_prompt(
+                V.PromptRequest(
+                    session_id=session.session_id,
+                    prompt=[V.TextContent(text="before the fork")],
+                )
+            )
+            fork = await conn.agent.session_fork(
+                V.ForkSessionRequest(
+                    session_id=session.session_id, cwd=cwd, mcp_servers=[]
+                )
+            )
+            assert fork.session_id != session.session_id
+            await conn.agent.session_prompt(
+                V.PromptRequest(
+                    session_id=fork.session_id,
+                    prompt=[V.TextContent(text="only in the fork")],
+                )
+            )
+            conn.client.transcript = acp_trio.SessionTranscript(version=V)
+            await conn.agent.session_load(
+                V.LoadSessionRequest(
+                    session_id=fork.session_id, cwd=cwd, mcp_servers=[]
+                )
+            )
+            forked = conn.client.transcript
+            conn.client.transcript = acp_trio.SessionTranscript(version=V)
+            await conn.agent.session_load(
+                V.LoadSessionRequest(
+                    session_id=session.session_id, cwd=cwd, mcp_servers=[]
+                )
+            )
+            original = conn.client.transcript
+
+    def users(t: acp_trio.SessionTranscript) -> list[str]:
+        return [m.text for m in t.messages if m.role == "user"]
+
+    assert users(forked) == ["before the fork", "only in the fork"]
+    assert users(original) == ["before the fork"]

@@ -344,3 +344,27 @@ def test_sessions_survive_an_agent_restart_with_a_state_dir(tmp_path: Path) -> N
     assert result.stop_reason == "end_turn"
     user = [u.content.text for u in client.updates if isinstance(u, UserMessageChunk)]
     assert user == ["persist me"]
+
+
+def test_session_fork_on_the_echo_agents_unstable_surface(tmp_path: Path) -> None:
+    async def scenario(conn: Any, client: SdkClient) -> Any:
+        sid = await new_session(conn)
+        await conn.prompt(session_id=sid, prompt=[text_block("remember me")])
+        forked = await conn.fork_session(session_id=sid, cwd="/tmp", mcp_servers=[])
+        client.updates.clear()
+        await conn.load_session(
+            cwd="/tmp", session_id=forked.session_id, mcp_servers=[]
+        )
+        return sid, forked, list(client.updates)
+
+    client = SdkClient()
+    sid, forked, replayed = run_with_echo_agent(
+        client, scenario, tmp_path / "wire.log", "--unstable"
+    )
+    fork_caps = client.init.agent_capabilities.session_capabilities.fork
+    assert fork_caps is not None  # advertised on the unstable surface only
+    assert forked.session_id != sid
+    user = [u for u in replayed if isinstance(u, UserMessageChunk)]
+    assert [u.content.text for u in user] == ["remember me"]  # the history came along
+    wire = read_wire(tmp_path / "wire.log")
+    assert any(m.get("method") == "session/fork" for _, m in wire)
