@@ -15,7 +15,7 @@ import acp_trio
 import pytest
 import trio
 import trio.testing
-from _acp_helpers import EchoAgent, RawPeer, pipe_pair
+from _acp_helpers import EchoAgent, RawPeer, initialize_raw, pipe_pair
 from acp_schema import v1_unstable as u1
 
 
@@ -217,20 +217,7 @@ async def test_the_notification_form_has_no_id_on_the_wire() -> None:
     ours, theirs = trio.testing.memory_stream_pair()
     async with acp_trio.connect_to_agent(ours, PlainClient, unstable=True) as conn:
         peer = RawPeer(theirs)
-        async with trio.open_nursery() as nursery:
-
-            async def answer_initialize() -> None:
-                request = await peer.receive()
-                await peer.send(
-                    {
-                        "jsonrpc": "2.0",
-                        "id": request["id"],
-                        "result": {"protocolVersion": 1},
-                    }
-                )
-
-            nursery.start_soon(answer_initialize)
-            await conn.agent.initialize(INIT)
+        await initialize_raw(conn, peer)
         with trio.fail_after(5):  # a notification waits for no answer
             await conn.agent.mcp_message(
                 u1.MessageMcpNotification(connection_id="c1", method="notifications/x")
