@@ -482,15 +482,16 @@ class EchoAgentV1(EchoAgent):
     V = v1
 
     def capabilities(self) -> dict[str, Any]:
+        V = self.V  # this version's module (stable or unstable)
         return {
-            "agent_capabilities": v1.AgentCapabilities(
+            "agent_capabilities": V.AgentCapabilities(
                 load_session=True,
-                prompt_capabilities=v1.PromptCapabilities(embedded_context=True),
-                mcp_capabilities=v1.McpCapabilities(http=True),
-                session_capabilities=v1.SessionCapabilities(
-                    additional_directories=v1.SessionAdditionalDirectoriesCapabilities(),
-                    resume=v1.SessionResumeCapabilities(),
-                    close=v1.SessionCloseCapabilities(),
+                prompt_capabilities=V.PromptCapabilities(embedded_context=True),
+                mcp_capabilities=V.McpCapabilities(http=True),
+                session_capabilities=V.SessionCapabilities(
+                    additional_directories=V.SessionAdditionalDirectoriesCapabilities(),
+                    resume=V.SessionResumeCapabilities(),
+                    close=V.SessionCloseCapabilities(),
                 ),
             )
         }
@@ -508,19 +509,20 @@ class EchoAgentV2(EchoAgent):
     V = v2
 
     def capabilities(self) -> dict[str, Any]:
+        V = self.V  # this version's module (stable or unstable)
         return {
-            "capabilities": v2.AgentCapabilities(
-                session=v2.SessionCapabilities(
-                    prompt=v2.PromptCapabilities(
-                        embedded_context=v2.PromptEmbeddedContextCapabilities()
+            "capabilities": V.AgentCapabilities(
+                session=V.SessionCapabilities(
+                    prompt=V.PromptCapabilities(
+                        embedded_context=V.PromptEmbeddedContextCapabilities()
                     ),
-                    mcp=v2.McpCapabilities(
-                        stdio=v2.McpStdioCapabilities(), http=v2.McpHttpCapabilities()
+                    mcp=V.McpCapabilities(
+                        stdio=V.McpStdioCapabilities(), http=V.McpHttpCapabilities()
                     ),
-                    load=v2.SessionLoadCapabilities(),
-                    resume=v2.SessionResumeCapabilities(),
-                    close=v2.SessionCloseCapabilities(),
-                    additional_directories=v2.SessionAdditionalDirectoriesCapabilities(),
+                    load=V.SessionLoadCapabilities(),
+                    resume=V.SessionResumeCapabilities(),
+                    close=V.SessionCloseCapabilities(),
+                    additional_directories=V.SessionAdditionalDirectoriesCapabilities(),
                 )
             )
         }
@@ -541,15 +543,9 @@ class UnstableSurface:
     V: Any
 
     def capabilities(self) -> dict[str, Any]:
-        # The stable capabilities, read into the unstable module's types
-        # (which have the ``fork`` capability), then fork added.
-        stable = super().capabilities()  # type: ignore[misc]
-        caps = {
-            key: self.V.convert(
-                msgspec.to_builtins(value), getattr(self.V, type(value).__name__)
-            )
-            for key, value in stable.items()
-        }
+        # The version's capabilities, built from the unstable module (which
+        # has the ``fork`` capability), with fork added.
+        caps = super().capabilities()  # type: ignore[misc]
         (agent_caps,) = caps.values()
         session = (
             agent_caps.session_capabilities
@@ -557,7 +553,7 @@ class UnstableSurface:
             else agent_caps.session
         )
         session.fork = self.V.SessionForkCapabilities()
-        return caps
+        return caps  # type: ignore[no-any-return]
 
     async def session_fork(self, params: Any) -> Any:
         source = STORE.get(params.session_id)

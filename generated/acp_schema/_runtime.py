@@ -323,7 +323,6 @@ class Codec:
                 return shape(value, marker, path)
             return value  # already typed (built by hand or resolved)
 
-        resolve_shape.pick = pick  # type: ignore[attr-defined]
         return resolve_shape
 
     def _resolver(self, hint: Any) -> _Resolver | None:
@@ -331,19 +330,20 @@ class Codec:
 
         Built once per field, so ``__post_init__`` does no type introspection.
         """
-        meta = getattr(hint, "__metadata__", ())
-        for marker in meta:
-            if isinstance(marker, ShapeUnion):
-                return self._shape_resolver(marker)
-        if meta:
+        marker = _shape_marker(hint)
+        if marker is not None:
+            return self._shape_resolver(marker)
+        if getattr(hint, "__metadata__", ()):
             return self._resolver(typing.get_args(hint)[0])
         origin = typing.get_origin(hint)
         if origin is list:
-            item = self._resolver(typing.get_args(hint)[0])
+            (item_hint,) = typing.get_args(hint)
+            item = self._resolver(item_hint)
             if item is None:
                 return None
             resolve_item = item
-            pick = getattr(item, "pick", None)
+            item_marker = _shape_marker(item_hint)
+            pick = None if item_marker is None else _shape_pick(item_marker)
 
             def resolve_list(value: Any, path: str) -> Any:
                 if type(value) is not list:
@@ -625,8 +625,16 @@ def _tag_matches(value: Any, candidate: Any) -> bool:
     return isinstance(value, dict) and value.get(config.tag_field) == config.tag
 
 
+def _shape_marker(hint: Any) -> ShapeUnion | None:
+    """The `ShapeUnion` of ``Annotated[Any, ShapeUnion(...)]``, else None."""
+    for marker in getattr(hint, "__metadata__", ()):
+        if isinstance(marker, ShapeUnion):
+            return marker
+    return None
+
+
 def _is_shape(hint: Any) -> bool:
-    return any(isinstance(m, ShapeUnion) for m in getattr(hint, "__metadata__", ()))
+    return _shape_marker(hint) is not None
 
 
 def _union_members(hint: Any) -> tuple[type[msgspec.Struct], ...]:

@@ -48,7 +48,6 @@ from . import _capabilities
 from ._connection import Connection, Handler, PeerProxy, Running, peek_protocol_version
 from ._errors import (
     INVALID_REQUEST,
-    ProtocolVersionError,
     RequestError,
     not_initialized,
 )
@@ -156,12 +155,6 @@ class AgentSideConnection(Connection, Generic[ClientT]):
         self._require_version(2)
         return cast("v2.Client", self._client)
 
-    def _require_version(self, version: int) -> None:
-        if self.schema.version != version:
-            raise ProtocolVersionError(
-                f"this connection speaks protocol v{self.schema.version}, not v{version}"
-            )
-
     # -- initialization ----------------------------------------------------------------
 
     def _instantiate(self, version: int) -> None:
@@ -220,9 +213,7 @@ class AgentSideConnection(Connection, Generic[ClientT]):
             params = super().decode_params(method, raw)
             self._instantiate(version)
             return params
-        params = super().decode_params(method, raw, notification=notification)
-        _capabilities.check_incoming(self.schema.version, method.handler, params)
-        return params
+        return super().decode_params(method, raw, notification=notification)
 
     def resolve_request(self, method: MethodSpec, params: Any) -> Handler | None:
         handler = super().resolve_request(method, params)

@@ -33,12 +33,13 @@ exist only in v2.
 from __future__ import annotations
 
 import base64
-import sys
 from collections.abc import Sequence
 from typing import Any, Protocol, TypeAlias, overload
 
 from acp_schema import v1, v2
 from msgspec import UNSET, UnsetType
+
+from ._schema import SCHEMA_MODULES, schema_module_of
 
 __all__ = [
     "agent_message",
@@ -79,15 +80,8 @@ class _V2(Protocol):
     def Agent(self) -> type[v2.Agent]: ...
 
 
-#: The generated modules the builders build for (the unstable ones share the
-#: stable ones' names and shapes).
-_MODULES = frozenset(
-    f"acp_schema.{name}" for name in ("v1", "v2", "v1_unstable", "v2_unstable")
-)
-
-
 def _module(version: object) -> Any:
-    if getattr(version, "__name__", None) in _MODULES:
+    if getattr(version, "__name__", None) in SCHEMA_MODULES:
         return version
     raise ValueError(f"version must be acp_schema.v1 or acp_schema.v2, not {version!r}")
 
@@ -690,8 +684,7 @@ def notification(session_id: str, update: Any, *, meta: Meta = UNSET) -> Any:
     >>> notification("s1", agent_text("hi")).session_id
     's1'
     """
-    module = type(update).__module__
-    vn = sys.modules.get(module) if module in _MODULES else None
+    vn = schema_module_of(update)
     if vn is None:
         raise TypeError(f"not an acp_schema session update: {update!r}")
     return vn.SessionNotification(session_id=session_id, update=update, meta=meta)

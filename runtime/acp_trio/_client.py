@@ -144,12 +144,6 @@ class ClientSideConnection(Connection, Generic[AgentT]):
         self._require_version(2)
         return cast("v2.Agent", self._agent)
 
-    def _require_version(self, version: int) -> None:
-        if self.schema.version != version:
-            raise ProtocolVersionError(
-                f"this connection speaks protocol v{self.schema.version}, not v{version}"
-            )
-
     # -- negotiation -----------------------------------------------------------------
 
     def response_received(self, pending: _Pending, env: Envelope) -> None:
@@ -234,7 +228,6 @@ class ClientSideConnection(Connection, Generic[AgentT]):
         notification: bool = False,
     ) -> Any:
         params = super().decode_params(method, raw, notification=notification)
-        _capabilities.check_incoming(self.schema.version, method.handler, params)
         if method.handler == "elicitation_create":
             _capabilities.check_elicitation_received(params, self.client_capabilities)
         return params

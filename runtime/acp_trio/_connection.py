@@ -47,6 +47,7 @@ from typing import Any, Final
 import msgspec
 import trio
 
+from . import _capabilities
 from ._errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -55,6 +56,7 @@ from ._errors import (
     PARSE_ERROR,
     REQUEST_CANCELLED,
     ConnectionClosed,
+    ProtocolVersionError,
     RequestError,
 )
 from ._framing import (
@@ -779,13 +781,24 @@ class Connection:
 
         ``notification``: the message had no id; a request that the schema
         also defines as a notification (``mcp/message``) then decodes into
-        that form's type. Subclasses add receiver-side checks by raising
-        :class:`RequestError`.
+        that form's type. The receiver-side rules both sides share (absolute
+        paths) raise :class:`RequestError` -32602; subclasses add their own.
         """
         type_ = method.params
         if notification and method.result is not None:
             type_ = getattr(method, "notification", None) or type_
-        return self.schema.decode(_EMPTY_OBJECT if raw is msgspec.UNSET else raw, type_)
+        params = self.schema.decode(
+            _EMPTY_OBJECT if raw is msgspec.UNSET else raw, type_
+        )
+        _capabilities.check_incoming(self.schema.version, method.handler, params)
+        return params
+
+    def _require_version(self, version: int) -> None:
+        """For the checked views (``agent_v1``, ``client_v2``, ...)."""
+        if self.schema.version != version:
+            raise ProtocolVersionError(
+                f"this connection speaks protocol v{self.schema.version}, not v{version}"
+            )
 
     def resolve_request(self, method: MethodSpec, params: Any) -> Handler | None:
         """The coroutine function answering ``method`` (``None``: -32601)."""

@@ -12,12 +12,21 @@ of a connection (which table is handled here, which is called on the peer)::
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 from collections.abc import Mapping
 from typing import Any, Literal, Protocol, cast
 
 import msgspec
 
-__all__ = ["MethodSpec", "Schema", "SchemaModule", "supported_versions"]
+__all__ = [
+    "SCHEMA_MODULES",
+    "MethodSpec",
+    "Schema",
+    "SchemaModule",
+    "schema_module_of",
+    "supported_versions",
+]
 
 Side = Literal["agent", "client"]
 
@@ -48,6 +57,23 @@ class SchemaModule(Protocol):
 
     def decode(self, data: bytes | msgspec.Raw, type: Any) -> Any: ...
     def encode(self, obj: Any) -> bytes: ...
+
+
+#: The generated modules, stable and unstable, by name. The unstable ones
+#: define the same names for the same shapes as their stable twins.
+SCHEMA_MODULES = frozenset(
+    f"acp_schema.{name}" for name in ("v1", "v2", "v1_unstable", "v2_unstable")
+)
+
+
+def schema_module_of(obj: object) -> types.ModuleType | None:
+    """The generated module that defines ``obj``'s class, if it is one.
+
+    Looked up among the modules already imported: an object of theirs exists
+    only once its module was loaded.
+    """
+    name = type(obj).__module__
+    return sys.modules.get(name) if name in SCHEMA_MODULES else None
 
 
 def supported_versions() -> tuple[int, ...]:

@@ -77,12 +77,8 @@ async def connect_to_agent(
     conn = ClientSideConnection(
         stream, client, max_message_size=max_message_size, unstable=unstable
     )
-    async with trio.open_nursery() as nursery:
-        await nursery.start(conn.run)
-        try:
-            yield conn
-        finally:
-            await _finish(conn, stream)
+    async with _served(conn, stream):
+        yield conn
 
 
 @asynccontextmanager
@@ -100,16 +96,20 @@ async def connect_to_client(
     conn = AgentSideConnection(
         stream, agents, max_message_size=max_message_size, unstable=unstable
     )
+    async with _served(conn, stream):
+        yield conn
+
+
+@asynccontextmanager
+async def _served(conn: Connection, stream: trio.abc.Stream) -> AsyncIterator[None]:
+    """Run ``conn`` in a nursery while the block runs; then close it and ``stream``."""
     async with trio.open_nursery() as nursery:
         await nursery.start(conn.run)
         try:
-            yield conn
+            yield
         finally:
-            await _finish(conn, stream)
-
-
-async def _finish(conn: Connection, stream: trio.abc.Stream) -> None:
-    conn.close()
-    with trio.CancelScope(shield=True):
-        await conn.closed.wait()  # bounded: the writer gets FLUSH_GRACE seconds
-        await trio.aclose_forcefully(stream)
+            conn.close()
+            with trio.CancelScope(shield=True):
+                # bounded: the writer gets FLUSH_GRACE seconds
+                await conn.closed.wait()
+                await trio.aclose_forcefully(stream)

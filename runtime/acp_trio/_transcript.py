@@ -54,7 +54,6 @@ sent whole give the same content; ``events`` keeps the updates as received.
 
 from __future__ import annotations
 
-import sys
 import types
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, TypeAlias
@@ -62,6 +61,8 @@ from typing import Any, Literal, TypeAlias
 import msgspec
 from acp_schema import v1, v2
 from msgspec import UnsetType
+
+from ._schema import SCHEMA_MODULES, schema_module_of
 
 __all__ = [
     "PlanState",
@@ -81,21 +82,16 @@ SessionUpdate: TypeAlias = v1.SessionUpdate | v2.SessionUpdate
 SessionNotification: TypeAlias = v1.SessionNotification | v2.SessionNotification
 
 _TERMINAL_STATUSES = frozenset({"completed", "failed"})
-_CHUNK_ROLES: dict[str, Role] = {
+#: The role of each message update: chunks, and the v2 upserts.
+_ROLE_OF: dict[str, Role] = {
     "UserMessageChunk": "user",
     "AgentMessageChunk": "agent",
     "AgentThoughtChunk": "thought",
-}
-_UPSERT_ROLES: dict[str, Role] = {
     "UserMessage": "user",
     "AgentMessage": "agent",
     "AgentThought": "thought",
 }
-#: The generated modules a transcript reads (the unstable ones are not
-#: imported here: an update of theirs comes from a module already loaded).
-_MODULES = frozenset(
-    f"acp_schema.{name}" for name in ("v1", "v2", "v1_unstable", "v2_unstable")
-)
+_ROLES: dict[type, Role | None] = {}
 _KINDS: dict[type, frozenset[str]] = {}
 
 
@@ -109,14 +105,21 @@ def _kinds(cls: type) -> frozenset[str]:
     kinds = _KINDS.get(cls)
     if kinds is None:
         kinds = _KINDS[cls] = frozenset(
-            c.__name__ for c in cls.__mro__ if c.__module__ in _MODULES
+            c.__name__ for c in cls.__mro__ if c.__module__ in SCHEMA_MODULES
         )
     return kinds
 
 
-def _module_of(obj: object) -> types.ModuleType | None:
-    name = type(obj).__module__
-    return sys.modules.get(name) if name in _MODULES else None
+def _role(cls: type) -> Role | None:
+    """The role of a message update class (chunk or upsert), else None."""
+    try:
+        return _ROLES[cls]
+    except KeyError:
+        kinds = _kinds(cls)
+        role = _ROLES[cls] = next(
+            (r for name, r in _ROLE_OF.items() if name in kinds), None
+        )
+        return role
 
 
 class TranscriptMessage(msgspec.Struct, kw_only=True):
@@ -204,7 +207,10 @@ class SessionTranscript:
         version: types.ModuleType | None = None,
         coalesce_text: bool = True,
     ) -> None:
-        if version is not None and getattr(version, "__name__", None) not in _MODULES:
+        if (
+            version is not None
+            and getattr(version, "__name__", None) not in SCHEMA_MODULES
+        ):
             raise ValueError(f"version must be acp_schema.v1 or v2, not {version!r}")
         self.session_id = session_id
         self._version = version
@@ -329,7 +335,7 @@ class SessionTranscript:
             )
 
     def _check_version(self, obj: object) -> None:
-        module = _module_of(obj)
+        module = schema_module_of(obj)
         if module is None or not _is_update_or_notification(obj):
             raise TypeError(f"not an acp_schema session update: {obj!r}")
         if self._version is None:
@@ -363,15 +369,14 @@ class SessionTranscript:
             self._check_version(raw)
             update = raw
         self._events.append(update)
-        if "ContentChunk" in kinds:
-            role = next(r for n, r in _CHUNK_ROLES.items() if n in kinds)
+        role = _role(type(update))
+        if role is not None:
+            if "ContentChunk" not in kinds:
+                return self._upsert(role, update)
             message_id = update.message_id
             if isinstance(message_id, UnsetType):
                 message_id = None
             return self._chunk(role, message_id, update.content)
-        upsert = next((r for n, r in _UPSERT_ROLES.items() if n in kinds), None)
-        if upsert is not None:
-            return self._upsert(upsert, update)
         if "ToolCall" in kinds:  # v1: creates the tool call
             return self._create_tool_call(update)
         if "ToolCallUpdate" in kinds:
