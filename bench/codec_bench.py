@@ -30,9 +30,9 @@ import msgspec
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from acp_schema import v1  # noqa: E402
-from corpus import CORPUS, MIX  # noqa: E402
-from official_sdk_codec import MODEL_FOR, dump  # noqa: E402
+from acp_schema import v1
+from corpus import CORPUS, MIX
+from official_sdk_codec import MODEL_FOR, dump
 
 
 def _type_for(method: str, kind: str) -> Any:

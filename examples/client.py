@@ -198,7 +198,8 @@ class Asker:
             self.screen.line(f"permission: {title}: {option.name} (--yes)")
             return str(option.option_id)
         try:
-            tty = open("/dev/tty", "r+")  # noqa: SIM115 - closed in the thread
+            # opening a terminal may block (a stopped job): off the event loop
+            tty = await trio.to_thread.run_sync(open, "/dev/tty", "r+")
         except OSError:
             reject = [o for o in options if str(o.kind).startswith("reject")]
             self.screen.line(f"permission: {title}: no terminal to ask, rejected")

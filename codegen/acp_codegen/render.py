@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import textwrap
 from pathlib import Path
 
@@ -157,13 +158,13 @@ def _handler_view(method: ir.Method) -> _HandlerView:
 
 def _field_view(field: ir.Field, shadowed: frozenset[str]) -> _FieldView:
     annotation = field.type.render(shadowed)
-    if field.nullable and not isinstance(field.type, ir.Nullable):
-        if not (isinstance(field.type, ir.Prim) and field.type.name == "Any"):
-            annotation += " | None"
     default = None
     if not field.required:
         annotation += " | UnsetType"
         default = "UNSET"
+    if field.nullable and not isinstance(field.type, ir.Nullable):
+        if not (isinstance(field.type, ir.Prim) and field.type.name == "Any"):
+            annotation += " | None"  # last, as ruff's RUF036 wants it
     if field.explicit_wire:
         default = (
             f'msgspec.field(default=UNSET, name="{field.wire}")'
@@ -317,6 +318,19 @@ def _known_tags_lines(tags: tuple[str, ...]) -> list[str]:
     ]
 
 
+def _dunder_all_order(name: str) -> tuple[int, list[str | int]]:
+    """``__all__`` order as ruff's RUF022 sorts it: CONSTANTS, then Classes,
+    then the rest, each in natural order (``Item2`` before ``Item10``)."""
+    if name.upper() == name:
+        group = 0
+    elif name[:1].isupper():
+        group = 1
+    else:
+        group = 2
+    parts = re.split(r"(\d+)", name)
+    return group, [int(p) if p.isdigit() else p for p in parts]
+
+
 def _views(module: ir.Module) -> dict[str, object]:
     structs = [_struct_view(s) for s in module.structs]
     rules = []
@@ -386,7 +400,9 @@ def _views(module: ir.Module) -> dict[str, object]:
         *(c.name for c in module.constants),
     }
     return {
-        "public_names": sorted(n for n in names if not n.startswith("_")),
+        "public_names": sorted(
+            (n for n in names if not n.startswith("_")), key=_dunder_all_order
+        ),
         "module": module,
         "structs": structs,
         "aliases": _union_views(module),

@@ -87,7 +87,7 @@ class OtherVariant(dict[str, Any]):
 class OpenUnion:
     """Marks an open tagged union: ``Annotated[Union[known...], OpenUnion(...)]``."""
 
-    __slots__ = ("tag_field", "other", "raw")
+    __slots__ = ("other", "raw", "tag_field")
 
     def __init__(
         self,
@@ -106,7 +106,7 @@ class OpenUnion:
 class ShapeUnion:
     """Marks a union decoded by shape: ``Annotated[Any, ShapeUnion(...)]``."""
 
-    __slots__ = ("name", "candidates")
+    __slots__ = ("candidates", "name")
 
     def __init__(self, name: str, candidates: tuple[Any, ...]) -> None:
         self.name = name
@@ -119,7 +119,7 @@ class ShapeUnion:
 class FieldRule:
     """The schema's lenient rules for one field."""
 
-    __slots__ = ("default_on_error", "skip_invalid_items", "default_json")
+    __slots__ = ("default_json", "default_on_error", "skip_invalid_items")
 
     def __init__(
         self,
@@ -149,7 +149,7 @@ class Method:
     (NewSessionRequest, NewSessionResponse, 'session_new')
     """
 
-    __slots__ = ("name", "params", "result", "handler", "notification")
+    __slots__ = ("handler", "name", "notification", "params", "result")
 
     def __init__(
         self,
@@ -205,7 +205,7 @@ def _at(error: ValidationError, path: str) -> ValidationError:
 
 
 class _FieldPlan:
-    __slots__ = ("attr", "wire", "type", "required", "rule")
+    __slots__ = ("attr", "required", "rule", "type", "wire")
 
     def __init__(
         self, attr: str, wire: str, type: Any, required: bool, rule: FieldRule | None

@@ -29,6 +29,20 @@ from ._runtime import (
 
 __all__ = [
     "AGENT_METHODS",
+    "CLIENT_METHODS",
+    "ERROR_CODE_AUTHENTICATION_REQUIRED",
+    "ERROR_CODE_INTERNAL_ERROR",
+    "ERROR_CODE_INVALID_PARAMS",
+    "ERROR_CODE_INVALID_REQUEST",
+    "ERROR_CODE_METHOD_NOT_FOUND",
+    "ERROR_CODE_PARSE_ERROR",
+    "ERROR_CODE_REQUEST_CANCELLED",
+    "ERROR_CODE_RESOURCE_NOT_FOUND",
+    "PROTOCOL_METHODS",
+    "PROTOCOL_VERSION",
+    "SCHEMA_SHA256",
+    "SCHEMA_VERSION",
+    "UNSET",
     "Agent",
     "AgentAuthCapabilities",
     "AgentCapabilities",
@@ -49,7 +63,6 @@ __all__ = [
     "BlobResourceContents",
     "BooleanConfigOptionCapabilities",
     "BooleanPropertySchema",
-    "CLIENT_METHODS",
     "CancelNotification",
     "CancelRequestNotification",
     "Client",
@@ -78,14 +91,6 @@ __all__ = [
     "DeleteSessionRequest",
     "DeleteSessionResponse",
     "Diff",
-    "ERROR_CODE_AUTHENTICATION_REQUIRED",
-    "ERROR_CODE_INTERNAL_ERROR",
-    "ERROR_CODE_INVALID_PARAMS",
-    "ERROR_CODE_INVALID_REQUEST",
-    "ERROR_CODE_METHOD_NOT_FOUND",
-    "ERROR_CODE_PARSE_ERROR",
-    "ERROR_CODE_REQUEST_CANCELLED",
-    "ERROR_CODE_RESOURCE_NOT_FOUND",
     "ElicitationAcceptAction",
     "ElicitationCapabilities",
     "ElicitationContentValue",
@@ -139,8 +144,6 @@ __all__ = [
     "NewSessionResponse",
     "NumberPropertySchema",
     "OtherVariant",
-    "PROTOCOL_METHODS",
-    "PROTOCOL_VERSION",
     "PermissionOption",
     "PermissionOptionId",
     "PermissionOptionKind",
@@ -165,8 +168,6 @@ __all__ = [
     "ResumeSessionRequest",
     "ResumeSessionResponse",
     "Role",
-    "SCHEMA_SHA256",
-    "SCHEMA_VERSION",
     "SelectedPermissionOutcome",
     "SessionAdditionalDirectoriesCapabilities",
     "SessionCapabilities",
@@ -221,7 +222,6 @@ __all__ = [
     "ToolCallStatus",
     "ToolCallUpdate",
     "ToolKind",
-    "UNSET",
     "UnsetType",
     "UnstructuredCommandInput",
     "UsageUpdate",
@@ -285,7 +285,7 @@ class WriteTextFileRequest(_Struct, kw_only=True):
     content: str
     """The text content to write to the file."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -306,13 +306,13 @@ class ReadTextFileRequest(_Struct, kw_only=True):
     path: str
     """Absolute path to the file to read."""
 
-    line: Annotated[int, msgspec.Meta(ge=0)] | None | UnsetType = UNSET
+    line: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
     """Line number to start reading from (1-based)."""
 
-    limit: Annotated[int, msgspec.Meta(ge=0)] | None | UnsetType = UNSET
+    limit: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
     """Maximum number of lines to read."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -338,7 +338,7 @@ class RequestPermissionRequest(_Struct, kw_only=True):
     options: list[PermissionOption]
     """Available permission options for the user to choose from."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -359,19 +359,19 @@ class ToolCallUpdate(_Struct, kw_only=True):
     tool_call_id: ToolCallId
     """The ID of the tool call being updated."""
 
-    kind: ToolKind | None | UnsetType = UNSET
+    kind: ToolKind | UnsetType | None = UNSET
     """Update the tool kind."""
 
-    status: ToolCallStatus | None | UnsetType = UNSET
+    status: ToolCallStatus | UnsetType | None = UNSET
     """Update the execution status."""
 
-    title: str | None | UnsetType = UNSET
+    title: str | UnsetType | None = UNSET
     """Update the human-readable title."""
 
-    content: list[ToolCallContent] | None | UnsetType = UNSET
+    content: list[ToolCallContent] | UnsetType | None = UNSET
     """Replace the content collection."""
 
-    locations: list[ToolCallLocation] | None | UnsetType = UNSET
+    locations: list[ToolCallLocation] | UnsetType | None = UNSET
     """Replace the locations collection."""
 
     raw_input: Any | UnsetType = UNSET
@@ -380,7 +380,7 @@ class ToolCallUpdate(_Struct, kw_only=True):
     raw_output: Any | UnsetType = UNSET
     """Update the raw output."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -392,16 +392,16 @@ class ToolCallUpdate(_Struct, kw_only=True):
 class Annotations(_Struct, kw_only=True):
     """Optional annotations for the client. The client can use annotations to inform how objects are used or displayed"""
 
-    audience: list[Role] | None | UnsetType = UNSET
+    audience: list[Role] | UnsetType | None = UNSET
     """Intended recipients for this content, such as the user or assistant."""
 
-    last_modified: str | None | UnsetType = UNSET
+    last_modified: str | UnsetType | None = UNSET
     """Timestamp indicating when the underlying resource was last modified."""
 
-    priority: float | None | UnsetType = UNSET
+    priority: float | UnsetType | None = UNSET
     """Relative importance of this content when clients choose what to surface."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -413,13 +413,13 @@ class Annotations(_Struct, kw_only=True):
 class TextContent(_Struct, kw_only=True, tag_field="type", tag="text"):
     """Text provided to or from an LLM."""
 
-    annotations: Annotations | None | UnsetType = UNSET
+    annotations: Annotations | UnsetType | None = UNSET
     """Optional annotations that help clients decide how to display or route this content."""
 
     text: str
     """Text payload carried by this content block."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -431,7 +431,7 @@ class TextContent(_Struct, kw_only=True, tag_field="type", tag="text"):
 class ImageContent(_Struct, kw_only=True, tag_field="type", tag="image"):
     """An image provided to or from an LLM."""
 
-    annotations: Annotations | None | UnsetType = UNSET
+    annotations: Annotations | UnsetType | None = UNSET
     """Optional annotations that help clients decide how to display or route this content."""
 
     data: str
@@ -440,10 +440,10 @@ class ImageContent(_Struct, kw_only=True, tag_field="type", tag="image"):
     mime_type: str
     """MIME type describing the encoded media payload."""
 
-    uri: str | None | UnsetType = UNSET
+    uri: str | UnsetType | None = UNSET
     """URI associated with this resource or media payload."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -455,7 +455,7 @@ class ImageContent(_Struct, kw_only=True, tag_field="type", tag="image"):
 class AudioContent(_Struct, kw_only=True, tag_field="type", tag="audio"):
     """Audio provided to or from an LLM."""
 
-    annotations: Annotations | None | UnsetType = UNSET
+    annotations: Annotations | UnsetType | None = UNSET
     """Optional annotations that help clients decide how to display or route this content."""
 
     data: str
@@ -464,7 +464,7 @@ class AudioContent(_Struct, kw_only=True, tag_field="type", tag="audio"):
     mime_type: str
     """MIME type describing the encoded media payload."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -476,28 +476,28 @@ class AudioContent(_Struct, kw_only=True, tag_field="type", tag="audio"):
 class ResourceLink(_Struct, kw_only=True, tag_field="type", tag="resource_link"):
     """A resource that the server is capable of reading, included in a prompt or tool call result."""
 
-    annotations: Annotations | None | UnsetType = UNSET
+    annotations: Annotations | UnsetType | None = UNSET
     """Optional annotations that help clients decide how to display or route this content."""
 
-    description: str | None | UnsetType = UNSET
+    description: str | UnsetType | None = UNSET
     """Optional human-readable details shown with this protocol object."""
 
-    mime_type: str | None | UnsetType = UNSET
+    mime_type: str | UnsetType | None = UNSET
     """MIME type describing the encoded media payload."""
 
     name: str
     """Human-readable name shown for this protocol object."""
 
-    size: int | None | UnsetType = UNSET
+    size: int | UnsetType | None = UNSET
     """Optional size of the linked resource in bytes, if known."""
 
-    title: str | None | UnsetType = UNSET
+    title: str | UnsetType | None = UNSET
     """Optional display title for end-user UI."""
 
     uri: str
     """URI associated with this resource or media payload."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -509,7 +509,7 @@ class ResourceLink(_Struct, kw_only=True, tag_field="type", tag="resource_link")
 class TextResourceContents(_Struct, kw_only=True):
     """Text-based resource contents."""
 
-    mime_type: str | None | UnsetType = UNSET
+    mime_type: str | UnsetType | None = UNSET
     """MIME type describing the encoded media payload."""
 
     text: str
@@ -518,7 +518,7 @@ class TextResourceContents(_Struct, kw_only=True):
     uri: str
     """URI associated with this resource or media payload."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -533,13 +533,13 @@ class BlobResourceContents(_Struct, kw_only=True):
     blob: str
     """Base64-encoded bytes for a binary resource payload."""
 
-    mime_type: str | None | UnsetType = UNSET
+    mime_type: str | UnsetType | None = UNSET
     """MIME type describing the encoded media payload."""
 
     uri: str
     """URI associated with this resource or media payload."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -551,13 +551,13 @@ class BlobResourceContents(_Struct, kw_only=True):
 class EmbeddedResource(_Struct, kw_only=True, tag_field="type", tag="resource"):
     """The contents of a resource, embedded into a prompt or tool call result."""
 
-    annotations: Annotations | None | UnsetType = UNSET
+    annotations: Annotations | UnsetType | None = UNSET
     """Optional annotations that help clients decide how to display or route this content."""
 
     resource: EmbeddedResourceResource
     """Embedded resource payload, either text or binary data."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -575,7 +575,7 @@ class Content(_Struct, kw_only=True, tag_field="type", tag="content"):
     content: ContentBlock
     """The actual content block."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -595,13 +595,13 @@ class Diff(_Struct, kw_only=True, tag_field="type", tag="diff"):
     path: str
     """The absolute file path being modified."""
 
-    old_text: str | None | UnsetType = UNSET
+    old_text: str | UnsetType | None = UNSET
     """The original content (None for new files)."""
 
     new_text: str
     """The new content after modification."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -621,7 +621,7 @@ class Terminal(_Struct, kw_only=True, tag_field="type", tag="terminal"):
     terminal_id: TerminalId
     """Identifier of the terminal instance to embed in the content stream."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -642,10 +642,10 @@ class ToolCallLocation(_Struct, kw_only=True):
     path: str
     """The absolute file path being accessed or modified."""
 
-    line: Annotated[int, msgspec.Meta(ge=0)] | None | UnsetType = UNSET
+    line: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
     """Optional line number within the file."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -666,7 +666,7 @@ class PermissionOption(_Struct, kw_only=True):
     kind: PermissionOptionKind
     """Hint about the nature of this permission option."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -690,10 +690,10 @@ class CreateTerminalRequest(_Struct, kw_only=True):
     env: list[EnvVariable] | UnsetType = UNSET
     """Environment variables for the command."""
 
-    cwd: str | None | UnsetType = UNSET
+    cwd: str | UnsetType | None = UNSET
     """Working directory for the command. Must be an absolute path."""
 
-    output_byte_limit: Annotated[int, msgspec.Meta(ge=0)] | None | UnsetType = UNSET
+    output_byte_limit: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
     """Maximum number of output bytes to retain.
 
     When the limit is exceeded, the Client truncates from the beginning of the output
@@ -704,7 +704,7 @@ class CreateTerminalRequest(_Struct, kw_only=True):
     specified limit.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -722,7 +722,7 @@ class EnvVariable(_Struct, kw_only=True):
     value: str
     """The value to set for the environment variable."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -740,7 +740,7 @@ class TerminalOutputRequest(_Struct, kw_only=True):
     terminal_id: TerminalId
     """The ID of the terminal to get output from."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -758,7 +758,7 @@ class ReleaseTerminalRequest(_Struct, kw_only=True):
     terminal_id: TerminalId
     """The ID of the terminal to release."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -776,7 +776,7 @@ class WaitForTerminalExitRequest(_Struct, kw_only=True):
     terminal_id: TerminalId
     """The ID of the terminal to wait for."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -794,7 +794,7 @@ class KillTerminalRequest(_Struct, kw_only=True):
     terminal_id: TerminalId
     """The ID of the terminal to kill."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -812,7 +812,7 @@ class ElicitationFormMode(_Struct, kw_only=True):
     session_id: SessionId | UnsetType = UNSET
     """The session this elicitation is tied to."""
 
-    tool_call_id: ToolCallId | None | UnsetType = UNSET
+    tool_call_id: ToolCallId | UnsetType | None = UNSET
     """Optional tool call within the session.
 
     Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
@@ -831,7 +831,7 @@ class CreateElicitationRequestForm(
     message: str
     """A human-readable message describing what input is needed."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -854,7 +854,7 @@ class ElicitationUrlMode(_Struct, kw_only=True):
     session_id: SessionId | UnsetType = UNSET
     """The session this elicitation is tied to."""
 
-    tool_call_id: ToolCallId | None | UnsetType = UNSET
+    tool_call_id: ToolCallId | UnsetType | None = UNSET
     """Optional tool call within the session.
 
     Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
@@ -873,7 +873,7 @@ class CreateElicitationRequestUrl(
     message: str
     """A human-readable message describing what input is needed."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -895,7 +895,7 @@ class ElicitationSessionScope(_Struct, kw_only=True):
     session_id: SessionId
     """The session this elicitation is tied to."""
 
-    tool_call_id: ToolCallId | None | UnsetType = UNSET
+    tool_call_id: ToolCallId | UnsetType | None = UNSET
     """Optional tool call within the session.
 
     Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
@@ -925,7 +925,7 @@ class ElicitationSchema(_Struct, kw_only=True):
     Schema default: ``"object"`` (UNSET here means absent).
     """
 
-    title: str | None | UnsetType = UNSET
+    title: str | UnsetType | None = UNSET
     """Optional title for the schema.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
@@ -937,19 +937,19 @@ class ElicitationSchema(_Struct, kw_only=True):
     Schema default: ``{}`` (UNSET here means absent).
     """
 
-    required: list[str] | None | UnsetType = UNSET
+    required: list[str] | UnsetType | None = UNSET
     """List of required property names.
 
     Optional. Omitted and `null` are equivalent and mean no property names are required.
     """
 
-    description: str | None | UnsetType = UNSET
+    description: str | UnsetType | None = UNSET
     """Optional description of what this schema represents.
 
     Optional. Omitted and `null` are equivalent and mean no schema description is provided.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -969,13 +969,13 @@ class EnumOption(_Struct, kw_only=True):
     title: str
     """Human-readable title for this option."""
 
-    description: str | None | UnsetType = UNSET
+    description: str | UnsetType | None = UNSET
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -993,61 +993,61 @@ class StringPropertySchema(_Struct, kw_only=True, tag_field="type", tag="string"
     with `"type": "string"`.
     """
 
-    title: str | None | UnsetType = UNSET
+    title: str | UnsetType | None = UNSET
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
 
-    description: str | None | UnsetType = UNSET
+    description: str | UnsetType | None = UNSET
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    min_length: Annotated[int, msgspec.Meta(ge=0)] | None | UnsetType = UNSET
+    min_length: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
     """Minimum string length.
 
     Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint.
     """
 
-    max_length: Annotated[int, msgspec.Meta(ge=0)] | None | UnsetType = UNSET
+    max_length: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
     """Maximum string length.
 
     Optional. Omitted and `null` are equivalent and mean there is no maximum length constraint.
     """
 
-    pattern: str | None | UnsetType = UNSET
+    pattern: str | UnsetType | None = UNSET
     """Pattern the string must match.
 
     Optional. Omitted and `null` are equivalent and mean there is no pattern constraint.
     """
 
-    format: StringFormat | None | UnsetType = UNSET
+    format: StringFormat | UnsetType | None = UNSET
     """String format.
 
     Optional. Omitted and `null` are equivalent and mean there is no format constraint.
     """
 
-    default: str | None | UnsetType = UNSET
+    default: str | UnsetType | None = UNSET
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
 
-    enum: list[str] | None | UnsetType = UNSET
+    enum: list[str] | UnsetType | None = UNSET
     """Enum values for untitled single-select enums.
     Optional. Omitted and `null` are equivalent and mean no untitled single-select choices are
     declared by `enum`.
     """
 
-    one_of: list[EnumOption] | None | UnsetType = UNSET
+    one_of: list[EnumOption] | UnsetType | None = UNSET
     """Titled enum options for titled single-select enums.
     Optional. Omitted and `null` are equivalent and mean no titled single-select choices are
     declared by `oneOf`.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1061,37 +1061,37 @@ class StringPropertySchema(_Struct, kw_only=True, tag_field="type", tag="string"
 class NumberPropertySchema(_Struct, kw_only=True, tag_field="type", tag="number"):
     """Schema for number (floating-point) properties in an elicitation form."""
 
-    title: str | None | UnsetType = UNSET
+    title: str | UnsetType | None = UNSET
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
 
-    description: str | None | UnsetType = UNSET
+    description: str | UnsetType | None = UNSET
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    minimum: float | None | UnsetType = UNSET
+    minimum: float | UnsetType | None = UNSET
     """Minimum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
     """
 
-    maximum: float | None | UnsetType = UNSET
+    maximum: float | UnsetType | None = UNSET
     """Maximum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
     """
 
-    default: float | None | UnsetType = UNSET
+    default: float | UnsetType | None = UNSET
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1105,37 +1105,37 @@ class NumberPropertySchema(_Struct, kw_only=True, tag_field="type", tag="number"
 class IntegerPropertySchema(_Struct, kw_only=True, tag_field="type", tag="integer"):
     """Schema for integer properties in an elicitation form."""
 
-    title: str | None | UnsetType = UNSET
+    title: str | UnsetType | None = UNSET
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
 
-    description: str | None | UnsetType = UNSET
+    description: str | UnsetType | None = UNSET
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    minimum: int | None | UnsetType = UNSET
+    minimum: int | UnsetType | None = UNSET
     """Minimum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
     """
 
-    maximum: int | None | UnsetType = UNSET
+    maximum: int | UnsetType | None = UNSET
     """Maximum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
     """
 
-    default: int | None | UnsetType = UNSET
+    default: int | UnsetType | None = UNSET
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1149,25 +1149,25 @@ class IntegerPropertySchema(_Struct, kw_only=True, tag_field="type", tag="intege
 class BooleanPropertySchema(_Struct, kw_only=True, tag_field="type", tag="boolean"):
     """Schema for boolean properties in an elicitation form."""
 
-    title: str | None | UnsetType = UNSET
+    title: str | UnsetType | None = UNSET
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
 
-    description: str | None | UnsetType = UNSET
+    description: str | UnsetType | None = UNSET
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    default: bool | None | UnsetType = UNSET
+    default: bool | UnsetType | None = UNSET
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1184,7 +1184,7 @@ class StringMultiSelectItems(_Struct, kw_only=True, tag_field="type", tag="strin
     enum: list[str]
     """Allowed enum values."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1201,7 +1201,7 @@ class TitledMultiSelectItems(_Struct, kw_only=True):
     any_of: list[EnumOption]
     """Titled enum options."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1215,25 +1215,25 @@ class TitledMultiSelectItems(_Struct, kw_only=True):
 class MultiSelectPropertySchema(_Struct, kw_only=True, tag_field="type", tag="array"):
     """Schema for multi-select (array) properties in an elicitation form."""
 
-    title: str | None | UnsetType = UNSET
+    title: str | UnsetType | None = UNSET
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
 
-    description: str | None | UnsetType = UNSET
+    description: str | UnsetType | None = UNSET
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    min_items: Annotated[int, msgspec.Meta(ge=0)] | None | UnsetType = UNSET
+    min_items: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
     """Minimum number of items to select.
 
     Optional. Omitted and `null` are equivalent and mean there is no minimum selection count.
     """
 
-    max_items: Annotated[int, msgspec.Meta(ge=0)] | None | UnsetType = UNSET
+    max_items: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
     """Maximum number of items to select.
 
     Optional. Omitted and `null` are equivalent and mean there is no maximum selection count.
@@ -1242,13 +1242,13 @@ class MultiSelectPropertySchema(_Struct, kw_only=True, tag_field="type", tag="ar
     items: MultiSelectItems
     """The items definition describing allowed values."""
 
-    default: list[str] | None | UnsetType = UNSET
+    default: list[str] | UnsetType | None = UNSET
     """Default selected values.
 
     Optional. Omitted and `null` are equivalent and mean no default selections are provided.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1289,13 +1289,13 @@ class InitializeResponse(_Struct, kw_only=True):
     Schema default: ``[]`` (UNSET here means absent).
     """
 
-    agent_info: Implementation | None | UnsetType = UNSET
+    agent_info: Implementation | UnsetType | None = UNSET
     """Information about the Agent name and version sent to the Client.
 
     Note: in future versions of the protocol, this will be required.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1347,7 +1347,7 @@ class AgentCapabilities(_Struct, kw_only=True):
     Schema default: ``{}`` (UNSET here means absent).
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1392,7 +1392,7 @@ class PromptCapabilities(_Struct, kw_only=True):
     Schema default: ``false`` (UNSET here means absent).
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1416,7 +1416,7 @@ class McpCapabilities(_Struct, kw_only=True):
     Schema default: ``false`` (UNSET here means absent).
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1437,14 +1437,14 @@ class SessionCapabilities(_Struct, kw_only=True):
     See protocol docs: [Session Capabilities](https://agentclientprotocol.com/protocol/initialization#session-capabilities)
     """
 
-    list: SessionListCapabilities | None | UnsetType = UNSET
+    list: SessionListCapabilities | UnsetType | None = UNSET
     """Whether the agent supports `session/list`.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports listing sessions.
     """
 
-    delete: SessionDeleteCapabilities | None | UnsetType = UNSET
+    delete: SessionDeleteCapabilities | UnsetType | None = UNSET
     """Whether the agent supports `session/delete`.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
@@ -1452,7 +1452,7 @@ class SessionCapabilities(_Struct, kw_only=True):
     """
 
     additional_directories: (
-        SessionAdditionalDirectoriesCapabilities | None | UnsetType
+        SessionAdditionalDirectoriesCapabilities | UnsetType | None
     ) = UNSET
     """Whether the agent supports `additionalDirectories` on supported session lifecycle requests.
 
@@ -1465,21 +1465,21 @@ class SessionCapabilities(_Struct, kw_only=True):
     additional-root list associated with a listed session.
     """
 
-    resume: SessionResumeCapabilities | None | UnsetType = UNSET
+    resume: SessionResumeCapabilities | UnsetType | None = UNSET
     """Whether the agent supports `session/resume`.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports resuming sessions.
     """
 
-    close: SessionCloseCapabilities | None | UnsetType = UNSET
+    close: SessionCloseCapabilities | UnsetType | None = UNSET
     """Whether the agent supports `session/close`.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports closing sessions.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1494,7 +1494,7 @@ class SessionListCapabilities(_Struct, kw_only=True):
     Supplying `{}` means the agent supports listing sessions.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1509,7 +1509,7 @@ class SessionDeleteCapabilities(_Struct, kw_only=True):
     Supplying `{}` means the agent supports deleting sessions from `session/list`.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1527,7 +1527,7 @@ class SessionAdditionalDirectoriesCapabilities(_Struct, kw_only=True):
     complete ordered additional-root list associated with a listed session.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1542,7 +1542,7 @@ class SessionResumeCapabilities(_Struct, kw_only=True):
     Supplying `{}` means the agent supports resuming sessions.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1557,7 +1557,7 @@ class SessionCloseCapabilities(_Struct, kw_only=True):
     Supplying `{}` means the agent supports closing sessions.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1569,14 +1569,14 @@ class SessionCloseCapabilities(_Struct, kw_only=True):
 class AgentAuthCapabilities(_Struct, kw_only=True):
     """Authentication-related capabilities supported by the agent."""
 
-    logout: LogoutCapabilities | None | UnsetType = UNSET
+    logout: LogoutCapabilities | UnsetType | None = UNSET
     """Whether the agent supports the logout method.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports the logout method.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1591,7 +1591,7 @@ class LogoutCapabilities(_Struct, kw_only=True):
     Supplying `{}` means the agent supports the logout method.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1616,7 +1616,7 @@ class AuthMethodTerminal(_Struct, kw_only=True, tag_field="type", tag="terminal"
     name: str
     """Human-readable name of the authentication method."""
 
-    description: str | None | UnsetType = UNSET
+    description: str | UnsetType | None = UNSET
     """Optional description providing more details about this authentication method."""
 
     args: list[str] | UnsetType = UNSET
@@ -1627,7 +1627,7 @@ class AuthMethodTerminal(_Struct, kw_only=True, tag_field="type", tag="terminal"
     These values override same-named variables in the base launch configuration.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1648,10 +1648,10 @@ class AuthMethodAgent(_Struct, kw_only=True):
     name: str
     """Human-readable name of the authentication method."""
 
-    description: str | None | UnsetType = UNSET
+    description: str | UnsetType | None = UNSET
     """Optional description providing more details about this authentication method."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1671,7 +1671,7 @@ class Implementation(_Struct, kw_only=True):
     name fallback if title isn’t present.
     """
 
-    title: str | None | UnsetType = UNSET
+    title: str | UnsetType | None = UNSET
     """Intended for UI and end-user contexts — optimized to be human-readable
     and easily understood.
 
@@ -1683,7 +1683,7 @@ class Implementation(_Struct, kw_only=True):
     for debugging or metrics purposes. (e.g. "1.0.0").
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1695,7 +1695,7 @@ class Implementation(_Struct, kw_only=True):
 class AuthenticateResponse(_Struct, kw_only=True):
     """Response to the `authenticate` method."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1707,7 +1707,7 @@ class AuthenticateResponse(_Struct, kw_only=True):
 class LogoutResponse(_Struct, kw_only=True):
     """Response to the `logout` method."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1728,16 +1728,16 @@ class NewSessionResponse(_Struct, kw_only=True):
     Used in all subsequent requests for this conversation.
     """
 
-    modes: SessionModeState | None | UnsetType = UNSET
+    modes: SessionModeState | UnsetType | None = UNSET
     """Initial mode state if supported by the Agent
 
     See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/session-modes)
     """
 
-    config_options: list[SessionConfigOption] | None | UnsetType = UNSET
+    config_options: list[SessionConfigOption] | UnsetType | None = UNSET
     """Initial session configuration options if supported by the Agent."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1755,7 +1755,7 @@ class SessionModeState(_Struct, kw_only=True):
     available_modes: list[SessionMode]
     """The set of modes that the Agent can operate in"""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1776,10 +1776,10 @@ class SessionMode(_Struct, kw_only=True):
     name: str
     """Human-readable name shown for this protocol object."""
 
-    description: str | None | UnsetType = UNSET
+    description: str | UnsetType | None = UNSET
     """Optional human-readable details shown with this protocol object."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1812,13 +1812,13 @@ class SessionConfigOptionSelect(
     name: str
     """Human-readable label for the option."""
 
-    description: str | None | UnsetType = UNSET
+    description: str | UnsetType | None = UNSET
     """Optional description for the Client to display to the user."""
 
-    category: SessionConfigOptionCategory | None | UnsetType = UNSET
+    category: SessionConfigOptionCategory | UnsetType | None = UNSET
     """Optional semantic category for this option (UX only)."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1845,13 +1845,13 @@ class SessionConfigOptionBoolean(
     name: str
     """Human-readable label for the option."""
 
-    description: str | None | UnsetType = UNSET
+    description: str | UnsetType | None = UNSET
     """Optional description for the Client to display to the user."""
 
-    category: SessionConfigOptionCategory | None | UnsetType = UNSET
+    category: SessionConfigOptionCategory | UnsetType | None = UNSET
     """Optional semantic category for this option (UX only)."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1869,10 +1869,10 @@ class SessionConfigSelectOption(_Struct, kw_only=True):
     name: str
     """Human-readable label for this option value."""
 
-    description: str | None | UnsetType = UNSET
+    description: str | UnsetType | None = UNSET
     """Optional description for this option value."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1893,7 +1893,7 @@ class SessionConfigSelectGroup(_Struct, kw_only=True):
     options: list[SessionConfigSelectOption]
     """The set of option values in this group."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1905,16 +1905,16 @@ class SessionConfigSelectGroup(_Struct, kw_only=True):
 class LoadSessionResponse(_Struct, kw_only=True):
     """Response from loading an existing session."""
 
-    modes: SessionModeState | None | UnsetType = UNSET
+    modes: SessionModeState | UnsetType | None = UNSET
     """Initial mode state if supported by the Agent
 
     See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/session-modes)
     """
 
-    config_options: list[SessionConfigOption] | None | UnsetType = UNSET
+    config_options: list[SessionConfigOption] | UnsetType | None = UNSET
     """Initial session configuration options if supported by the Agent."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1929,12 +1929,12 @@ class ListSessionsResponse(_Struct, kw_only=True):
     sessions: list[SessionInfo]
     """Array of session information objects"""
 
-    next_cursor: str | None | UnsetType = UNSET
+    next_cursor: str | UnsetType | None = UNSET
     """Opaque cursor token. If present, pass this in the next request's cursor parameter
     to fetch the next page. If absent, there are no more results.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1960,13 +1960,13 @@ class SessionInfo(_Struct, kw_only=True):
     reports no additional roots.
     """
 
-    title: str | None | UnsetType = UNSET
+    title: str | UnsetType | None = UNSET
     """Human-readable title for the session"""
 
-    updated_at: str | None | UnsetType = UNSET
+    updated_at: str | UnsetType | None = UNSET
     """ISO 8601 timestamp of last activity"""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1978,7 +1978,7 @@ class SessionInfo(_Struct, kw_only=True):
 class DeleteSessionResponse(_Struct, kw_only=True):
     """Response from deleting a session."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1990,16 +1990,16 @@ class DeleteSessionResponse(_Struct, kw_only=True):
 class ResumeSessionResponse(_Struct, kw_only=True):
     """Response from resuming an existing session."""
 
-    modes: SessionModeState | None | UnsetType = UNSET
+    modes: SessionModeState | UnsetType | None = UNSET
     """Initial mode state if supported by the Agent
 
     See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/session-modes)
     """
 
-    config_options: list[SessionConfigOption] | None | UnsetType = UNSET
+    config_options: list[SessionConfigOption] | UnsetType | None = UNSET
     """Initial session configuration options if supported by the Agent."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2011,7 +2011,7 @@ class ResumeSessionResponse(_Struct, kw_only=True):
 class CloseSessionResponse(_Struct, kw_only=True):
     """Response from closing a session."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2023,7 +2023,7 @@ class CloseSessionResponse(_Struct, kw_only=True):
 class SetSessionModeResponse(_Struct, kw_only=True):
     """Response to `session/set_mode` method."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2038,7 +2038,7 @@ class SetSessionConfigOptionResponse(_Struct, kw_only=True):
     config_options: list[SessionConfigOption]
     """The full set of configuration options and their current values."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2056,7 +2056,7 @@ class PromptResponse(_Struct, kw_only=True):
     stop_reason: StopReason
     """Indicates why the agent stopped processing the turn."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2104,7 +2104,7 @@ class SessionNotification(_Struct, kw_only=True):
     update: SessionUpdate
     """The actual update content."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2119,14 +2119,14 @@ class ContentChunk(_Struct, kw_only=True):
     content: ContentBlock
     """A single item of content"""
 
-    message_id: MessageId | None | UnsetType = UNSET
+    message_id: MessageId | UnsetType | None = UNSET
     """A unique identifier for the message this chunk belongs to.
 
     All chunks belonging to the same message share the same `messageId`.
     A change in `messageId` indicates a new message has started.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2196,7 +2196,7 @@ class ToolCall(_Struct, kw_only=True, tag_field="sessionUpdate", tag="tool_call"
     raw_output: Any | UnsetType = UNSET
     """Raw output returned by the tool."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2224,7 +2224,7 @@ class PlanEntry(_Struct, kw_only=True):
     status: PlanEntryStatus
     """Current execution status of this task."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2250,7 +2250,7 @@ class Plan(_Struct, kw_only=True, tag_field="sessionUpdate", tag="plan"):
     with their current status. The client replaces the entire plan with each update.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2268,10 +2268,10 @@ class AvailableCommand(_Struct, kw_only=True):
     description: str
     """Human-readable description of what the command does."""
 
-    input: AvailableCommandInput | None | UnsetType = UNSET
+    input: AvailableCommandInput | UnsetType | None = UNSET
     """Input for the command if required"""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2286,7 +2286,7 @@ class UnstructuredCommandInput(_Struct, kw_only=True):
     hint: str
     """A hint to display when the input hasn't been provided yet"""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2303,7 +2303,7 @@ class AvailableCommandsUpdate(
     available_commands: list[AvailableCommand]
     """Commands the agent can execute"""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2323,7 +2323,7 @@ class CurrentModeUpdate(
     current_mode_id: SessionModeId
     """The ID of the current mode"""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2340,7 +2340,7 @@ class ConfigOptionUpdate(
     config_options: list[SessionConfigOption]
     """The full set of configuration options and their current values."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2358,13 +2358,13 @@ class SessionInfoUpdate(
     This allows clients to display dynamic session names and track session state changes.
     """
 
-    title: str | None | UnsetType = UNSET
+    title: str | UnsetType | None = UNSET
     """Human-readable title for the session. Set to null to clear."""
 
-    updated_at: str | None | UnsetType = UNSET
+    updated_at: str | UnsetType | None = UNSET
     """ISO 8601 timestamp of last activity. Set to null to clear."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2382,7 +2382,7 @@ class Cost(_Struct, kw_only=True):
     currency: str
     """ISO 4217 currency code (e.g., "USD", "EUR")."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2400,10 +2400,10 @@ class UsageUpdate(_Struct, kw_only=True, tag_field="sessionUpdate", tag="usage_u
     size: Annotated[int, msgspec.Meta(ge=0)]
     """Total context window size in tokens."""
 
-    cost: Cost | None | UnsetType = UNSET
+    cost: Cost | UnsetType | None = UNSET
     """Cumulative session cost (optional)."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2418,7 +2418,7 @@ class CompleteElicitationNotification(_Struct, kw_only=True):
     elicitation_id: ElicitationId
     """The ID of the elicitation that completed."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2446,13 +2446,13 @@ class InitializeRequest(_Struct, kw_only=True):
     Schema default: ``{"fs": {"readTextFile": false, "writeTextFile": false}, "terminal": false, "auth": {"terminal": false}}`` (UNSET here means absent).
     """
 
-    client_info: Implementation | None | UnsetType = UNSET
+    client_info: Implementation | UnsetType | None = UNSET
     """Information about the Client name and version sent to the Agent.
 
     Note: in future versions of the protocol, this will be required.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2483,7 +2483,7 @@ class ClientCapabilities(_Struct, kw_only=True):
     Schema default: ``false`` (UNSET here means absent).
     """
 
-    session: ClientSessionCapabilities | None | UnsetType = UNSET
+    session: ClientSessionCapabilities | UnsetType | None = UNSET
     """Session-related capabilities supported by the client.
 
     Optional. Omitted or `null` both mean the client does not advertise any
@@ -2498,7 +2498,7 @@ class ClientCapabilities(_Struct, kw_only=True):
     Schema default: ``{"terminal": false}`` (UNSET here means absent).
     """
 
-    elicitation: ElicitationCapabilities | None | UnsetType = UNSET
+    elicitation: ElicitationCapabilities | UnsetType | None = UNSET
     """Elicitation capabilities supported by the client.
     Determines which elicitation modes the agent may use.
 
@@ -2506,7 +2506,7 @@ class ClientCapabilities(_Struct, kw_only=True):
     elicitation support.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2533,7 +2533,7 @@ class FileSystemCapabilities(_Struct, kw_only=True):
     Schema default: ``false`` (UNSET here means absent).
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2545,14 +2545,14 @@ class FileSystemCapabilities(_Struct, kw_only=True):
 class ClientSessionCapabilities(_Struct, kw_only=True):
     """Session-related capabilities supported by the client."""
 
-    config_options: SessionConfigOptionsCapabilities | None | UnsetType = UNSET
+    config_options: SessionConfigOptionsCapabilities | UnsetType | None = UNSET
     """Config option capabilities supported by the client.
 
     Omitted or `null` both mean the client does not advertise support for any
     config option extensions.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2564,7 +2564,7 @@ class ClientSessionCapabilities(_Struct, kw_only=True):
 class SessionConfigOptionsCapabilities(_Struct, kw_only=True):
     """Session configuration option capabilities supported by the client."""
 
-    boolean: BooleanConfigOptionCapabilities | None | UnsetType = UNSET
+    boolean: BooleanConfigOptionCapabilities | UnsetType | None = UNSET
     """Whether the client supports boolean session configuration options.
 
     Optional. Omitted or `null` both mean the client does not advertise support.
@@ -2573,7 +2573,7 @@ class SessionConfigOptionsCapabilities(_Struct, kw_only=True):
     requests with `type: "boolean"` and a boolean `value`.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2588,7 +2588,7 @@ class BooleanConfigOptionCapabilities(_Struct, kw_only=True):
     Supplying `{}` means the client supports boolean session configuration options.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2615,7 +2615,7 @@ class AuthCapabilities(_Struct, kw_only=True):
     Schema default: ``false`` (UNSET here means absent).
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2627,21 +2627,21 @@ class AuthCapabilities(_Struct, kw_only=True):
 class ElicitationCapabilities(_Struct, kw_only=True):
     """Elicitation capabilities supported by the client."""
 
-    form: ElicitationFormCapabilities | None | UnsetType = UNSET
+    form: ElicitationFormCapabilities | UnsetType | None = UNSET
     """Whether the client supports form-based elicitation.
 
     Optional. Omitted and `null` are equivalent and mean form support is not advertised.
     Supplying `{}` explicitly advertises form support.
     """
 
-    url: ElicitationUrlCapabilities | None | UnsetType = UNSET
+    url: ElicitationUrlCapabilities | UnsetType | None = UNSET
     """Whether the client supports URL-based elicitation.
 
     Optional. Omitted or `null` both mean the client does not advertise support.
     Supplying `{}` means the client supports URL-based elicitation.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2658,7 +2658,7 @@ class ElicitationFormCapabilities(_Struct, kw_only=True):
     Supplying `{}` means the client supports form-based elicitation.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2675,7 +2675,7 @@ class ElicitationUrlCapabilities(_Struct, kw_only=True):
     Supplying `{}` means the client supports URL-based elicitation.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2697,7 +2697,7 @@ class AuthenticateRequest(_Struct, kw_only=True):
     Must be one of the methods advertised in the initialize response.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2712,7 +2712,7 @@ class LogoutRequest(_Struct, kw_only=True):
     Terminates the current authenticated session.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2741,7 +2741,7 @@ class NewSessionRequest(_Struct, kw_only=True):
     mcp_servers: list[McpServer]
     """List of MCP (Model Context Protocol) servers the agent should connect to."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2763,7 +2763,7 @@ class HttpHeader(_Struct, kw_only=True):
     value: str
     """The value to set for the HTTP header."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2784,7 +2784,7 @@ class McpServerHttp(_Struct, kw_only=True, tag_field="type", tag="http"):
     headers: list[HttpHeader]
     """HTTP headers to set when making requests to the MCP server."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2805,7 +2805,7 @@ class McpServerSse(_Struct, kw_only=True, tag_field="type", tag="sse"):
     headers: list[HttpHeader]
     """HTTP headers to set when making requests to the MCP server."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2829,7 +2829,7 @@ class McpServerStdio(_Struct, kw_only=True):
     env: list[EnvVariable]
     """Environment variables to set when launching the MCP server."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2864,7 +2864,7 @@ class LoadSessionRequest(_Struct, kw_only=True):
     session_id: SessionId
     """The ID of the session to load."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2883,13 +2883,13 @@ class ListSessionsRequest(_Struct, kw_only=True):
     Only available if the Agent supports the `sessionCapabilities.list` capability.
     """
 
-    cwd: str | None | UnsetType = UNSET
+    cwd: str | UnsetType | None = UNSET
     """Filter sessions by working directory. Must be an absolute path."""
 
-    cursor: str | None | UnsetType = UNSET
+    cursor: str | UnsetType | None = UNSET
     """Opaque cursor token from a previous response's nextCursor field for cursor-based pagination"""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2907,7 +2907,7 @@ class DeleteSessionRequest(_Struct, kw_only=True):
     session_id: SessionId
     """The ID of the session to delete."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2943,7 +2943,7 @@ class ResumeSessionRequest(_Struct, kw_only=True):
     mcp_servers: list[McpServer] | UnsetType = UNSET
     """List of MCP servers to connect to for this session."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2969,7 +2969,7 @@ class CloseSessionRequest(_Struct, kw_only=True):
     session_id: SessionId
     """The ID of the session to close."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2987,7 +2987,7 @@ class SetSessionModeRequest(_Struct, kw_only=True):
     mode_id: SessionModeId
     """The ID of the mode to set."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3007,7 +3007,7 @@ class SetSessionConfigOptionRequestBoolean(
     config_id: SessionConfigId
     """The ID of the configuration option to set."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3033,7 +3033,7 @@ class SetSessionConfigOptionRequestValueId(_Struct, kw_only=True):
     config_id: SessionConfigId
     """The ID of the configuration option to set."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3072,7 +3072,7 @@ class PromptRequest(_Struct, kw_only=True):
     pieces of context from sources the agent may not have access to.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3084,7 +3084,7 @@ class PromptRequest(_Struct, kw_only=True):
 class WriteTextFileResponse(_Struct, kw_only=True):
     """Response to `fs/write_text_file`"""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3099,7 +3099,7 @@ class ReadTextFileResponse(_Struct, kw_only=True):
     content: str
     """Content payload returned by this response."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3114,7 +3114,7 @@ class RequestPermissionResponse(_Struct, kw_only=True):
     outcome: RequestPermissionOutcome
     """The user's decision on the permission request."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3144,7 +3144,7 @@ class SelectedPermissionOutcome(
     option_id: PermissionOptionId
     """The ID of the option the user selected."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3159,7 +3159,7 @@ class CreateTerminalResponse(_Struct, kw_only=True):
     terminal_id: TerminalId
     """The unique identifier for the created terminal."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3177,10 +3177,10 @@ class TerminalOutputResponse(_Struct, kw_only=True):
     truncated: bool
     """Whether the output was truncated due to byte limits."""
 
-    exit_status: TerminalExitStatus | None | UnsetType = UNSET
+    exit_status: TerminalExitStatus | UnsetType | None = UNSET
     """Exit status if the command has completed."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3192,13 +3192,13 @@ class TerminalOutputResponse(_Struct, kw_only=True):
 class TerminalExitStatus(_Struct, kw_only=True):
     """Exit status of a terminal command."""
 
-    exit_code: Annotated[int, msgspec.Meta(ge=0)] | None | UnsetType = UNSET
+    exit_code: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
     """The process exit code (may be null if terminated by signal)."""
 
-    signal: str | None | UnsetType = UNSET
+    signal: str | UnsetType | None = UNSET
     """The signal that terminated the process (may be null if exited normally)."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3210,7 +3210,7 @@ class TerminalExitStatus(_Struct, kw_only=True):
 class ReleaseTerminalResponse(_Struct, kw_only=True):
     """Response to terminal/release method"""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3222,13 +3222,13 @@ class ReleaseTerminalResponse(_Struct, kw_only=True):
 class WaitForTerminalExitResponse(_Struct, kw_only=True):
     """Response containing the exit status of a terminal command."""
 
-    exit_code: Annotated[int, msgspec.Meta(ge=0)] | None | UnsetType = UNSET
+    exit_code: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
     """The process exit code (may be null if terminated by signal)."""
 
-    signal: str | None | UnsetType = UNSET
+    signal: str | UnsetType | None = UNSET
     """The signal that terminated the process (may be null if exited normally)."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3240,7 +3240,7 @@ class WaitForTerminalExitResponse(_Struct, kw_only=True):
 class KillTerminalResponse(_Struct, kw_only=True):
     """Response to `terminal/kill` method"""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3252,7 +3252,7 @@ class KillTerminalResponse(_Struct, kw_only=True):
 class ElicitationAcceptAction(_Struct, kw_only=True):
     """The user accepted the elicitation and provided content."""
 
-    content: dict[str, ElicitationContentValue] | None | UnsetType = UNSET
+    content: dict[str, ElicitationContentValue] | UnsetType | None = UNSET
     """The user-provided content, if any, as an object matching the requested schema."""
 
 
@@ -3261,7 +3261,7 @@ class CreateElicitationResponseAccept(
 ):
     """The user accepted and provided content."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3277,7 +3277,7 @@ class CreateElicitationResponseDecline(
 ):
     """The user declined the elicitation."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3293,7 +3293,7 @@ class CreateElicitationResponseCancel(
 ):
     """The elicitation was cancelled."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3313,7 +3313,7 @@ class CancelNotification(_Struct, kw_only=True):
     session_id: SessionId
     """The ID of the session to cancel operations for."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3331,7 +3331,7 @@ class CancelRequestNotification(_Struct, kw_only=True):
     request_id: RequestId
     """The ID of the request to cancel."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.

@@ -29,6 +29,20 @@ from ._runtime import (
 
 __all__ = [
     "AGENT_METHODS",
+    "CLIENT_METHODS",
+    "ERROR_CODE_AUTHENTICATION_REQUIRED",
+    "ERROR_CODE_INTERNAL_ERROR",
+    "ERROR_CODE_INVALID_PARAMS",
+    "ERROR_CODE_INVALID_REQUEST",
+    "ERROR_CODE_METHOD_NOT_FOUND",
+    "ERROR_CODE_PARSE_ERROR",
+    "ERROR_CODE_REQUEST_CANCELLED",
+    "ERROR_CODE_RESOURCE_NOT_FOUND",
+    "PROTOCOL_METHODS",
+    "PROTOCOL_VERSION",
+    "SCHEMA_SHA256",
+    "SCHEMA_VERSION",
+    "UNSET",
     "AcceptNesNotification",
     "Agent",
     "AgentAuthCapabilities",
@@ -50,7 +64,6 @@ __all__ = [
     "BlobResourceContents",
     "BooleanConfigOptionCapabilities",
     "BooleanPropertySchema",
-    "CLIENT_METHODS",
     "CancelNotification",
     "CancelRequestNotification",
     "Client",
@@ -98,14 +111,6 @@ __all__ = [
     "DisableProviderResponse",
     "DisconnectMcpRequest",
     "DisconnectMcpResponse",
-    "ERROR_CODE_AUTHENTICATION_REQUIRED",
-    "ERROR_CODE_INTERNAL_ERROR",
-    "ERROR_CODE_INVALID_PARAMS",
-    "ERROR_CODE_INVALID_REQUEST",
-    "ERROR_CODE_METHOD_NOT_FOUND",
-    "ERROR_CODE_PARSE_ERROR",
-    "ERROR_CODE_REQUEST_CANCELLED",
-    "ERROR_CODE_RESOURCE_NOT_FOUND",
     "ElicitationAcceptAction",
     "ElicitationCapabilities",
     "ElicitationContentValue",
@@ -209,8 +214,6 @@ __all__ = [
     "NoticeSeverity",
     "NumberPropertySchema",
     "OtherVariant",
-    "PROTOCOL_METHODS",
-    "PROTOCOL_VERSION",
     "PermissionOption",
     "PermissionOptionId",
     "PermissionOptionKind",
@@ -251,8 +254,6 @@ __all__ = [
     "ResumeSessionRequest",
     "ResumeSessionResponse",
     "Role",
-    "SCHEMA_SHA256",
-    "SCHEMA_VERSION",
     "SelectedPermissionOutcome",
     "SessionAdditionalDirectoriesCapabilities",
     "SessionCapabilities",
@@ -316,7 +317,6 @@ __all__ = [
     "ToolCallStatus",
     "ToolCallUpdate",
     "ToolKind",
-    "UNSET",
     "UnsetType",
     "UnstructuredCommandInput",
     "Usage",
@@ -382,7 +382,7 @@ class WriteTextFileRequest(_Struct, kw_only=True):
     content: str
     """The text content to write to the file."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -403,13 +403,13 @@ class ReadTextFileRequest(_Struct, kw_only=True):
     path: str
     """Absolute path to the file to read."""
 
-    line: Annotated[int, msgspec.Meta(ge=0)] | None | UnsetType = UNSET
+    line: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
     """Line number to start reading from (1-based)."""
 
-    limit: Annotated[int, msgspec.Meta(ge=0)] | None | UnsetType = UNSET
+    limit: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
     """Maximum number of lines to read."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -435,7 +435,7 @@ class RequestPermissionRequest(_Struct, kw_only=True):
     options: list[PermissionOption]
     """Available permission options for the user to choose from."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -456,16 +456,16 @@ class ToolCallUpdate(_Struct, kw_only=True):
     tool_call_id: ToolCallId
     """The ID of the tool call being updated."""
 
-    kind: ToolKind | None | UnsetType = UNSET
+    kind: ToolKind | UnsetType | None = UNSET
     """Update the tool kind."""
 
-    status: ToolCallStatus | None | UnsetType = UNSET
+    status: ToolCallStatus | UnsetType | None = UNSET
     """Update the execution status."""
 
-    title: str | None | UnsetType = UNSET
+    title: str | UnsetType | None = UNSET
     """Update the human-readable title."""
 
-    name: str | None | UnsetType = UNSET
+    name: str | UnsetType | None = UNSET
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -476,10 +476,10 @@ class ToolCallUpdate(_Struct, kw_only=True):
     the existing name is left unchanged.
     """
 
-    content: list[ToolCallContent] | None | UnsetType = UNSET
+    content: list[ToolCallContent] | UnsetType | None = UNSET
     """Replace the content collection."""
 
-    locations: list[ToolCallLocation] | None | UnsetType = UNSET
+    locations: list[ToolCallLocation] | UnsetType | None = UNSET
     """Replace the locations collection."""
 
     raw_input: Any | UnsetType = UNSET
@@ -488,7 +488,7 @@ class ToolCallUpdate(_Struct, kw_only=True):
     raw_output: Any | UnsetType = UNSET
     """Update the raw output."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -500,16 +500,16 @@ class ToolCallUpdate(_Struct, kw_only=True):
 class Annotations(_Struct, kw_only=True):
     """Optional annotations for the client. The client can use annotations to inform how objects are used or displayed"""
 
-    audience: list[Role] | None | UnsetType = UNSET
+    audience: list[Role] | UnsetType | None = UNSET
     """Intended recipients for this content, such as the user or assistant."""
 
-    last_modified: str | None | UnsetType = UNSET
+    last_modified: str | UnsetType | None = UNSET
     """Timestamp indicating when the underlying resource was last modified."""
 
-    priority: float | None | UnsetType = UNSET
+    priority: float | UnsetType | None = UNSET
     """Relative importance of this content when clients choose what to surface."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -521,13 +521,13 @@ class Annotations(_Struct, kw_only=True):
 class TextContent(_Struct, kw_only=True, tag_field="type", tag="text"):
     """Text provided to or from an LLM."""
 
-    annotations: Annotations | None | UnsetType = UNSET
+    annotations: Annotations | UnsetType | None = UNSET
     """Optional annotations that help clients decide how to display or route this content."""
 
     text: str
     """Text payload carried by this content block."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -539,7 +539,7 @@ class TextContent(_Struct, kw_only=True, tag_field="type", tag="text"):
 class ImageContent(_Struct, kw_only=True, tag_field="type", tag="image"):
     """An image provided to or from an LLM."""
 
-    annotations: Annotations | None | UnsetType = UNSET
+    annotations: Annotations | UnsetType | None = UNSET
     """Optional annotations that help clients decide how to display or route this content."""
 
     data: str
@@ -548,10 +548,10 @@ class ImageContent(_Struct, kw_only=True, tag_field="type", tag="image"):
     mime_type: str
     """MIME type describing the encoded media payload."""
 
-    uri: str | None | UnsetType = UNSET
+    uri: str | UnsetType | None = UNSET
     """URI associated with this resource or media payload."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -563,7 +563,7 @@ class ImageContent(_Struct, kw_only=True, tag_field="type", tag="image"):
 class AudioContent(_Struct, kw_only=True, tag_field="type", tag="audio"):
     """Audio provided to or from an LLM."""
 
-    annotations: Annotations | None | UnsetType = UNSET
+    annotations: Annotations | UnsetType | None = UNSET
     """Optional annotations that help clients decide how to display or route this content."""
 
     data: str
@@ -572,7 +572,7 @@ class AudioContent(_Struct, kw_only=True, tag_field="type", tag="audio"):
     mime_type: str
     """MIME type describing the encoded media payload."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -584,28 +584,28 @@ class AudioContent(_Struct, kw_only=True, tag_field="type", tag="audio"):
 class ResourceLink(_Struct, kw_only=True, tag_field="type", tag="resource_link"):
     """A resource that the server is capable of reading, included in a prompt or tool call result."""
 
-    annotations: Annotations | None | UnsetType = UNSET
+    annotations: Annotations | UnsetType | None = UNSET
     """Optional annotations that help clients decide how to display or route this content."""
 
-    description: str | None | UnsetType = UNSET
+    description: str | UnsetType | None = UNSET
     """Optional human-readable details shown with this protocol object."""
 
-    mime_type: str | None | UnsetType = UNSET
+    mime_type: str | UnsetType | None = UNSET
     """MIME type describing the encoded media payload."""
 
     name: str
     """Human-readable name shown for this protocol object."""
 
-    size: int | None | UnsetType = UNSET
+    size: int | UnsetType | None = UNSET
     """Optional size of the linked resource in bytes, if known."""
 
-    title: str | None | UnsetType = UNSET
+    title: str | UnsetType | None = UNSET
     """Optional display title for end-user UI."""
 
     uri: str
     """URI associated with this resource or media payload."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -617,7 +617,7 @@ class ResourceLink(_Struct, kw_only=True, tag_field="type", tag="resource_link")
 class TextResourceContents(_Struct, kw_only=True):
     """Text-based resource contents."""
 
-    mime_type: str | None | UnsetType = UNSET
+    mime_type: str | UnsetType | None = UNSET
     """MIME type describing the encoded media payload."""
 
     text: str
@@ -626,7 +626,7 @@ class TextResourceContents(_Struct, kw_only=True):
     uri: str
     """URI associated with this resource or media payload."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -641,13 +641,13 @@ class BlobResourceContents(_Struct, kw_only=True):
     blob: str
     """Base64-encoded bytes for a binary resource payload."""
 
-    mime_type: str | None | UnsetType = UNSET
+    mime_type: str | UnsetType | None = UNSET
     """MIME type describing the encoded media payload."""
 
     uri: str
     """URI associated with this resource or media payload."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -659,13 +659,13 @@ class BlobResourceContents(_Struct, kw_only=True):
 class EmbeddedResource(_Struct, kw_only=True, tag_field="type", tag="resource"):
     """The contents of a resource, embedded into a prompt or tool call result."""
 
-    annotations: Annotations | None | UnsetType = UNSET
+    annotations: Annotations | UnsetType | None = UNSET
     """Optional annotations that help clients decide how to display or route this content."""
 
     resource: EmbeddedResourceResource
     """Embedded resource payload, either text or binary data."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -683,7 +683,7 @@ class Content(_Struct, kw_only=True, tag_field="type", tag="content"):
     content: ContentBlock
     """The actual content block."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -703,13 +703,13 @@ class Diff(_Struct, kw_only=True, tag_field="type", tag="diff"):
     path: str
     """The absolute file path being modified."""
 
-    old_text: str | None | UnsetType = UNSET
+    old_text: str | UnsetType | None = UNSET
     """The original content (None for new files)."""
 
     new_text: str
     """The new content after modification."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -729,7 +729,7 @@ class Terminal(_Struct, kw_only=True, tag_field="type", tag="terminal"):
     terminal_id: TerminalId
     """Identifier of the terminal instance to embed in the content stream."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -750,10 +750,10 @@ class ToolCallLocation(_Struct, kw_only=True):
     path: str
     """The absolute file path being accessed or modified."""
 
-    line: Annotated[int, msgspec.Meta(ge=0)] | None | UnsetType = UNSET
+    line: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
     """Optional line number within the file."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -774,7 +774,7 @@ class PermissionOption(_Struct, kw_only=True):
     kind: PermissionOptionKind
     """Hint about the nature of this permission option."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -798,10 +798,10 @@ class CreateTerminalRequest(_Struct, kw_only=True):
     env: list[EnvVariable] | UnsetType = UNSET
     """Environment variables for the command."""
 
-    cwd: str | None | UnsetType = UNSET
+    cwd: str | UnsetType | None = UNSET
     """Working directory for the command. Must be an absolute path."""
 
-    output_byte_limit: Annotated[int, msgspec.Meta(ge=0)] | None | UnsetType = UNSET
+    output_byte_limit: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
     """Maximum number of output bytes to retain.
 
     When the limit is exceeded, the Client truncates from the beginning of the output
@@ -812,7 +812,7 @@ class CreateTerminalRequest(_Struct, kw_only=True):
     specified limit.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -830,7 +830,7 @@ class EnvVariable(_Struct, kw_only=True):
     value: str
     """The value to set for the environment variable."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -848,7 +848,7 @@ class TerminalOutputRequest(_Struct, kw_only=True):
     terminal_id: TerminalId
     """The ID of the terminal to get output from."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -866,7 +866,7 @@ class ReleaseTerminalRequest(_Struct, kw_only=True):
     terminal_id: TerminalId
     """The ID of the terminal to release."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -884,7 +884,7 @@ class WaitForTerminalExitRequest(_Struct, kw_only=True):
     terminal_id: TerminalId
     """The ID of the terminal to wait for."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -902,7 +902,7 @@ class KillTerminalRequest(_Struct, kw_only=True):
     terminal_id: TerminalId
     """The ID of the terminal to kill."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -920,7 +920,7 @@ class ElicitationFormMode(_Struct, kw_only=True):
     session_id: SessionId | UnsetType = UNSET
     """The session this elicitation is tied to."""
 
-    tool_call_id: ToolCallId | None | UnsetType = UNSET
+    tool_call_id: ToolCallId | UnsetType | None = UNSET
     """Optional tool call within the session.
 
     Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
@@ -939,7 +939,7 @@ class CreateElicitationRequestForm(
     message: str
     """A human-readable message describing what input is needed."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -962,7 +962,7 @@ class ElicitationUrlMode(_Struct, kw_only=True):
     session_id: SessionId | UnsetType = UNSET
     """The session this elicitation is tied to."""
 
-    tool_call_id: ToolCallId | None | UnsetType = UNSET
+    tool_call_id: ToolCallId | UnsetType | None = UNSET
     """Optional tool call within the session.
 
     Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
@@ -981,7 +981,7 @@ class CreateElicitationRequestUrl(
     message: str
     """A human-readable message describing what input is needed."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1003,7 +1003,7 @@ class ElicitationSessionScope(_Struct, kw_only=True):
     session_id: SessionId
     """The session this elicitation is tied to."""
 
-    tool_call_id: ToolCallId | None | UnsetType = UNSET
+    tool_call_id: ToolCallId | UnsetType | None = UNSET
     """Optional tool call within the session.
 
     Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
@@ -1033,7 +1033,7 @@ class ElicitationSchema(_Struct, kw_only=True):
     Schema default: ``"object"`` (UNSET here means absent).
     """
 
-    title: str | None | UnsetType = UNSET
+    title: str | UnsetType | None = UNSET
     """Optional title for the schema.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
@@ -1045,19 +1045,19 @@ class ElicitationSchema(_Struct, kw_only=True):
     Schema default: ``{}`` (UNSET here means absent).
     """
 
-    required: list[str] | None | UnsetType = UNSET
+    required: list[str] | UnsetType | None = UNSET
     """List of required property names.
 
     Optional. Omitted and `null` are equivalent and mean no property names are required.
     """
 
-    description: str | None | UnsetType = UNSET
+    description: str | UnsetType | None = UNSET
     """Optional description of what this schema represents.
 
     Optional. Omitted and `null` are equivalent and mean no schema description is provided.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1077,13 +1077,13 @@ class EnumOption(_Struct, kw_only=True):
     title: str
     """Human-readable title for this option."""
 
-    description: str | None | UnsetType = UNSET
+    description: str | UnsetType | None = UNSET
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1101,61 +1101,61 @@ class StringPropertySchema(_Struct, kw_only=True, tag_field="type", tag="string"
     with `"type": "string"`.
     """
 
-    title: str | None | UnsetType = UNSET
+    title: str | UnsetType | None = UNSET
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
 
-    description: str | None | UnsetType = UNSET
+    description: str | UnsetType | None = UNSET
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    min_length: Annotated[int, msgspec.Meta(ge=0)] | None | UnsetType = UNSET
+    min_length: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
     """Minimum string length.
 
     Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint.
     """
 
-    max_length: Annotated[int, msgspec.Meta(ge=0)] | None | UnsetType = UNSET
+    max_length: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
     """Maximum string length.
 
     Optional. Omitted and `null` are equivalent and mean there is no maximum length constraint.
     """
 
-    pattern: str | None | UnsetType = UNSET
+    pattern: str | UnsetType | None = UNSET
     """Pattern the string must match.
 
     Optional. Omitted and `null` are equivalent and mean there is no pattern constraint.
     """
 
-    format: StringFormat | None | UnsetType = UNSET
+    format: StringFormat | UnsetType | None = UNSET
     """String format.
 
     Optional. Omitted and `null` are equivalent and mean there is no format constraint.
     """
 
-    default: str | None | UnsetType = UNSET
+    default: str | UnsetType | None = UNSET
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
 
-    enum: list[str] | None | UnsetType = UNSET
+    enum: list[str] | UnsetType | None = UNSET
     """Enum values for untitled single-select enums.
     Optional. Omitted and `null` are equivalent and mean no untitled single-select choices are
     declared by `enum`.
     """
 
-    one_of: list[EnumOption] | None | UnsetType = UNSET
+    one_of: list[EnumOption] | UnsetType | None = UNSET
     """Titled enum options for titled single-select enums.
     Optional. Omitted and `null` are equivalent and mean no titled single-select choices are
     declared by `oneOf`.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1169,37 +1169,37 @@ class StringPropertySchema(_Struct, kw_only=True, tag_field="type", tag="string"
 class NumberPropertySchema(_Struct, kw_only=True, tag_field="type", tag="number"):
     """Schema for number (floating-point) properties in an elicitation form."""
 
-    title: str | None | UnsetType = UNSET
+    title: str | UnsetType | None = UNSET
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
 
-    description: str | None | UnsetType = UNSET
+    description: str | UnsetType | None = UNSET
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    minimum: float | None | UnsetType = UNSET
+    minimum: float | UnsetType | None = UNSET
     """Minimum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
     """
 
-    maximum: float | None | UnsetType = UNSET
+    maximum: float | UnsetType | None = UNSET
     """Maximum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
     """
 
-    default: float | None | UnsetType = UNSET
+    default: float | UnsetType | None = UNSET
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1213,37 +1213,37 @@ class NumberPropertySchema(_Struct, kw_only=True, tag_field="type", tag="number"
 class IntegerPropertySchema(_Struct, kw_only=True, tag_field="type", tag="integer"):
     """Schema for integer properties in an elicitation form."""
 
-    title: str | None | UnsetType = UNSET
+    title: str | UnsetType | None = UNSET
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
 
-    description: str | None | UnsetType = UNSET
+    description: str | UnsetType | None = UNSET
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    minimum: int | None | UnsetType = UNSET
+    minimum: int | UnsetType | None = UNSET
     """Minimum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
     """
 
-    maximum: int | None | UnsetType = UNSET
+    maximum: int | UnsetType | None = UNSET
     """Maximum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
     """
 
-    default: int | None | UnsetType = UNSET
+    default: int | UnsetType | None = UNSET
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1257,25 +1257,25 @@ class IntegerPropertySchema(_Struct, kw_only=True, tag_field="type", tag="intege
 class BooleanPropertySchema(_Struct, kw_only=True, tag_field="type", tag="boolean"):
     """Schema for boolean properties in an elicitation form."""
 
-    title: str | None | UnsetType = UNSET
+    title: str | UnsetType | None = UNSET
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
 
-    description: str | None | UnsetType = UNSET
+    description: str | UnsetType | None = UNSET
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    default: bool | None | UnsetType = UNSET
+    default: bool | UnsetType | None = UNSET
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1292,7 +1292,7 @@ class StringMultiSelectItems(_Struct, kw_only=True, tag_field="type", tag="strin
     enum: list[str]
     """Allowed enum values."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1309,7 +1309,7 @@ class TitledMultiSelectItems(_Struct, kw_only=True):
     any_of: list[EnumOption]
     """Titled enum options."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1323,25 +1323,25 @@ class TitledMultiSelectItems(_Struct, kw_only=True):
 class MultiSelectPropertySchema(_Struct, kw_only=True, tag_field="type", tag="array"):
     """Schema for multi-select (array) properties in an elicitation form."""
 
-    title: str | None | UnsetType = UNSET
+    title: str | UnsetType | None = UNSET
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
 
-    description: str | None | UnsetType = UNSET
+    description: str | UnsetType | None = UNSET
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    min_items: Annotated[int, msgspec.Meta(ge=0)] | None | UnsetType = UNSET
+    min_items: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
     """Minimum number of items to select.
 
     Optional. Omitted and `null` are equivalent and mean there is no minimum selection count.
     """
 
-    max_items: Annotated[int, msgspec.Meta(ge=0)] | None | UnsetType = UNSET
+    max_items: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
     """Maximum number of items to select.
 
     Optional. Omitted and `null` are equivalent and mean there is no maximum selection count.
@@ -1350,13 +1350,13 @@ class MultiSelectPropertySchema(_Struct, kw_only=True, tag_field="type", tag="ar
     items: MultiSelectItems
     """The items definition describing allowed values."""
 
-    default: list[str] | None | UnsetType = UNSET
+    default: list[str] | UnsetType | None = UNSET
     """Default selected values.
 
     Optional. Omitted and `null` are equivalent and mean no default selections are provided.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1381,7 +1381,7 @@ class ConnectMcpRequest(_Struct, kw_only=True):
     server_id: McpServerAcpId
     """The ACP MCP server ID that was provided by the component declaring the MCP server."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1404,13 +1404,13 @@ class MessageMcpRequest(_Struct, kw_only=True):
     method: str
     """The inner MCP method name."""
 
-    params: dict[str, Any] | None | UnsetType = UNSET
+    params: dict[str, Any] | UnsetType | None = UNSET
     """Optional inner MCP params.
 
     If omitted or set to `null`, the inner MCP message has no params.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1430,7 +1430,7 @@ class DisconnectMcpRequest(_Struct, kw_only=True):
     connection_id: McpConnectionId
     """The MCP-over-ACP connection to close."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1466,13 +1466,13 @@ class InitializeResponse(_Struct, kw_only=True):
     Schema default: ``[]`` (UNSET here means absent).
     """
 
-    agent_info: Implementation | None | UnsetType = UNSET
+    agent_info: Implementation | UnsetType | None = UNSET
     """Information about the Agent name and version sent to the Client.
 
     Note: in future versions of the protocol, this will be required.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1524,7 +1524,7 @@ class AgentCapabilities(_Struct, kw_only=True):
     Schema default: ``{}`` (UNSET here means absent).
     """
 
-    providers: ProvidersCapabilities | None | UnsetType = UNSET
+    providers: ProvidersCapabilities | UnsetType | None = UNSET
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -1535,7 +1535,7 @@ class AgentCapabilities(_Struct, kw_only=True):
     Supplying `{}` means the agent supports provider configuration methods.
     """
 
-    nes: NesCapabilities | None | UnsetType = UNSET
+    nes: NesCapabilities | UnsetType | None = UNSET
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -1546,7 +1546,7 @@ class AgentCapabilities(_Struct, kw_only=True):
     for NES methods.
     """
 
-    position_encoding: PositionEncodingKind | None | UnsetType = UNSET
+    position_encoding: PositionEncodingKind | UnsetType | None = UNSET
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -1554,7 +1554,7 @@ class AgentCapabilities(_Struct, kw_only=True):
     The position encoding selected by the agent from the client's supported encodings.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1599,7 +1599,7 @@ class PromptCapabilities(_Struct, kw_only=True):
     Schema default: ``false`` (UNSET here means absent).
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1633,7 +1633,7 @@ class McpCapabilities(_Struct, kw_only=True):
     Schema default: ``false`` (UNSET here means absent).
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1654,14 +1654,14 @@ class SessionCapabilities(_Struct, kw_only=True):
     See protocol docs: [Session Capabilities](https://agentclientprotocol.com/protocol/initialization#session-capabilities)
     """
 
-    list: SessionListCapabilities | None | UnsetType = UNSET
+    list: SessionListCapabilities | UnsetType | None = UNSET
     """Whether the agent supports `session/list`.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports listing sessions.
     """
 
-    delete: SessionDeleteCapabilities | None | UnsetType = UNSET
+    delete: SessionDeleteCapabilities | UnsetType | None = UNSET
     """Whether the agent supports `session/delete`.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
@@ -1669,7 +1669,7 @@ class SessionCapabilities(_Struct, kw_only=True):
     """
 
     additional_directories: (
-        SessionAdditionalDirectoriesCapabilities | None | UnsetType
+        SessionAdditionalDirectoriesCapabilities | UnsetType | None
     ) = UNSET
     """Whether the agent supports `additionalDirectories` on supported session lifecycle requests.
 
@@ -1682,7 +1682,7 @@ class SessionCapabilities(_Struct, kw_only=True):
     additional-root list associated with a listed session.
     """
 
-    fork: SessionForkCapabilities | None | UnsetType = UNSET
+    fork: SessionForkCapabilities | UnsetType | None = UNSET
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -1693,21 +1693,21 @@ class SessionCapabilities(_Struct, kw_only=True):
     Supplying `{}` means the agent supports forking sessions.
     """
 
-    resume: SessionResumeCapabilities | None | UnsetType = UNSET
+    resume: SessionResumeCapabilities | UnsetType | None = UNSET
     """Whether the agent supports `session/resume`.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports resuming sessions.
     """
 
-    close: SessionCloseCapabilities | None | UnsetType = UNSET
+    close: SessionCloseCapabilities | UnsetType | None = UNSET
     """Whether the agent supports `session/close`.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports closing sessions.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1722,7 +1722,7 @@ class SessionListCapabilities(_Struct, kw_only=True):
     Supplying `{}` means the agent supports listing sessions.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1737,7 +1737,7 @@ class SessionDeleteCapabilities(_Struct, kw_only=True):
     Supplying `{}` means the agent supports deleting sessions from `session/list`.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1755,7 +1755,7 @@ class SessionAdditionalDirectoriesCapabilities(_Struct, kw_only=True):
     complete ordered additional-root list associated with a listed session.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1774,7 +1774,7 @@ class SessionForkCapabilities(_Struct, kw_only=True):
     Supplying `{}` means the agent supports forking sessions.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1789,7 +1789,7 @@ class SessionResumeCapabilities(_Struct, kw_only=True):
     Supplying `{}` means the agent supports resuming sessions.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1804,7 +1804,7 @@ class SessionCloseCapabilities(_Struct, kw_only=True):
     Supplying `{}` means the agent supports closing sessions.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1816,14 +1816,14 @@ class SessionCloseCapabilities(_Struct, kw_only=True):
 class AgentAuthCapabilities(_Struct, kw_only=True):
     """Authentication-related capabilities supported by the agent."""
 
-    logout: LogoutCapabilities | None | UnsetType = UNSET
+    logout: LogoutCapabilities | UnsetType | None = UNSET
     """Whether the agent supports the logout method.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports the logout method.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1838,7 +1838,7 @@ class LogoutCapabilities(_Struct, kw_only=True):
     Supplying `{}` means the agent supports the logout method.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1857,7 +1857,7 @@ class ProvidersCapabilities(_Struct, kw_only=True):
     Supplying `{}` means the agent supports provider configuration methods.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1869,13 +1869,13 @@ class ProvidersCapabilities(_Struct, kw_only=True):
 class NesCapabilities(_Struct, kw_only=True):
     """NES capabilities advertised by the agent during initialization."""
 
-    events: NesEventCapabilities | None | UnsetType = UNSET
+    events: NesEventCapabilities | UnsetType | None = UNSET
     """Events the agent wants to receive."""
 
-    context: NesContextCapabilities | None | UnsetType = UNSET
+    context: NesContextCapabilities | UnsetType | None = UNSET
     """Context the agent wants attached to each suggestion request."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1887,10 +1887,10 @@ class NesCapabilities(_Struct, kw_only=True):
 class NesEventCapabilities(_Struct, kw_only=True):
     """Event capabilities the agent can consume."""
 
-    document: NesDocumentEventCapabilities | None | UnsetType = UNSET
+    document: NesDocumentEventCapabilities | UnsetType | None = UNSET
     """Document event capabilities."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1902,22 +1902,22 @@ class NesEventCapabilities(_Struct, kw_only=True):
 class NesDocumentEventCapabilities(_Struct, kw_only=True):
     """Document event capabilities the agent wants to receive."""
 
-    did_open: NesDocumentDidOpenCapabilities | None | UnsetType = UNSET
+    did_open: NesDocumentDidOpenCapabilities | UnsetType | None = UNSET
     """Whether the agent wants `document/didOpen` events."""
 
-    did_change: NesDocumentDidChangeCapabilities | None | UnsetType = UNSET
+    did_change: NesDocumentDidChangeCapabilities | UnsetType | None = UNSET
     """Whether the agent wants `document/didChange` events, and the sync kind."""
 
-    did_close: NesDocumentDidCloseCapabilities | None | UnsetType = UNSET
+    did_close: NesDocumentDidCloseCapabilities | UnsetType | None = UNSET
     """Whether the agent wants `document/didClose` events."""
 
-    did_save: NesDocumentDidSaveCapabilities | None | UnsetType = UNSET
+    did_save: NesDocumentDidSaveCapabilities | UnsetType | None = UNSET
     """Whether the agent wants `document/didSave` events."""
 
-    did_focus: NesDocumentDidFocusCapabilities | None | UnsetType = UNSET
+    did_focus: NesDocumentDidFocusCapabilities | UnsetType | None = UNSET
     """Whether the agent wants `document/didFocus` events."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1929,7 +1929,7 @@ class NesDocumentEventCapabilities(_Struct, kw_only=True):
 class NesDocumentDidOpenCapabilities(_Struct, kw_only=True):
     """Marker for `document/didOpen` capability support."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1944,7 +1944,7 @@ class NesDocumentDidChangeCapabilities(_Struct, kw_only=True):
     sync_kind: TextDocumentSyncKind
     """The sync kind the agent wants: `"full"` or `"incremental"`."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1956,7 +1956,7 @@ class NesDocumentDidChangeCapabilities(_Struct, kw_only=True):
 class NesDocumentDidCloseCapabilities(_Struct, kw_only=True):
     """Marker for `document/didClose` capability support."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1968,7 +1968,7 @@ class NesDocumentDidCloseCapabilities(_Struct, kw_only=True):
 class NesDocumentDidSaveCapabilities(_Struct, kw_only=True):
     """Marker for `document/didSave` capability support."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1980,7 +1980,7 @@ class NesDocumentDidSaveCapabilities(_Struct, kw_only=True):
 class NesDocumentDidFocusCapabilities(_Struct, kw_only=True):
     """Marker for `document/didFocus` capability support."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1992,25 +1992,25 @@ class NesDocumentDidFocusCapabilities(_Struct, kw_only=True):
 class NesContextCapabilities(_Struct, kw_only=True):
     """Context capabilities the agent wants attached to each suggestion request."""
 
-    recent_files: NesRecentFilesCapabilities | None | UnsetType = UNSET
+    recent_files: NesRecentFilesCapabilities | UnsetType | None = UNSET
     """Whether the agent wants recent files context."""
 
-    related_snippets: NesRelatedSnippetsCapabilities | None | UnsetType = UNSET
+    related_snippets: NesRelatedSnippetsCapabilities | UnsetType | None = UNSET
     """Whether the agent wants related snippets context."""
 
-    edit_history: NesEditHistoryCapabilities | None | UnsetType = UNSET
+    edit_history: NesEditHistoryCapabilities | UnsetType | None = UNSET
     """Whether the agent wants edit history context."""
 
-    user_actions: NesUserActionsCapabilities | None | UnsetType = UNSET
+    user_actions: NesUserActionsCapabilities | UnsetType | None = UNSET
     """Whether the agent wants user actions context."""
 
-    open_files: NesOpenFilesCapabilities | None | UnsetType = UNSET
+    open_files: NesOpenFilesCapabilities | UnsetType | None = UNSET
     """Whether the agent wants open files context."""
 
-    diagnostics: NesDiagnosticsCapabilities | None | UnsetType = UNSET
+    diagnostics: NesDiagnosticsCapabilities | UnsetType | None = UNSET
     """Whether the agent wants diagnostics context."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2022,10 +2022,10 @@ class NesContextCapabilities(_Struct, kw_only=True):
 class NesRecentFilesCapabilities(_Struct, kw_only=True):
     """Capabilities for recent files context."""
 
-    max_count: Annotated[int, msgspec.Meta(ge=0)] | None | UnsetType = UNSET
+    max_count: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
     """Maximum number of recent files the agent can use."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2037,7 +2037,7 @@ class NesRecentFilesCapabilities(_Struct, kw_only=True):
 class NesRelatedSnippetsCapabilities(_Struct, kw_only=True):
     """Capabilities for related snippets context."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2049,10 +2049,10 @@ class NesRelatedSnippetsCapabilities(_Struct, kw_only=True):
 class NesEditHistoryCapabilities(_Struct, kw_only=True):
     """Capabilities for edit history context."""
 
-    max_count: Annotated[int, msgspec.Meta(ge=0)] | None | UnsetType = UNSET
+    max_count: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
     """Maximum number of edit history entries the agent can use."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2064,10 +2064,10 @@ class NesEditHistoryCapabilities(_Struct, kw_only=True):
 class NesUserActionsCapabilities(_Struct, kw_only=True):
     """Capabilities for user actions context."""
 
-    max_count: Annotated[int, msgspec.Meta(ge=0)] | None | UnsetType = UNSET
+    max_count: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
     """Maximum number of user actions the agent can use."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2079,7 +2079,7 @@ class NesUserActionsCapabilities(_Struct, kw_only=True):
 class NesOpenFilesCapabilities(_Struct, kw_only=True):
     """Capabilities for open files context."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2091,7 +2091,7 @@ class NesOpenFilesCapabilities(_Struct, kw_only=True):
 class NesDiagnosticsCapabilities(_Struct, kw_only=True):
     """Capabilities for diagnostics context."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2116,7 +2116,7 @@ class AuthMethodTerminal(_Struct, kw_only=True, tag_field="type", tag="terminal"
     name: str
     """Human-readable name of the authentication method."""
 
-    description: str | None | UnsetType = UNSET
+    description: str | UnsetType | None = UNSET
     """Optional description providing more details about this authentication method."""
 
     args: list[str] | UnsetType = UNSET
@@ -2127,7 +2127,7 @@ class AuthMethodTerminal(_Struct, kw_only=True, tag_field="type", tag="terminal"
     These values override same-named variables in the base launch configuration.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2148,10 +2148,10 @@ class AuthMethodAgent(_Struct, kw_only=True):
     name: str
     """Human-readable name of the authentication method."""
 
-    description: str | None | UnsetType = UNSET
+    description: str | UnsetType | None = UNSET
     """Optional description providing more details about this authentication method."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2171,7 +2171,7 @@ class Implementation(_Struct, kw_only=True):
     name fallback if title isn’t present.
     """
 
-    title: str | None | UnsetType = UNSET
+    title: str | UnsetType | None = UNSET
     """Intended for UI and end-user contexts — optimized to be human-readable
     and easily understood.
 
@@ -2183,7 +2183,7 @@ class Implementation(_Struct, kw_only=True):
     for debugging or metrics purposes. (e.g. "1.0.0").
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2195,7 +2195,7 @@ class Implementation(_Struct, kw_only=True):
 class AuthenticateResponse(_Struct, kw_only=True):
     """Response to the `authenticate` method."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2215,7 +2215,7 @@ class ListProvidersResponse(_Struct, kw_only=True):
     providers: list[ProviderInfo]
     """Configurable providers with current routing info suitable for UI display."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2243,12 +2243,12 @@ class ProviderInfo(_Struct, kw_only=True):
     If true, clients must not call `providers/disable` for this provider ID.
     """
 
-    current: ProviderCurrentConfig | None | UnsetType = UNSET
+    current: ProviderCurrentConfig | UnsetType | None = UNSET
     """Current effective non-secret routing config.
     Null or omitted means provider is disabled.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2271,7 +2271,7 @@ class ProviderCurrentConfig(_Struct, kw_only=True):
     base_url: str
     """Base URL currently used by this provider."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2288,7 +2288,7 @@ class SetProviderResponse(_Struct, kw_only=True):
     Response to `providers/set`.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2305,7 +2305,7 @@ class DisableProviderResponse(_Struct, kw_only=True):
     Response to `providers/disable`.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2317,7 +2317,7 @@ class DisableProviderResponse(_Struct, kw_only=True):
 class LogoutResponse(_Struct, kw_only=True):
     """Response to the `logout` method."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2338,16 +2338,16 @@ class NewSessionResponse(_Struct, kw_only=True):
     Used in all subsequent requests for this conversation.
     """
 
-    modes: SessionModeState | None | UnsetType = UNSET
+    modes: SessionModeState | UnsetType | None = UNSET
     """Initial mode state if supported by the Agent
 
     See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/session-modes)
     """
 
-    config_options: list[SessionConfigOption] | None | UnsetType = UNSET
+    config_options: list[SessionConfigOption] | UnsetType | None = UNSET
     """Initial session configuration options if supported by the Agent."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2365,7 +2365,7 @@ class SessionModeState(_Struct, kw_only=True):
     available_modes: list[SessionMode]
     """The set of modes that the Agent can operate in"""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2386,10 +2386,10 @@ class SessionMode(_Struct, kw_only=True):
     name: str
     """Human-readable name shown for this protocol object."""
 
-    description: str | None | UnsetType = UNSET
+    description: str | UnsetType | None = UNSET
     """Optional human-readable details shown with this protocol object."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2422,13 +2422,13 @@ class SessionConfigOptionSelect(
     name: str
     """Human-readable label for the option."""
 
-    description: str | None | UnsetType = UNSET
+    description: str | UnsetType | None = UNSET
     """Optional description for the Client to display to the user."""
 
-    category: SessionConfigOptionCategory | None | UnsetType = UNSET
+    category: SessionConfigOptionCategory | UnsetType | None = UNSET
     """Optional semantic category for this option (UX only)."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2455,13 +2455,13 @@ class SessionConfigOptionBoolean(
     name: str
     """Human-readable label for the option."""
 
-    description: str | None | UnsetType = UNSET
+    description: str | UnsetType | None = UNSET
     """Optional description for the Client to display to the user."""
 
-    category: SessionConfigOptionCategory | None | UnsetType = UNSET
+    category: SessionConfigOptionCategory | UnsetType | None = UNSET
     """Optional semantic category for this option (UX only)."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2479,10 +2479,10 @@ class SessionConfigSelectOption(_Struct, kw_only=True):
     name: str
     """Human-readable label for this option value."""
 
-    description: str | None | UnsetType = UNSET
+    description: str | UnsetType | None = UNSET
     """Optional description for this option value."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2503,7 +2503,7 @@ class SessionConfigSelectGroup(_Struct, kw_only=True):
     options: list[SessionConfigSelectOption]
     """The set of option values in this group."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2515,16 +2515,16 @@ class SessionConfigSelectGroup(_Struct, kw_only=True):
 class LoadSessionResponse(_Struct, kw_only=True):
     """Response from loading an existing session."""
 
-    modes: SessionModeState | None | UnsetType = UNSET
+    modes: SessionModeState | UnsetType | None = UNSET
     """Initial mode state if supported by the Agent
 
     See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/session-modes)
     """
 
-    config_options: list[SessionConfigOption] | None | UnsetType = UNSET
+    config_options: list[SessionConfigOption] | UnsetType | None = UNSET
     """Initial session configuration options if supported by the Agent."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2539,12 +2539,12 @@ class ListSessionsResponse(_Struct, kw_only=True):
     sessions: list[SessionInfo]
     """Array of session information objects"""
 
-    next_cursor: str | None | UnsetType = UNSET
+    next_cursor: str | UnsetType | None = UNSET
     """Opaque cursor token. If present, pass this in the next request's cursor parameter
     to fetch the next page. If absent, there are no more results.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2570,13 +2570,13 @@ class SessionInfo(_Struct, kw_only=True):
     reports no additional roots.
     """
 
-    title: str | None | UnsetType = UNSET
+    title: str | UnsetType | None = UNSET
     """Human-readable title for the session"""
 
-    updated_at: str | None | UnsetType = UNSET
+    updated_at: str | UnsetType | None = UNSET
     """ISO 8601 timestamp of last activity"""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2588,7 +2588,7 @@ class SessionInfo(_Struct, kw_only=True):
 class DeleteSessionResponse(_Struct, kw_only=True):
     """Response from deleting a session."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2608,16 +2608,16 @@ class ForkSessionResponse(_Struct, kw_only=True):
     session_id: SessionId
     """Unique identifier for the newly created forked session."""
 
-    modes: SessionModeState | None | UnsetType = UNSET
+    modes: SessionModeState | UnsetType | None = UNSET
     """Initial mode state if supported by the Agent
 
     See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/session-modes)
     """
 
-    config_options: list[SessionConfigOption] | None | UnsetType = UNSET
+    config_options: list[SessionConfigOption] | UnsetType | None = UNSET
     """Initial session configuration options if supported by the Agent."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2629,16 +2629,16 @@ class ForkSessionResponse(_Struct, kw_only=True):
 class ResumeSessionResponse(_Struct, kw_only=True):
     """Response from resuming an existing session."""
 
-    modes: SessionModeState | None | UnsetType = UNSET
+    modes: SessionModeState | UnsetType | None = UNSET
     """Initial mode state if supported by the Agent
 
     See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/session-modes)
     """
 
-    config_options: list[SessionConfigOption] | None | UnsetType = UNSET
+    config_options: list[SessionConfigOption] | UnsetType | None = UNSET
     """Initial session configuration options if supported by the Agent."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2650,7 +2650,7 @@ class ResumeSessionResponse(_Struct, kw_only=True):
 class CloseSessionResponse(_Struct, kw_only=True):
     """Response from closing a session."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2662,7 +2662,7 @@ class CloseSessionResponse(_Struct, kw_only=True):
 class SetSessionModeResponse(_Struct, kw_only=True):
     """Response to `session/set_mode` method."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2677,7 +2677,7 @@ class SetSessionConfigOptionResponse(_Struct, kw_only=True):
     config_options: list[SessionConfigOption]
     """The full set of configuration options and their current values."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2695,7 +2695,7 @@ class PromptResponse(_Struct, kw_only=True):
     stop_reason: StopReason
     """Indicates why the agent stopped processing the turn."""
 
-    usage: Usage | None | UnsetType = UNSET
+    usage: Usage | UnsetType | None = UNSET
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -2703,7 +2703,7 @@ class PromptResponse(_Struct, kw_only=True):
     Token usage for this turn (optional).
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2729,16 +2729,16 @@ class Usage(_Struct, kw_only=True):
     output_tokens: Annotated[int, msgspec.Meta(ge=0)]
     """Total output tokens across all turns."""
 
-    thought_tokens: Annotated[int, msgspec.Meta(ge=0)] | None | UnsetType = UNSET
+    thought_tokens: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
     """Total thought/reasoning tokens"""
 
-    cached_read_tokens: Annotated[int, msgspec.Meta(ge=0)] | None | UnsetType = UNSET
+    cached_read_tokens: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
     """Total cache read tokens."""
 
-    cached_write_tokens: Annotated[int, msgspec.Meta(ge=0)] | None | UnsetType = UNSET
+    cached_write_tokens: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
     """Total cache write tokens."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2753,7 +2753,7 @@ class StartNesResponse(_Struct, kw_only=True):
     session_id: SessionId
     """The session ID for the newly started NES session."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2768,7 +2768,7 @@ class SuggestNesResponse(_Struct, kw_only=True):
     suggestions: list[NesSuggestion]
     """The list of suggestions."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2786,7 +2786,7 @@ class NesTextEdit(_Struct, kw_only=True):
     new_text: str
     """The replacement text."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2804,7 +2804,7 @@ class Range(_Struct, kw_only=True):
     end: Position
     """The end position (exclusive)."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2825,7 +2825,7 @@ class Position(_Struct, kw_only=True):
     character: Annotated[int, msgspec.Meta(ge=0)]
     """Zero-based character offset (encoding-dependent)."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2846,10 +2846,10 @@ class NesEditSuggestion(_Struct, kw_only=True, tag_field="kind", tag="edit"):
     edits: list[NesTextEdit]
     """The text edits to apply."""
 
-    cursor_position: Position | None | UnsetType = UNSET
+    cursor_position: Position | UnsetType | None = UNSET
     """Optional suggested cursor position after applying edits."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2870,7 +2870,7 @@ class NesJumpSuggestion(_Struct, kw_only=True, tag_field="kind", tag="jump"):
     position: Position
     """The target position within the file."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2894,7 +2894,7 @@ class NesRenameSuggestion(_Struct, kw_only=True, tag_field="kind", tag="rename")
     new_name: str
     """The new name for the symbol."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2920,10 +2920,10 @@ class NesSearchAndReplaceSuggestion(
     replace: str
     """The replacement text."""
 
-    is_regex: bool | None | UnsetType = UNSET
+    is_regex: bool | UnsetType | None = UNSET
     """Whether `search` is a regular expression. Defaults to `false`."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2935,7 +2935,7 @@ class NesSearchAndReplaceSuggestion(
 class CloseNesResponse(_Struct, kw_only=True):
     """Response from closing an NES session."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2983,7 +2983,7 @@ class SessionNotification(_Struct, kw_only=True):
     update: SessionUpdate
     """The actual update content."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2998,14 +2998,14 @@ class ContentChunk(_Struct, kw_only=True):
     content: ContentBlock
     """A single item of content"""
 
-    message_id: MessageId | None | UnsetType = UNSET
+    message_id: MessageId | UnsetType | None = UNSET
     """A unique identifier for the message this chunk belongs to.
 
     All chunks belonging to the same message share the same `messageId`.
     A change in `messageId` indicates a new message has started.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3053,7 +3053,7 @@ class ToolCall(_Struct, kw_only=True, tag_field="sessionUpdate", tag="tool_call"
     title: str
     """Human-readable title describing what the tool is doing."""
 
-    name: str | None | UnsetType = UNSET
+    name: str | UnsetType | None = UNSET
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -3086,7 +3086,7 @@ class ToolCall(_Struct, kw_only=True, tag_field="sessionUpdate", tag="tool_call"
     raw_output: Any | UnsetType = UNSET
     """Raw output returned by the tool."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3114,7 +3114,7 @@ class PlanEntry(_Struct, kw_only=True):
     status: PlanEntryStatus
     """Current execution status of this task."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3140,7 +3140,7 @@ class Plan(_Struct, kw_only=True, tag_field="sessionUpdate", tag="plan"):
     with their current status. The client replaces the entire plan with each update.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3167,7 +3167,7 @@ class PlanItems(_Struct, kw_only=True, tag_field="type", tag="items"):
     with their current status. The client replaces that plan with each update.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3190,7 +3190,7 @@ class PlanFile(_Struct, kw_only=True, tag_field="type", tag="file"):
     uri: str
     """The URI of the file containing the plan."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3213,7 +3213,7 @@ class PlanMarkdown(_Struct, kw_only=True, tag_field="type", tag="markdown"):
     content: str
     """Markdown content for the plan."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3233,7 +3233,7 @@ class PlanUpdate(_Struct, kw_only=True, tag_field="sessionUpdate", tag="plan_upd
     plan: PlanUpdateContent
     """The updated plan content."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3253,7 +3253,7 @@ class PlanRemoved(_Struct, kw_only=True, tag_field="sessionUpdate", tag="plan_re
     plan_id: PlanId
     """The plan ID to remove."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3271,10 +3271,10 @@ class AvailableCommand(_Struct, kw_only=True):
     description: str
     """Human-readable description of what the command does."""
 
-    input: AvailableCommandInput | None | UnsetType = UNSET
+    input: AvailableCommandInput | UnsetType | None = UNSET
     """Input for the command if required"""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3289,7 +3289,7 @@ class UnstructuredCommandInput(_Struct, kw_only=True):
     hint: str
     """A hint to display when the input hasn't been provided yet"""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3306,7 +3306,7 @@ class AvailableCommandsUpdate(
     available_commands: list[AvailableCommand]
     """Commands the agent can execute"""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3326,7 +3326,7 @@ class CurrentModeUpdate(
     current_mode_id: SessionModeId
     """The ID of the current mode"""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3343,7 +3343,7 @@ class ConfigOptionUpdate(
     config_options: list[SessionConfigOption]
     """The full set of configuration options and their current values."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3361,13 +3361,13 @@ class SessionInfoUpdate(
     This allows clients to display dynamic session names and track session state changes.
     """
 
-    title: str | None | UnsetType = UNSET
+    title: str | UnsetType | None = UNSET
     """Human-readable title for the session. Set to null to clear."""
 
-    updated_at: str | None | UnsetType = UNSET
+    updated_at: str | UnsetType | None = UNSET
     """ISO 8601 timestamp of last activity. Set to null to clear."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3385,7 +3385,7 @@ class Cost(_Struct, kw_only=True):
     currency: str
     """ISO 4217 currency code (e.g., "USD", "EUR")."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3403,10 +3403,10 @@ class UsageUpdate(_Struct, kw_only=True, tag_field="sessionUpdate", tag="usage_u
     size: Annotated[int, msgspec.Meta(ge=0)]
     """Total context window size in tokens."""
 
-    cost: Cost | None | UnsetType = UNSET
+    cost: Cost | UnsetType | None = UNSET
     """Cumulative session cost (optional)."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3435,13 +3435,13 @@ class Notice(_Struct, kw_only=True, tag_field="sessionUpdate", tag="notice"):
     title: str
     """Required non-empty plain-text title that can stand alone."""
 
-    description: str | None | UnsetType = UNSET
+    description: str | UnsetType | None = UNSET
     """Optional plain-text detail or guidance.
 
     Omitted and `null` are equivalent and mean no description was supplied.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """Metadata scoped to this notice.
 
     Omitted and `null` are equivalent and mean no metadata was supplied.
@@ -3472,13 +3472,13 @@ class CompactionUpdate(
     status: CompactionStatus
     """Current lifecycle status."""
 
-    summary: list[ContentBlock] | None | UnsetType = UNSET
+    summary: list[ContentBlock] | UnsetType | None = UNSET
     """Complete replacement user-displayable summary retained by the compaction."""
 
-    error: str | None | UnsetType = UNSET
+    error: str | UnsetType | None = UNSET
     """Human-readable description of why the compaction failed."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """Extensible metadata patch for this compaction."""
 
 
@@ -3501,7 +3501,7 @@ class CompactionSummaryChunk(
     content: ContentBlock
     """One content block to append."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """Metadata scoped to this chunk. Omission and `null` both mean absent."""
 
 
@@ -3511,7 +3511,7 @@ class CompleteElicitationNotification(_Struct, kw_only=True):
     elicitation_id: ElicitationId
     """The ID of the elicitation that completed."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3539,13 +3539,13 @@ class MessageMcpNotification(_Struct, kw_only=True):
     method: str
     """The inner MCP method name."""
 
-    params: dict[str, Any] | None | UnsetType = UNSET
+    params: dict[str, Any] | UnsetType | None = UNSET
     """Optional inner MCP params.
 
     If omitted or set to `null`, the inner MCP message has no params.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3571,13 +3571,13 @@ class InitializeRequest(_Struct, kw_only=True):
     Schema default: ``{"fs": {"readTextFile": false, "writeTextFile": false}, "terminal": false, "auth": {"terminal": false}}`` (UNSET here means absent).
     """
 
-    client_info: Implementation | None | UnsetType = UNSET
+    client_info: Implementation | UnsetType | None = UNSET
     """Information about the Client name and version sent to the Agent.
 
     Note: in future versions of the protocol, this will be required.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3608,14 +3608,14 @@ class ClientCapabilities(_Struct, kw_only=True):
     Schema default: ``false`` (UNSET here means absent).
     """
 
-    session: ClientSessionCapabilities | None | UnsetType = UNSET
+    session: ClientSessionCapabilities | UnsetType | None = UNSET
     """Session-related capabilities supported by the client.
 
     Optional. Omitted or `null` both mean the client does not advertise any
     session-related extensions.
     """
 
-    plan: PlanCapabilities | None | UnsetType = UNSET
+    plan: PlanCapabilities | UnsetType | None = UNSET
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -3634,7 +3634,7 @@ class ClientCapabilities(_Struct, kw_only=True):
     Schema default: ``{"terminal": false}`` (UNSET here means absent).
     """
 
-    elicitation: ElicitationCapabilities | None | UnsetType = UNSET
+    elicitation: ElicitationCapabilities | UnsetType | None = UNSET
     """Elicitation capabilities supported by the client.
     Determines which elicitation modes the agent may use.
 
@@ -3642,7 +3642,7 @@ class ClientCapabilities(_Struct, kw_only=True):
     elicitation support.
     """
 
-    nes: ClientNesCapabilities | None | UnsetType = UNSET
+    nes: ClientNesCapabilities | UnsetType | None = UNSET
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -3661,7 +3661,7 @@ class ClientCapabilities(_Struct, kw_only=True):
     The position encodings supported by the client, in order of preference.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3688,7 +3688,7 @@ class FileSystemCapabilities(_Struct, kw_only=True):
     Schema default: ``false`` (UNSET here means absent).
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3700,7 +3700,7 @@ class FileSystemCapabilities(_Struct, kw_only=True):
 class ClientSessionCapabilities(_Struct, kw_only=True):
     """Session-related capabilities supported by the client."""
 
-    compaction: CompactionCapabilities | None | UnsetType = UNSET
+    compaction: CompactionCapabilities | UnsetType | None = UNSET
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -3709,14 +3709,14 @@ class ClientSessionCapabilities(_Struct, kw_only=True):
     means unsupported; `{}` advertises the complete compaction contract.
     """
 
-    config_options: SessionConfigOptionsCapabilities | None | UnsetType = UNSET
+    config_options: SessionConfigOptionsCapabilities | UnsetType | None = UNSET
     """Config option capabilities supported by the client.
 
     Omitted or `null` both mean the client does not advertise support for any
     config option extensions.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3737,7 +3737,7 @@ class CompactionCapabilities(_Struct, kw_only=True):
 class SessionConfigOptionsCapabilities(_Struct, kw_only=True):
     """Session configuration option capabilities supported by the client."""
 
-    boolean: BooleanConfigOptionCapabilities | None | UnsetType = UNSET
+    boolean: BooleanConfigOptionCapabilities | UnsetType | None = UNSET
     """Whether the client supports boolean session configuration options.
 
     Optional. Omitted or `null` both mean the client does not advertise support.
@@ -3746,7 +3746,7 @@ class SessionConfigOptionsCapabilities(_Struct, kw_only=True):
     requests with `type: "boolean"` and a boolean `value`.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3761,7 +3761,7 @@ class BooleanConfigOptionCapabilities(_Struct, kw_only=True):
     Supplying `{}` means the client supports boolean session configuration options.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3778,7 +3778,7 @@ class PlanCapabilities(_Struct, kw_only=True):
     Capabilities for receiving `plan_update` and `plan_removed` session updates.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3805,7 +3805,7 @@ class AuthCapabilities(_Struct, kw_only=True):
     Schema default: ``false`` (UNSET here means absent).
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3817,21 +3817,21 @@ class AuthCapabilities(_Struct, kw_only=True):
 class ElicitationCapabilities(_Struct, kw_only=True):
     """Elicitation capabilities supported by the client."""
 
-    form: ElicitationFormCapabilities | None | UnsetType = UNSET
+    form: ElicitationFormCapabilities | UnsetType | None = UNSET
     """Whether the client supports form-based elicitation.
 
     Optional. Omitted and `null` are equivalent and mean form support is not advertised.
     Supplying `{}` explicitly advertises form support.
     """
 
-    url: ElicitationUrlCapabilities | None | UnsetType = UNSET
+    url: ElicitationUrlCapabilities | UnsetType | None = UNSET
     """Whether the client supports URL-based elicitation.
 
     Optional. Omitted or `null` both mean the client does not advertise support.
     Supplying `{}` means the client supports URL-based elicitation.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3848,7 +3848,7 @@ class ElicitationFormCapabilities(_Struct, kw_only=True):
     Supplying `{}` means the client supports form-based elicitation.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3865,7 +3865,7 @@ class ElicitationUrlCapabilities(_Struct, kw_only=True):
     Supplying `{}` means the client supports URL-based elicitation.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3879,16 +3879,16 @@ class ElicitationUrlCapabilities(_Struct, kw_only=True):
 class ClientNesCapabilities(_Struct, kw_only=True):
     """NES capabilities advertised by the client during initialization."""
 
-    jump: NesJumpCapabilities | None | UnsetType = UNSET
+    jump: NesJumpCapabilities | UnsetType | None = UNSET
     """Whether the client supports the `jump` suggestion kind."""
 
-    rename: NesRenameCapabilities | None | UnsetType = UNSET
+    rename: NesRenameCapabilities | UnsetType | None = UNSET
     """Whether the client supports the `rename` suggestion kind."""
 
-    search_and_replace: NesSearchAndReplaceCapabilities | None | UnsetType = UNSET
+    search_and_replace: NesSearchAndReplaceCapabilities | UnsetType | None = UNSET
     """Whether the client supports the `searchAndReplace` suggestion kind."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3900,7 +3900,7 @@ class ClientNesCapabilities(_Struct, kw_only=True):
 class NesJumpCapabilities(_Struct, kw_only=True):
     """Marker for jump suggestion support."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3912,7 +3912,7 @@ class NesJumpCapabilities(_Struct, kw_only=True):
 class NesRenameCapabilities(_Struct, kw_only=True):
     """Marker for rename suggestion support."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3924,7 +3924,7 @@ class NesRenameCapabilities(_Struct, kw_only=True):
 class NesSearchAndReplaceCapabilities(_Struct, kw_only=True):
     """Marker for search and replace suggestion support."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3944,7 +3944,7 @@ class AuthenticateRequest(_Struct, kw_only=True):
     Must be one of the methods advertised in the initialize response.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3961,7 +3961,7 @@ class ListProvidersRequest(_Struct, kw_only=True):
     Request parameters for `providers/list`.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3994,7 +3994,7 @@ class SetProviderRequest(_Struct, kw_only=True):
     May include authorization, routing, or other integration-specific headers.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4014,7 +4014,7 @@ class DisableProviderRequest(_Struct, kw_only=True):
     provider_id: ProviderId
     """Provider ID to disable."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4029,7 +4029,7 @@ class LogoutRequest(_Struct, kw_only=True):
     Terminates the current authenticated session.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4058,7 +4058,7 @@ class NewSessionRequest(_Struct, kw_only=True):
     mcp_servers: list[McpServer]
     """List of MCP (Model Context Protocol) servers the agent should connect to."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4080,7 +4080,7 @@ class HttpHeader(_Struct, kw_only=True):
     value: str
     """The value to set for the HTTP header."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4101,7 +4101,7 @@ class McpServerHttp(_Struct, kw_only=True, tag_field="type", tag="http"):
     headers: list[HttpHeader]
     """HTTP headers to set when making requests to the MCP server."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4122,7 +4122,7 @@ class McpServerSse(_Struct, kw_only=True, tag_field="type", tag="sse"):
     headers: list[HttpHeader]
     """HTTP headers to set when making requests to the MCP server."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4152,7 +4152,7 @@ class McpServerAcp(_Struct, kw_only=True, tag_field="type", tag="acp"):
     on the same ACP connection.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4176,7 +4176,7 @@ class McpServerStdio(_Struct, kw_only=True):
     env: list[EnvVariable]
     """Environment variables to set when launching the MCP server."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4211,7 +4211,7 @@ class LoadSessionRequest(_Struct, kw_only=True):
     session_id: SessionId
     """The ID of the session to load."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4230,13 +4230,13 @@ class ListSessionsRequest(_Struct, kw_only=True):
     Only available if the Agent supports the `sessionCapabilities.list` capability.
     """
 
-    cwd: str | None | UnsetType = UNSET
+    cwd: str | UnsetType | None = UNSET
     """Filter sessions by working directory. Must be an absolute path."""
 
-    cursor: str | None | UnsetType = UNSET
+    cursor: str | UnsetType | None = UNSET
     """Opaque cursor token from a previous response's nextCursor field for cursor-based pagination"""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4254,7 +4254,7 @@ class DeleteSessionRequest(_Struct, kw_only=True):
     session_id: SessionId
     """The ID of the session to delete."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4293,7 +4293,7 @@ class ForkSessionRequest(_Struct, kw_only=True):
     mcp_servers: list[McpServer] | UnsetType = UNSET
     """List of MCP servers to connect to for this session."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4333,7 +4333,7 @@ class ResumeSessionRequest(_Struct, kw_only=True):
     mcp_servers: list[McpServer] | UnsetType = UNSET
     """List of MCP servers to connect to for this session."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4359,7 +4359,7 @@ class CloseSessionRequest(_Struct, kw_only=True):
     session_id: SessionId
     """The ID of the session to close."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4377,7 +4377,7 @@ class SetSessionModeRequest(_Struct, kw_only=True):
     mode_id: SessionModeId
     """The ID of the mode to set."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4397,7 +4397,7 @@ class SetSessionConfigOptionRequestBoolean(
     config_id: SessionConfigId
     """The ID of the configuration option to set."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4423,7 +4423,7 @@ class SetSessionConfigOptionRequestValueId(_Struct, kw_only=True):
     config_id: SessionConfigId
     """The ID of the configuration option to set."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4462,7 +4462,7 @@ class PromptRequest(_Struct, kw_only=True):
     pieces of context from sources the agent may not have access to.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4474,16 +4474,16 @@ class PromptRequest(_Struct, kw_only=True):
 class StartNesRequest(_Struct, kw_only=True):
     """Request to start an NES session."""
 
-    workspace_uri: str | None | UnsetType = UNSET
+    workspace_uri: str | UnsetType | None = UNSET
     """The root URI of the workspace."""
 
-    workspace_folders: list[WorkspaceFolder] | None | UnsetType = UNSET
+    workspace_folders: list[WorkspaceFolder] | UnsetType | None = UNSET
     """The workspace folders."""
 
-    repository: NesRepository | None | UnsetType = UNSET
+    repository: NesRepository | UnsetType | None = UNSET
     """Repository metadata, if the workspace is a git repository."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4501,7 +4501,7 @@ class WorkspaceFolder(_Struct, kw_only=True):
     name: str
     """The display name of the folder."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4522,7 +4522,7 @@ class NesRepository(_Struct, kw_only=True):
     remote_url: str
     """The remote URL of the repository."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4546,16 +4546,16 @@ class SuggestNesRequest(_Struct, kw_only=True):
     position: Position
     """The current cursor position."""
 
-    selection: Range | None | UnsetType = UNSET
+    selection: Range | UnsetType | None = UNSET
     """The current text selection range, if any."""
 
     trigger_kind: NesTriggerKind
     """What triggered this suggestion request."""
 
-    context: NesSuggestContext | None | UnsetType = UNSET
+    context: NesSuggestContext | UnsetType | None = UNSET
     """Context for the suggestion, included based on agent capabilities."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4567,25 +4567,25 @@ class SuggestNesRequest(_Struct, kw_only=True):
 class NesSuggestContext(_Struct, kw_only=True):
     """Context attached to a suggestion request."""
 
-    recent_files: list[NesRecentFile] | None | UnsetType = UNSET
+    recent_files: list[NesRecentFile] | UnsetType | None = UNSET
     """Recently accessed files."""
 
-    related_snippets: list[NesRelatedSnippet] | None | UnsetType = UNSET
+    related_snippets: list[NesRelatedSnippet] | UnsetType | None = UNSET
     """Related code snippets."""
 
-    edit_history: list[NesEditHistoryEntry] | None | UnsetType = UNSET
+    edit_history: list[NesEditHistoryEntry] | UnsetType | None = UNSET
     """Recent edit history."""
 
-    user_actions: list[NesUserAction] | None | UnsetType = UNSET
+    user_actions: list[NesUserAction] | UnsetType | None = UNSET
     """Recent user actions (typing, navigation, etc.)."""
 
-    open_files: list[NesOpenFile] | None | UnsetType = UNSET
+    open_files: list[NesOpenFile] | UnsetType | None = UNSET
     """Currently open files in the editor."""
 
-    diagnostics: list[NesDiagnostic] | None | UnsetType = UNSET
+    diagnostics: list[NesDiagnostic] | UnsetType | None = UNSET
     """Current diagnostics (errors, warnings)."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4606,7 +4606,7 @@ class NesRecentFile(_Struct, kw_only=True):
     text: str
     """The full text content of the file."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4624,7 +4624,7 @@ class NesRelatedSnippet(_Struct, kw_only=True):
     excerpts: list[NesExcerpt]
     """The code excerpts."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4645,7 +4645,7 @@ class NesExcerpt(_Struct, kw_only=True):
     text: str
     """The text content of the excerpt."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4663,7 +4663,7 @@ class NesEditHistoryEntry(_Struct, kw_only=True):
     diff: str
     """A diff representing the edit."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4687,7 +4687,7 @@ class NesUserAction(_Struct, kw_only=True):
     timestamp_ms: Annotated[int, msgspec.Meta(ge=0)]
     """Timestamp in milliseconds since epoch."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4705,13 +4705,13 @@ class NesOpenFile(_Struct, kw_only=True):
     language_id: str
     """The language identifier."""
 
-    visible_range: Range | None | UnsetType = UNSET
+    visible_range: Range | UnsetType | None = UNSET
     """The visible range in the editor, if any."""
 
-    last_focused_ms: Annotated[int, msgspec.Meta(ge=0)] | None | UnsetType = UNSET
+    last_focused_ms: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
     """Timestamp in milliseconds since epoch of when the file was last focused."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4735,7 +4735,7 @@ class NesDiagnostic(_Struct, kw_only=True):
     message: str
     """The diagnostic message."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4754,7 +4754,7 @@ class CloseNesRequest(_Struct, kw_only=True):
     session_id: SessionId
     """The ID of the NES session to close."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4766,7 +4766,7 @@ class CloseNesRequest(_Struct, kw_only=True):
 class WriteTextFileResponse(_Struct, kw_only=True):
     """Response to `fs/write_text_file`"""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4781,7 +4781,7 @@ class ReadTextFileResponse(_Struct, kw_only=True):
     content: str
     """Content payload returned by this response."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4796,7 +4796,7 @@ class RequestPermissionResponse(_Struct, kw_only=True):
     outcome: RequestPermissionOutcome
     """The user's decision on the permission request."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4826,7 +4826,7 @@ class SelectedPermissionOutcome(
     option_id: PermissionOptionId
     """The ID of the option the user selected."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4841,7 +4841,7 @@ class CreateTerminalResponse(_Struct, kw_only=True):
     terminal_id: TerminalId
     """The unique identifier for the created terminal."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4859,10 +4859,10 @@ class TerminalOutputResponse(_Struct, kw_only=True):
     truncated: bool
     """Whether the output was truncated due to byte limits."""
 
-    exit_status: TerminalExitStatus | None | UnsetType = UNSET
+    exit_status: TerminalExitStatus | UnsetType | None = UNSET
     """Exit status if the command has completed."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4874,13 +4874,13 @@ class TerminalOutputResponse(_Struct, kw_only=True):
 class TerminalExitStatus(_Struct, kw_only=True):
     """Exit status of a terminal command."""
 
-    exit_code: Annotated[int, msgspec.Meta(ge=0)] | None | UnsetType = UNSET
+    exit_code: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
     """The process exit code (may be null if terminated by signal)."""
 
-    signal: str | None | UnsetType = UNSET
+    signal: str | UnsetType | None = UNSET
     """The signal that terminated the process (may be null if exited normally)."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4892,7 +4892,7 @@ class TerminalExitStatus(_Struct, kw_only=True):
 class ReleaseTerminalResponse(_Struct, kw_only=True):
     """Response to terminal/release method"""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4904,13 +4904,13 @@ class ReleaseTerminalResponse(_Struct, kw_only=True):
 class WaitForTerminalExitResponse(_Struct, kw_only=True):
     """Response containing the exit status of a terminal command."""
 
-    exit_code: Annotated[int, msgspec.Meta(ge=0)] | None | UnsetType = UNSET
+    exit_code: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
     """The process exit code (may be null if terminated by signal)."""
 
-    signal: str | None | UnsetType = UNSET
+    signal: str | UnsetType | None = UNSET
     """The signal that terminated the process (may be null if exited normally)."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4922,7 +4922,7 @@ class WaitForTerminalExitResponse(_Struct, kw_only=True):
 class KillTerminalResponse(_Struct, kw_only=True):
     """Response to `terminal/kill` method"""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4934,7 +4934,7 @@ class KillTerminalResponse(_Struct, kw_only=True):
 class ElicitationAcceptAction(_Struct, kw_only=True):
     """The user accepted the elicitation and provided content."""
 
-    content: dict[str, ElicitationContentValue] | None | UnsetType = UNSET
+    content: dict[str, ElicitationContentValue] | UnsetType | None = UNSET
     """The user-provided content, if any, as an object matching the requested schema."""
 
 
@@ -4943,7 +4943,7 @@ class CreateElicitationResponseAccept(
 ):
     """The user accepted and provided content."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4959,7 +4959,7 @@ class CreateElicitationResponseDecline(
 ):
     """The user declined the elicitation."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4975,7 +4975,7 @@ class CreateElicitationResponseCancel(
 ):
     """The elicitation was cancelled."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4997,7 +4997,7 @@ class ConnectMcpResponse(_Struct, kw_only=True):
     connection_id: McpConnectionId
     """The unique identifier for this MCP-over-ACP connection."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5014,7 +5014,7 @@ class DisconnectMcpResponse(_Struct, kw_only=True):
     Response to `mcp/disconnect`.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5032,7 +5032,7 @@ class CancelNotification(_Struct, kw_only=True):
     session_id: SessionId
     """The ID of the session to cancel operations for."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5059,7 +5059,7 @@ class DidOpenDocumentNotification(_Struct, kw_only=True):
     text: str
     """The full text content of the document."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5083,7 +5083,7 @@ class DidChangeDocumentNotification(_Struct, kw_only=True):
     content_changes: list[TextDocumentContentChangeEvent]
     """The content changes."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5099,13 +5099,13 @@ class TextDocumentContentChangeEvent(_Struct, kw_only=True):
     When `range` is `Some`, `text` replaces the given range.
     """
 
-    range: Range | None | UnsetType = UNSET
+    range: Range | UnsetType | None = UNSET
     """The range of the document that changed. If `None`, the entire content is replaced."""
 
     text: str
     """The new text for the range, or the full document content if `range` is `None`."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5123,7 +5123,7 @@ class DidCloseDocumentNotification(_Struct, kw_only=True):
     uri: str
     """The URI of the closed document."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5141,7 +5141,7 @@ class DidSaveDocumentNotification(_Struct, kw_only=True):
     uri: str
     """The URI of the saved document."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5168,7 +5168,7 @@ class DidFocusDocumentNotification(_Struct, kw_only=True):
     visible_range: Range
     """The portion of the file currently visible in the editor viewport."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5186,7 +5186,7 @@ class AcceptNesNotification(_Struct, kw_only=True):
     id: NesSuggestionId
     """The ID of the accepted suggestion."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5204,10 +5204,10 @@ class RejectNesNotification(_Struct, kw_only=True):
     id: NesSuggestionId
     """The ID of the rejected suggestion."""
 
-    reason: NesRejectReason | None | UnsetType = UNSET
+    reason: NesRejectReason | UnsetType | None = UNSET
     """The reason for rejection."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5225,7 +5225,7 @@ class CancelRequestNotification(_Struct, kw_only=True):
     request_id: RequestId
     """The ID of the request to cancel."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.

@@ -29,6 +29,19 @@ from ._runtime import (
 
 __all__ = [
     "AGENT_METHODS",
+    "CLIENT_METHODS",
+    "ERROR_CODE_AUTHENTICATION_REQUIRED",
+    "ERROR_CODE_INTERNAL_ERROR",
+    "ERROR_CODE_INVALID_PARAMS",
+    "ERROR_CODE_INVALID_REQUEST",
+    "ERROR_CODE_METHOD_NOT_FOUND",
+    "ERROR_CODE_PARSE_ERROR",
+    "ERROR_CODE_RESOURCE_NOT_FOUND",
+    "PROTOCOL_METHODS",
+    "PROTOCOL_VERSION",
+    "SCHEMA_SHA256",
+    "SCHEMA_VERSION",
+    "UNSET",
     "Agent",
     "AgentAuthCapabilities",
     "AgentCapabilities",
@@ -48,7 +61,6 @@ __all__ = [
     "AvailableCommandInputOther",
     "AvailableCommandsUpdate",
     "BlobResourceContents",
-    "CLIENT_METHODS",
     "CancelNotification",
     "Client",
     "ClientCapabilities",
@@ -63,13 +75,6 @@ __all__ = [
     "DeleteSessionRequest",
     "DeleteSessionResponse",
     "Diff",
-    "ERROR_CODE_AUTHENTICATION_REQUIRED",
-    "ERROR_CODE_INTERNAL_ERROR",
-    "ERROR_CODE_INVALID_PARAMS",
-    "ERROR_CODE_INVALID_REQUEST",
-    "ERROR_CODE_METHOD_NOT_FOUND",
-    "ERROR_CODE_PARSE_ERROR",
-    "ERROR_CODE_RESOURCE_NOT_FOUND",
     "EmbeddedResource",
     "EmbeddedResourceResource",
     "EnvVariable",
@@ -102,8 +107,6 @@ __all__ = [
     "NewSessionRequest",
     "NewSessionResponse",
     "OtherVariant",
-    "PROTOCOL_METHODS",
-    "PROTOCOL_VERSION",
     "PermissionOption",
     "PermissionOptionId",
     "PermissionOptionKind",
@@ -131,8 +134,6 @@ __all__ = [
     "ResumeSessionRequest",
     "ResumeSessionResponse",
     "Role",
-    "SCHEMA_SHA256",
-    "SCHEMA_VERSION",
     "SelectedPermissionOutcome",
     "SessionAdditionalDirectoriesCapabilities",
     "SessionCapabilities",
@@ -172,7 +173,6 @@ __all__ = [
     "ToolCallStatus",
     "ToolCallUpdate",
     "ToolKind",
-    "UNSET",
     "UnsetType",
     "UnstructuredCommandInput",
     "UsageUpdate",
@@ -231,7 +231,7 @@ class RequestPermissionRequest(_Struct, kw_only=True):
     options: list[PermissionOption]
     """Available permission options for the user to choose from."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -259,21 +259,21 @@ class ToolCallUpdate(_Struct, kw_only=True):
     tool_call_id: ToolCallId
     """Unique identifier for this tool call within the session."""
 
-    title: str | None | UnsetType = UNSET
+    title: str | UnsetType | None = UNSET
     """Human-readable title describing what the tool is doing."""
 
-    kind: ToolKind | None | UnsetType = UNSET
+    kind: ToolKind | UnsetType | None = UNSET
     """The category of tool being invoked.
     Helps clients choose appropriate icons and UI treatment.
     """
 
-    status: ToolCallStatus | None | UnsetType = UNSET
+    status: ToolCallStatus | UnsetType | None = UNSET
     """Current execution status of the tool call."""
 
-    content: list[ToolCallContent] | None | UnsetType = UNSET
+    content: list[ToolCallContent] | UnsetType | None = UNSET
     """Content produced by the tool call."""
 
-    locations: list[ToolCallLocation] | None | UnsetType = UNSET
+    locations: list[ToolCallLocation] | UnsetType | None = UNSET
     """File locations affected by this tool call.
     Enables "follow-along" features in clients.
     """
@@ -284,7 +284,7 @@ class ToolCallUpdate(_Struct, kw_only=True):
     raw_output: Any | UnsetType = UNSET
     """Raw output returned by the tool."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -296,13 +296,13 @@ class ToolCallUpdate(_Struct, kw_only=True):
 class Annotations(_Struct, kw_only=True):
     """Optional annotations for the client. The client can use annotations to inform how objects are used or displayed"""
 
-    audience: list[Role] | None | UnsetType = UNSET
+    audience: list[Role] | UnsetType | None = UNSET
 
-    last_modified: str | None | UnsetType = UNSET
+    last_modified: str | UnsetType | None = UNSET
 
-    priority: float | None | UnsetType = UNSET
+    priority: float | UnsetType | None = UNSET
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -314,11 +314,11 @@ class Annotations(_Struct, kw_only=True):
 class TextContent(_Struct, kw_only=True, tag_field="type", tag="text"):
     """Text provided to or from an LLM."""
 
-    annotations: Annotations | None | UnsetType = UNSET
+    annotations: Annotations | UnsetType | None = UNSET
 
     text: str
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -330,15 +330,15 @@ class TextContent(_Struct, kw_only=True, tag_field="type", tag="text"):
 class ImageContent(_Struct, kw_only=True, tag_field="type", tag="image"):
     """An image provided to or from an LLM."""
 
-    annotations: Annotations | None | UnsetType = UNSET
+    annotations: Annotations | UnsetType | None = UNSET
 
     data: str
 
     mime_type: str
 
-    uri: str | None | UnsetType = UNSET
+    uri: str | UnsetType | None = UNSET
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -350,13 +350,13 @@ class ImageContent(_Struct, kw_only=True, tag_field="type", tag="image"):
 class AudioContent(_Struct, kw_only=True, tag_field="type", tag="audio"):
     """Audio provided to or from an LLM."""
 
-    annotations: Annotations | None | UnsetType = UNSET
+    annotations: Annotations | UnsetType | None = UNSET
 
     data: str
 
     mime_type: str
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -368,21 +368,21 @@ class AudioContent(_Struct, kw_only=True, tag_field="type", tag="audio"):
 class ResourceLink(_Struct, kw_only=True, tag_field="type", tag="resource_link"):
     """A resource that the server is capable of reading, included in a prompt or tool call result."""
 
-    annotations: Annotations | None | UnsetType = UNSET
+    annotations: Annotations | UnsetType | None = UNSET
 
-    description: str | None | UnsetType = UNSET
+    description: str | UnsetType | None = UNSET
 
-    mime_type: str | None | UnsetType = UNSET
+    mime_type: str | UnsetType | None = UNSET
 
     name: str
 
-    size: int | None | UnsetType = UNSET
+    size: int | UnsetType | None = UNSET
 
-    title: str | None | UnsetType = UNSET
+    title: str | UnsetType | None = UNSET
 
     uri: str
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -394,13 +394,13 @@ class ResourceLink(_Struct, kw_only=True, tag_field="type", tag="resource_link")
 class TextResourceContents(_Struct, kw_only=True):
     """Text-based resource contents."""
 
-    mime_type: str | None | UnsetType = UNSET
+    mime_type: str | UnsetType | None = UNSET
 
     text: str
 
     uri: str
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -414,11 +414,11 @@ class BlobResourceContents(_Struct, kw_only=True):
 
     blob: str
 
-    mime_type: str | None | UnsetType = UNSET
+    mime_type: str | UnsetType | None = UNSET
 
     uri: str
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -430,11 +430,11 @@ class BlobResourceContents(_Struct, kw_only=True):
 class EmbeddedResource(_Struct, kw_only=True, tag_field="type", tag="resource"):
     """The contents of a resource, embedded into a prompt or tool call result."""
 
-    annotations: Annotations | None | UnsetType = UNSET
+    annotations: Annotations | UnsetType | None = UNSET
 
     resource: EmbeddedResourceResource
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -452,7 +452,7 @@ class Content(_Struct, kw_only=True, tag_field="type", tag="content"):
     content: ContentBlock
     """The actual content block."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -472,13 +472,13 @@ class Diff(_Struct, kw_only=True, tag_field="type", tag="diff"):
     path: str
     """The file path being modified."""
 
-    old_text: str | None | UnsetType = UNSET
+    old_text: str | UnsetType | None = UNSET
     """The original content (None for new files)."""
 
     new_text: str
     """The new content after modification."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -499,10 +499,10 @@ class ToolCallLocation(_Struct, kw_only=True):
     path: str
     """The file path being accessed or modified."""
 
-    line: Annotated[int, msgspec.Meta(ge=0)] | None | UnsetType = UNSET
+    line: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
     """Optional line number within the file."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -523,7 +523,7 @@ class PermissionOption(_Struct, kw_only=True):
     kind: PermissionOptionKind
     """Hint about the nature of this permission option."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -559,13 +559,13 @@ class InitializeResponse(_Struct, kw_only=True):
     Schema default: ``[]`` (UNSET here means absent).
     """
 
-    agent_info: Implementation | None | UnsetType = UNSET
+    agent_info: Implementation | UnsetType | None = UNSET
     """Information about the Agent name and version sent to the Client.
 
     Note: in future versions of the protocol, this will be required.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -583,7 +583,7 @@ class AgentCapabilities(_Struct, kw_only=True):
     See protocol docs: [Agent Capabilities](https://agentclientprotocol.com/protocol/initialization#agent-capabilities)
     """
 
-    session: SessionCapabilities | None | UnsetType = UNSET
+    session: SessionCapabilities | UnsetType | None = UNSET
     """Session capabilities supported by the agent.
 
     Optional. Omitted or `null` both mean the agent does not support the
@@ -598,7 +598,7 @@ class AgentCapabilities(_Struct, kw_only=True):
     Schema default: ``{}`` (UNSET here means absent).
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -620,7 +620,7 @@ class SessionCapabilities(_Struct, kw_only=True):
     See protocol docs: [Session Capabilities](https://agentclientprotocol.com/protocol/initialization#session-capabilities)
     """
 
-    prompt: PromptCapabilities | None | UnsetType = UNSET
+    prompt: PromptCapabilities | UnsetType | None = UNSET
     """Prompt capabilities supported by the agent in `session/prompt` requests.
 
     Optional. Omitted or `null` both mean the agent does not advertise any
@@ -628,24 +628,24 @@ class SessionCapabilities(_Struct, kw_only=True):
     required by `session/prompt`.
     """
 
-    mcp: McpCapabilities | None | UnsetType = UNSET
+    mcp: McpCapabilities | UnsetType | None = UNSET
     """MCP capabilities supported by the agent for session lifecycle requests.
 
     Optional. Omitted or `null` both mean the agent does not advertise MCP
     server transport support for sessions.
     """
 
-    load: SessionLoadCapabilities | None | UnsetType = UNSET
+    load: SessionLoadCapabilities | UnsetType | None = UNSET
     """Whether the agent supports `session/load`.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports loading sessions.
     """
 
-    list: SessionListCapabilities | None | UnsetType = UNSET
+    list: SessionListCapabilities | UnsetType | None = UNSET
     """Whether the agent supports `session/list`."""
 
-    delete: SessionDeleteCapabilities | None | UnsetType = UNSET
+    delete: SessionDeleteCapabilities | UnsetType | None = UNSET
     """Whether the agent supports `session/delete`.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
@@ -653,7 +653,7 @@ class SessionCapabilities(_Struct, kw_only=True):
     """
 
     additional_directories: (
-        SessionAdditionalDirectoriesCapabilities | None | UnsetType
+        SessionAdditionalDirectoriesCapabilities | UnsetType | None
     ) = UNSET
     """Whether the agent supports `additionalDirectories` on supported session lifecycle requests.
 
@@ -662,13 +662,13 @@ class SessionCapabilities(_Struct, kw_only=True):
     additional-root list associated with a listed session.
     """
 
-    resume: SessionResumeCapabilities | None | UnsetType = UNSET
+    resume: SessionResumeCapabilities | UnsetType | None = UNSET
     """Whether the agent supports `session/resume`."""
 
-    close: SessionCloseCapabilities | None | UnsetType = UNSET
+    close: SessionCloseCapabilities | UnsetType | None = UNSET
     """Whether the agent supports `session/close`."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -692,21 +692,21 @@ class PromptCapabilities(_Struct, kw_only=True):
     See protocol docs: [Prompt Capabilities](https://agentclientprotocol.com/protocol/initialization#prompt-capabilities)
     """
 
-    image: PromptImageCapabilities | None | UnsetType = UNSET
+    image: PromptImageCapabilities | UnsetType | None = UNSET
     """Agent supports [`ContentBlock::Image`].
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports image content in prompts.
     """
 
-    audio: PromptAudioCapabilities | None | UnsetType = UNSET
+    audio: PromptAudioCapabilities | UnsetType | None = UNSET
     """Agent supports [`ContentBlock::Audio`].
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports audio content in prompts.
     """
 
-    embedded_context: PromptEmbeddedContextCapabilities | None | UnsetType = UNSET
+    embedded_context: PromptEmbeddedContextCapabilities | UnsetType | None = UNSET
     """Agent supports embedded context in `session/prompt` requests.
 
     When enabled, the Client is allowed to include [`ContentBlock::Resource`]
@@ -716,7 +716,7 @@ class PromptCapabilities(_Struct, kw_only=True):
     Supplying `{}` means the agent supports embedded context in prompts.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -731,7 +731,7 @@ class PromptImageCapabilities(_Struct, kw_only=True):
     Supplying `{}` means the agent supports image content in prompts.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -746,7 +746,7 @@ class PromptAudioCapabilities(_Struct, kw_only=True):
     Supplying `{}` means the agent supports audio content in prompts.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -761,7 +761,7 @@ class PromptEmbeddedContextCapabilities(_Struct, kw_only=True):
     Supplying `{}` means the agent supports embedded context in prompts.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -773,21 +773,21 @@ class PromptEmbeddedContextCapabilities(_Struct, kw_only=True):
 class McpCapabilities(_Struct, kw_only=True):
     """MCP capabilities supported by the agent for session lifecycle requests."""
 
-    stdio: McpStdioCapabilities | None | UnsetType = UNSET
+    stdio: McpStdioCapabilities | UnsetType | None = UNSET
     """Agent supports [`McpServer::Stdio`].
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports stdio MCP server transports.
     """
 
-    http: McpHttpCapabilities | None | UnsetType = UNSET
+    http: McpHttpCapabilities | UnsetType | None = UNSET
     """Agent supports [`McpServer::Http`].
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports HTTP MCP server transports.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -802,7 +802,7 @@ class McpStdioCapabilities(_Struct, kw_only=True):
     Supplying `{}` means the agent supports stdio MCP server transports.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -817,7 +817,7 @@ class McpHttpCapabilities(_Struct, kw_only=True):
     Supplying `{}` means the agent supports HTTP MCP server transports.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -832,7 +832,7 @@ class SessionLoadCapabilities(_Struct, kw_only=True):
     Supplying `{}` means the agent supports loading sessions.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -847,7 +847,7 @@ class SessionListCapabilities(_Struct, kw_only=True):
     By supplying `{}` it means that the agent supports listing of sessions.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -862,7 +862,7 @@ class SessionDeleteCapabilities(_Struct, kw_only=True):
     Supplying `{}` means the agent supports deleting sessions from `session/list`.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -880,7 +880,7 @@ class SessionAdditionalDirectoriesCapabilities(_Struct, kw_only=True):
     complete ordered additional-root list associated with a listed session.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -895,7 +895,7 @@ class SessionResumeCapabilities(_Struct, kw_only=True):
     By supplying `{}` it means that the agent supports resuming of sessions.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -910,7 +910,7 @@ class SessionCloseCapabilities(_Struct, kw_only=True):
     By supplying `{}` it means that the agent supports closing of sessions.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -922,13 +922,13 @@ class SessionCloseCapabilities(_Struct, kw_only=True):
 class AgentAuthCapabilities(_Struct, kw_only=True):
     """Authentication-related capabilities supported by the agent."""
 
-    logout: LogoutCapabilities | None | UnsetType = UNSET
+    logout: LogoutCapabilities | UnsetType | None = UNSET
     """Whether the agent supports the logout method.
 
     By supplying `{}` it means that the agent supports the logout method.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -943,7 +943,7 @@ class LogoutCapabilities(_Struct, kw_only=True):
     By supplying `{}` it means that the agent supports the logout method.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -964,10 +964,10 @@ class AuthMethodAgent(_Struct, kw_only=True, tag_field="type", tag="agent"):
     name: str
     """Human-readable name of the authentication method."""
 
-    description: str | None | UnsetType = UNSET
+    description: str | UnsetType | None = UNSET
     """Optional description providing more details about this authentication method."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -987,7 +987,7 @@ class Implementation(_Struct, kw_only=True):
     name fallback if title isn’t present.
     """
 
-    title: str | None | UnsetType = UNSET
+    title: str | UnsetType | None = UNSET
     """Intended for UI and end-user contexts — optimized to be human-readable
     and easily understood.
 
@@ -999,7 +999,7 @@ class Implementation(_Struct, kw_only=True):
     for debugging or metrics purposes. (e.g. "1.0.0").
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1011,7 +1011,7 @@ class Implementation(_Struct, kw_only=True):
 class AuthenticateResponse(_Struct, kw_only=True):
     """Response to the `authenticate` method."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1023,7 +1023,7 @@ class AuthenticateResponse(_Struct, kw_only=True):
 class LogoutResponse(_Struct, kw_only=True):
     """Response to the `logout` method."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1044,10 +1044,10 @@ class NewSessionResponse(_Struct, kw_only=True):
     Used in all subsequent requests for this conversation.
     """
 
-    config_options: list[SessionConfigOption] | None | UnsetType = UNSET
+    config_options: list[SessionConfigOption] | UnsetType | None = UNSET
     """Initial session configuration options if supported by the Agent."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1080,13 +1080,13 @@ class SessionConfigOptionSelect(
     name: str
     """Human-readable label for the option."""
 
-    description: str | None | UnsetType = UNSET
+    description: str | UnsetType | None = UNSET
     """Optional description for the Client to display to the user."""
 
-    category: SessionConfigOptionCategory | None | UnsetType = UNSET
+    category: SessionConfigOptionCategory | UnsetType | None = UNSET
     """Optional semantic category for this option (UX only)."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1104,10 +1104,10 @@ class SessionConfigSelectOption(_Struct, kw_only=True):
     name: str
     """Human-readable label for this option value."""
 
-    description: str | None | UnsetType = UNSET
+    description: str | UnsetType | None = UNSET
     """Optional description for this option value."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1128,7 +1128,7 @@ class SessionConfigSelectGroup(_Struct, kw_only=True):
     options: list[SessionConfigSelectOption]
     """The set of option values in this group."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1140,10 +1140,10 @@ class SessionConfigSelectGroup(_Struct, kw_only=True):
 class LoadSessionResponse(_Struct, kw_only=True):
     """Response from loading an existing session."""
 
-    config_options: list[SessionConfigOption] | None | UnsetType = UNSET
+    config_options: list[SessionConfigOption] | UnsetType | None = UNSET
     """Initial session configuration options if supported by the Agent."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1158,12 +1158,12 @@ class ListSessionsResponse(_Struct, kw_only=True):
     sessions: list[SessionInfo]
     """Array of session information objects"""
 
-    next_cursor: str | None | UnsetType = UNSET
+    next_cursor: str | UnsetType | None = UNSET
     """Opaque cursor token. If present, pass this in the next request's cursor parameter
     to fetch the next page. If absent, there are no more results.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1189,13 +1189,13 @@ class SessionInfo(_Struct, kw_only=True):
     reports no additional roots.
     """
 
-    title: str | None | UnsetType = UNSET
+    title: str | UnsetType | None = UNSET
     """Human-readable title for the session"""
 
-    updated_at: str | None | UnsetType = UNSET
+    updated_at: str | UnsetType | None = UNSET
     """ISO 8601 timestamp of last activity"""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1207,7 +1207,7 @@ class SessionInfo(_Struct, kw_only=True):
 class DeleteSessionResponse(_Struct, kw_only=True):
     """Response from deleting a session."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1219,10 +1219,10 @@ class DeleteSessionResponse(_Struct, kw_only=True):
 class ResumeSessionResponse(_Struct, kw_only=True):
     """Response from resuming an existing session."""
 
-    config_options: list[SessionConfigOption] | None | UnsetType = UNSET
+    config_options: list[SessionConfigOption] | UnsetType | None = UNSET
     """Initial session configuration options if supported by the Agent."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1234,7 +1234,7 @@ class ResumeSessionResponse(_Struct, kw_only=True):
 class CloseSessionResponse(_Struct, kw_only=True):
     """Response from closing a session."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1249,7 +1249,7 @@ class SetSessionConfigOptionResponse(_Struct, kw_only=True):
     config_options: list[SessionConfigOption]
     """The full set of configuration options and their current values."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1267,7 +1267,7 @@ class PromptResponse(_Struct, kw_only=True):
     stop_reason: StopReason
     """Indicates why the agent stopped processing the turn."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1315,7 +1315,7 @@ class SessionNotification(_Struct, kw_only=True):
     update: SessionUpdate
     """The actual update content."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1337,7 +1337,7 @@ class ContentChunk(_Struct, kw_only=True):
     A change in `messageId` indicates a new message has started.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1389,10 +1389,10 @@ class UserMessage(_Struct, kw_only=True, tag_field="sessionUpdate", tag="user_me
     message_id: MessageId
     """A unique identifier for the message."""
 
-    content: list[ContentBlock] | None | UnsetType = UNSET
+    content: list[ContentBlock] | UnsetType | None = UNSET
     """Complete replacement content for this message."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1422,10 +1422,10 @@ class AgentMessage(
     message_id: MessageId
     """A unique identifier for the message."""
 
-    content: list[ContentBlock] | None | UnsetType = UNSET
+    content: list[ContentBlock] | UnsetType | None = UNSET
     """Complete replacement content for this message."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1455,10 +1455,10 @@ class AgentThought(
     message_id: MessageId
     """A unique identifier for the thought message."""
 
-    content: list[ContentBlock] | None | UnsetType = UNSET
+    content: list[ContentBlock] | UnsetType | None = UNSET
     """Complete replacement content for this thought message."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1484,7 +1484,7 @@ class ToolCallContentChunk(
     content: ToolCallContent
     """A single item of content produced by the tool call."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys. This field is optional; omitted or `null` means there is no
@@ -1513,7 +1513,7 @@ class PlanEntry(_Struct, kw_only=True):
     status: PlanEntryStatus
     """Current execution status of this task."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1535,7 +1535,7 @@ class PlanItems(_Struct, kw_only=True, tag_field="type", tag="items"):
     with their current status. The client replaces that plan with each update.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1550,7 +1550,7 @@ class PlanUpdate(_Struct, kw_only=True, tag_field="sessionUpdate", tag="plan_upd
     plan: PlanUpdateContent
     """The updated plan content."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1568,10 +1568,10 @@ class AvailableCommand(_Struct, kw_only=True):
     description: str
     """Human-readable description of what the command does."""
 
-    input: AvailableCommandInput | None | UnsetType = UNSET
+    input: AvailableCommandInput | UnsetType | None = UNSET
     """Input for the command if required"""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1589,7 +1589,7 @@ class UnstructuredCommandInput(_Struct, kw_only=True):
     hint: str
     """A hint to display when the input hasn't been provided yet"""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1606,7 +1606,7 @@ class AvailableCommandsUpdate(
     available_commands: list[AvailableCommand]
     """Commands the agent can execute"""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1623,7 +1623,7 @@ class ConfigOptionUpdate(
     config_options: list[SessionConfigOption]
     """The full set of configuration options and their current values."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1641,13 +1641,13 @@ class SessionInfoUpdate(
     This allows clients to display dynamic session names and track session state changes.
     """
 
-    title: str | None | UnsetType = UNSET
+    title: str | UnsetType | None = UNSET
     """Human-readable title for the session. Set to null to clear."""
 
-    updated_at: str | None | UnsetType = UNSET
+    updated_at: str | UnsetType | None = UNSET
     """ISO 8601 timestamp of last activity. Set to null to clear."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1665,7 +1665,7 @@ class Cost(_Struct, kw_only=True):
     currency: str
     """ISO 4217 currency code (e.g., "USD", "EUR")."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1683,10 +1683,10 @@ class UsageUpdate(_Struct, kw_only=True, tag_field="sessionUpdate", tag="usage_u
     size: Annotated[int, msgspec.Meta(ge=0)]
     """Total context window size in tokens."""
 
-    cost: Cost | None | UnsetType = UNSET
+    cost: Cost | UnsetType | None = UNSET
     """Cumulative session cost (optional)."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1712,13 +1712,13 @@ class InitializeRequest(_Struct, kw_only=True):
     Schema default: ``{}`` (UNSET here means absent).
     """
 
-    client_info: Implementation | None | UnsetType = UNSET
+    client_info: Implementation | UnsetType | None = UNSET
     """Information about the Client name and version sent to the Agent.
 
     Note: in future versions of the protocol, this will be required.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1736,7 +1736,7 @@ class ClientCapabilities(_Struct, kw_only=True):
     See protocol docs: [Client Capabilities](https://agentclientprotocol.com/protocol/initialization#client-capabilities)
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1756,7 +1756,7 @@ class AuthenticateRequest(_Struct, kw_only=True):
     Must be one of the methods advertised in the initialize response.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1771,7 +1771,7 @@ class LogoutRequest(_Struct, kw_only=True):
     Terminates the current authenticated session.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1800,7 +1800,7 @@ class NewSessionRequest(_Struct, kw_only=True):
     mcp_servers: list[McpServer]
     """List of MCP (Model Context Protocol) servers the agent should connect to."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1818,7 +1818,7 @@ class HttpHeader(_Struct, kw_only=True):
     value: str
     """The value to set for the HTTP header."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1839,7 +1839,7 @@ class McpServerHttp(_Struct, kw_only=True, tag_field="type", tag="http"):
     headers: list[HttpHeader]
     """HTTP headers to set when making requests to the MCP server."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1857,7 +1857,7 @@ class EnvVariable(_Struct, kw_only=True):
     value: str
     """The value to set for the environment variable."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1881,7 +1881,7 @@ class McpServerStdio(_Struct, kw_only=True, tag_field="type", tag="stdio"):
     env: list[EnvVariable]
     """Environment variables to set when launching the MCP server."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1916,7 +1916,7 @@ class LoadSessionRequest(_Struct, kw_only=True):
     session_id: SessionId
     """The ID of the session to load."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1931,13 +1931,13 @@ class ListSessionsRequest(_Struct, kw_only=True):
     Only available if the Agent supports the `session.list` capability.
     """
 
-    cwd: str | None | UnsetType = UNSET
+    cwd: str | UnsetType | None = UNSET
     """Filter sessions by working directory. Must be an absolute path."""
 
-    cursor: str | None | UnsetType = UNSET
+    cursor: str | UnsetType | None = UNSET
     """Opaque cursor token from a previous response's nextCursor field for cursor-based pagination"""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1955,7 +1955,7 @@ class DeleteSessionRequest(_Struct, kw_only=True):
     session_id: SessionId
     """The ID of the session to delete."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1991,7 +1991,7 @@ class ResumeSessionRequest(_Struct, kw_only=True):
     mcp_servers: list[McpServer] | UnsetType = UNSET
     """List of MCP servers to connect to for this session."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2013,7 +2013,7 @@ class CloseSessionRequest(_Struct, kw_only=True):
     session_id: SessionId
     """The ID of the session to close."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2034,7 +2034,7 @@ class SetSessionConfigOptionRequest(_Struct, kw_only=True):
     value: SessionConfigValueId
     """The ID of the configuration option value to set."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2070,7 +2070,7 @@ class PromptRequest(_Struct, kw_only=True):
     pieces of context from sources the agent may not have access to.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2085,7 +2085,7 @@ class RequestPermissionResponse(_Struct, kw_only=True):
     outcome: RequestPermissionOutcome
     """The user's decision on the permission request."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2115,7 +2115,7 @@ class SelectedPermissionOutcome(
     option_id: PermissionOptionId
     """The ID of the option the user selected."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2133,7 +2133,7 @@ class CancelNotification(_Struct, kw_only=True):
     session_id: SessionId
     """The ID of the session to cancel operations for."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.

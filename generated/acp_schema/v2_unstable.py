@@ -29,6 +29,21 @@ from ._runtime import (
 
 __all__ = [
     "AGENT_METHODS",
+    "CLIENT_METHODS",
+    "ERROR_CODE_AUTHENTICATION_REQUIRED",
+    "ERROR_CODE_INTERNAL_ERROR",
+    "ERROR_CODE_INVALID_PARAMS",
+    "ERROR_CODE_INVALID_REQUEST",
+    "ERROR_CODE_METHOD_NOT_FOUND",
+    "ERROR_CODE_PARSE_ERROR",
+    "ERROR_CODE_REQUEST_CANCELLED",
+    "ERROR_CODE_RESOURCE_NOT_FOUND",
+    "ERROR_CODE_URLELICITATION_REQUIRED",
+    "PROTOCOL_METHODS",
+    "PROTOCOL_VERSION",
+    "SCHEMA_SHA256",
+    "SCHEMA_VERSION",
+    "UNSET",
     "AcceptNesNotification",
     "Agent",
     "AgentAuthCapabilities",
@@ -54,7 +69,6 @@ __all__ = [
     "AvailableCommandsUpdate",
     "BlobResourceContents",
     "BooleanPropertySchema",
-    "CLIENT_METHODS",
     "CancelNotification",
     "CancelRequestNotification",
     "Client",
@@ -92,15 +106,6 @@ __all__ = [
     "DisableProviderResponse",
     "DisconnectMcpRequest",
     "DisconnectMcpResponse",
-    "ERROR_CODE_AUTHENTICATION_REQUIRED",
-    "ERROR_CODE_INTERNAL_ERROR",
-    "ERROR_CODE_INVALID_PARAMS",
-    "ERROR_CODE_INVALID_REQUEST",
-    "ERROR_CODE_METHOD_NOT_FOUND",
-    "ERROR_CODE_PARSE_ERROR",
-    "ERROR_CODE_REQUEST_CANCELLED",
-    "ERROR_CODE_RESOURCE_NOT_FOUND",
-    "ERROR_CODE_URLELICITATION_REQUIRED",
     "ElicitationAcceptAction",
     "ElicitationCapabilities",
     "ElicitationContentValue",
@@ -201,8 +206,6 @@ __all__ = [
     "NewSessionResponse",
     "NumberPropertySchema",
     "OtherVariant",
-    "PROTOCOL_METHODS",
-    "PROTOCOL_VERSION",
     "PermissionOption",
     "PermissionOptionId",
     "PermissionOptionKind",
@@ -240,8 +243,6 @@ __all__ = [
     "ResumeSessionRequest",
     "ResumeSessionResponse",
     "Role",
-    "SCHEMA_SHA256",
-    "SCHEMA_VERSION",
     "SelectedPermissionOutcome",
     "SessionAdditionalDirectoriesCapabilities",
     "SessionCapabilities",
@@ -298,7 +299,6 @@ __all__ = [
     "ToolCallStatus",
     "ToolCallUpdate",
     "ToolKind",
-    "UNSET",
     "UnsetType",
     "UnstructuredCommandInput",
     "UntitledMultiSelectItems",
@@ -375,7 +375,7 @@ class RequestPermissionRequest(_Struct, kw_only=True):
     options: list[PermissionOption]
     """Available permission options for the user to choose from."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -403,21 +403,21 @@ class ToolCallUpdate(_Struct, kw_only=True):
     tool_call_id: ToolCallId
     """Unique identifier for this tool call within the session."""
 
-    title: str | None | UnsetType = UNSET
+    title: str | UnsetType | None = UNSET
     """Human-readable title describing what the tool is doing."""
 
-    kind: ToolKind | None | UnsetType = UNSET
+    kind: ToolKind | UnsetType | None = UNSET
     """The category of tool being invoked.
     Helps clients choose appropriate icons and UI treatment.
     """
 
-    status: ToolCallStatus | None | UnsetType = UNSET
+    status: ToolCallStatus | UnsetType | None = UNSET
     """Current execution status of the tool call."""
 
-    content: list[ToolCallContent] | None | UnsetType = UNSET
+    content: list[ToolCallContent] | UnsetType | None = UNSET
     """Content produced by the tool call."""
 
-    locations: list[ToolCallLocation] | None | UnsetType = UNSET
+    locations: list[ToolCallLocation] | UnsetType | None = UNSET
     """File locations affected by this tool call.
     Enables "follow-along" features in clients.
     """
@@ -428,7 +428,7 @@ class ToolCallUpdate(_Struct, kw_only=True):
     raw_output: Any | UnsetType = UNSET
     """Raw output returned by the tool."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -440,13 +440,13 @@ class ToolCallUpdate(_Struct, kw_only=True):
 class Annotations(_Struct, kw_only=True):
     """Optional annotations for the client. The client can use annotations to inform how objects are used or displayed"""
 
-    audience: list[Role] | None | UnsetType = UNSET
+    audience: list[Role] | UnsetType | None = UNSET
 
-    last_modified: str | None | UnsetType = UNSET
+    last_modified: str | UnsetType | None = UNSET
 
-    priority: float | None | UnsetType = UNSET
+    priority: float | UnsetType | None = UNSET
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -458,11 +458,11 @@ class Annotations(_Struct, kw_only=True):
 class TextContent(_Struct, kw_only=True, tag_field="type", tag="text"):
     """Text provided to or from an LLM."""
 
-    annotations: Annotations | None | UnsetType = UNSET
+    annotations: Annotations | UnsetType | None = UNSET
 
     text: str
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -474,15 +474,15 @@ class TextContent(_Struct, kw_only=True, tag_field="type", tag="text"):
 class ImageContent(_Struct, kw_only=True, tag_field="type", tag="image"):
     """An image provided to or from an LLM."""
 
-    annotations: Annotations | None | UnsetType = UNSET
+    annotations: Annotations | UnsetType | None = UNSET
 
     data: str
 
     mime_type: str
 
-    uri: str | None | UnsetType = UNSET
+    uri: str | UnsetType | None = UNSET
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -494,13 +494,13 @@ class ImageContent(_Struct, kw_only=True, tag_field="type", tag="image"):
 class AudioContent(_Struct, kw_only=True, tag_field="type", tag="audio"):
     """Audio provided to or from an LLM."""
 
-    annotations: Annotations | None | UnsetType = UNSET
+    annotations: Annotations | UnsetType | None = UNSET
 
     data: str
 
     mime_type: str
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -512,21 +512,21 @@ class AudioContent(_Struct, kw_only=True, tag_field="type", tag="audio"):
 class ResourceLink(_Struct, kw_only=True, tag_field="type", tag="resource_link"):
     """A resource that the server is capable of reading, included in a prompt or tool call result."""
 
-    annotations: Annotations | None | UnsetType = UNSET
+    annotations: Annotations | UnsetType | None = UNSET
 
-    description: str | None | UnsetType = UNSET
+    description: str | UnsetType | None = UNSET
 
-    mime_type: str | None | UnsetType = UNSET
+    mime_type: str | UnsetType | None = UNSET
 
     name: str
 
-    size: int | None | UnsetType = UNSET
+    size: int | UnsetType | None = UNSET
 
-    title: str | None | UnsetType = UNSET
+    title: str | UnsetType | None = UNSET
 
     uri: str
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -538,13 +538,13 @@ class ResourceLink(_Struct, kw_only=True, tag_field="type", tag="resource_link")
 class TextResourceContents(_Struct, kw_only=True):
     """Text-based resource contents."""
 
-    mime_type: str | None | UnsetType = UNSET
+    mime_type: str | UnsetType | None = UNSET
 
     text: str
 
     uri: str
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -558,11 +558,11 @@ class BlobResourceContents(_Struct, kw_only=True):
 
     blob: str
 
-    mime_type: str | None | UnsetType = UNSET
+    mime_type: str | UnsetType | None = UNSET
 
     uri: str
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -574,11 +574,11 @@ class BlobResourceContents(_Struct, kw_only=True):
 class EmbeddedResource(_Struct, kw_only=True, tag_field="type", tag="resource"):
     """The contents of a resource, embedded into a prompt or tool call result."""
 
-    annotations: Annotations | None | UnsetType = UNSET
+    annotations: Annotations | UnsetType | None = UNSET
 
     resource: EmbeddedResourceResource
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -596,7 +596,7 @@ class Content(_Struct, kw_only=True, tag_field="type", tag="content"):
     content: ContentBlock
     """The actual content block."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -616,13 +616,13 @@ class Diff(_Struct, kw_only=True, tag_field="type", tag="diff"):
     path: str
     """The file path being modified."""
 
-    old_text: str | None | UnsetType = UNSET
+    old_text: str | UnsetType | None = UNSET
     """The original content (None for new files)."""
 
     new_text: str
     """The new content after modification."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -643,10 +643,10 @@ class ToolCallLocation(_Struct, kw_only=True):
     path: str
     """The file path being accessed or modified."""
 
-    line: Annotated[int, msgspec.Meta(ge=0)] | None | UnsetType = UNSET
+    line: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
     """Optional line number within the file."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -667,7 +667,7 @@ class PermissionOption(_Struct, kw_only=True):
     kind: PermissionOptionKind
     """Hint about the nature of this permission option."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -690,7 +690,7 @@ class ElicitationFormMode(_Struct, kw_only=True):
     session_id: SessionId | UnsetType = UNSET
     """The session this elicitation is tied to."""
 
-    tool_call_id: ToolCallId | None | UnsetType = UNSET
+    tool_call_id: ToolCallId | UnsetType | None = UNSET
     """Optional tool call within the session."""
 
     request_id: RequestId | UnsetType = UNSET
@@ -705,7 +705,7 @@ class CreateElicitationRequestForm(
     message: str
     """A human-readable message describing what input is needed."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -731,7 +731,7 @@ class ElicitationUrlMode(_Struct, kw_only=True):
     session_id: SessionId | UnsetType = UNSET
     """The session this elicitation is tied to."""
 
-    tool_call_id: ToolCallId | None | UnsetType = UNSET
+    tool_call_id: ToolCallId | UnsetType | None = UNSET
     """Optional tool call within the session."""
 
     request_id: RequestId | UnsetType = UNSET
@@ -746,7 +746,7 @@ class CreateElicitationRequestUrl(
     message: str
     """A human-readable message describing what input is needed."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -770,7 +770,7 @@ class ElicitationSessionScope(_Struct, kw_only=True):
     session_id: SessionId
     """The session this elicitation is tied to."""
 
-    tool_call_id: ToolCallId | None | UnsetType = UNSET
+    tool_call_id: ToolCallId | UnsetType | None = UNSET
     """Optional tool call within the session."""
 
 
@@ -800,7 +800,7 @@ class ElicitationSchema(_Struct, kw_only=True):
     Schema default: ``"object"`` (UNSET here means absent).
     """
 
-    title: str | None | UnsetType = UNSET
+    title: str | UnsetType | None = UNSET
     """Optional title for the schema."""
 
     properties: dict[str, ElicitationPropertySchema] | UnsetType = UNSET
@@ -809,13 +809,13 @@ class ElicitationSchema(_Struct, kw_only=True):
     Schema default: ``{}`` (UNSET here means absent).
     """
 
-    required: list[str] | None | UnsetType = UNSET
+    required: list[str] | UnsetType | None = UNSET
     """List of required property names."""
 
-    description: str | None | UnsetType = UNSET
+    description: str | UnsetType | None = UNSET
     """Optional description of what this schema represents."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -833,7 +833,7 @@ class EnumOption(_Struct, kw_only=True):
     title: str
     """Human-readable title for this option."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -849,34 +849,34 @@ class StringPropertySchema(_Struct, kw_only=True, tag_field="type", tag="string"
     with `"type": "string"`.
     """
 
-    title: str | None | UnsetType = UNSET
+    title: str | UnsetType | None = UNSET
     """Optional title for the property."""
 
-    description: str | None | UnsetType = UNSET
+    description: str | UnsetType | None = UNSET
     """Human-readable description."""
 
-    min_length: Annotated[int, msgspec.Meta(ge=0)] | None | UnsetType = UNSET
+    min_length: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
     """Minimum string length."""
 
-    max_length: Annotated[int, msgspec.Meta(ge=0)] | None | UnsetType = UNSET
+    max_length: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
     """Maximum string length."""
 
-    pattern: str | None | UnsetType = UNSET
+    pattern: str | UnsetType | None = UNSET
     """Pattern the string must match."""
 
-    format: StringFormat | None | UnsetType = UNSET
+    format: StringFormat | UnsetType | None = UNSET
     """String format."""
 
-    default: str | None | UnsetType = UNSET
+    default: str | UnsetType | None = UNSET
     """Default value."""
 
-    enum: list[str] | None | UnsetType = UNSET
+    enum: list[str] | UnsetType | None = UNSET
     """Enum values for untitled single-select enums."""
 
-    one_of: list[EnumOption] | None | UnsetType = UNSET
+    one_of: list[EnumOption] | UnsetType | None = UNSET
     """Titled enum options for titled single-select enums."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -888,22 +888,22 @@ class StringPropertySchema(_Struct, kw_only=True, tag_field="type", tag="string"
 class NumberPropertySchema(_Struct, kw_only=True, tag_field="type", tag="number"):
     """Schema for number (floating-point) properties in an elicitation form."""
 
-    title: str | None | UnsetType = UNSET
+    title: str | UnsetType | None = UNSET
     """Optional title for the property."""
 
-    description: str | None | UnsetType = UNSET
+    description: str | UnsetType | None = UNSET
     """Human-readable description."""
 
-    minimum: float | None | UnsetType = UNSET
+    minimum: float | UnsetType | None = UNSET
     """Minimum value (inclusive)."""
 
-    maximum: float | None | UnsetType = UNSET
+    maximum: float | UnsetType | None = UNSET
     """Maximum value (inclusive)."""
 
-    default: float | None | UnsetType = UNSET
+    default: float | UnsetType | None = UNSET
     """Default value."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -915,22 +915,22 @@ class NumberPropertySchema(_Struct, kw_only=True, tag_field="type", tag="number"
 class IntegerPropertySchema(_Struct, kw_only=True, tag_field="type", tag="integer"):
     """Schema for integer properties in an elicitation form."""
 
-    title: str | None | UnsetType = UNSET
+    title: str | UnsetType | None = UNSET
     """Optional title for the property."""
 
-    description: str | None | UnsetType = UNSET
+    description: str | UnsetType | None = UNSET
     """Human-readable description."""
 
-    minimum: int | None | UnsetType = UNSET
+    minimum: int | UnsetType | None = UNSET
     """Minimum value (inclusive)."""
 
-    maximum: int | None | UnsetType = UNSET
+    maximum: int | UnsetType | None = UNSET
     """Maximum value (inclusive)."""
 
-    default: int | None | UnsetType = UNSET
+    default: int | UnsetType | None = UNSET
     """Default value."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -942,16 +942,16 @@ class IntegerPropertySchema(_Struct, kw_only=True, tag_field="type", tag="intege
 class BooleanPropertySchema(_Struct, kw_only=True, tag_field="type", tag="boolean"):
     """Schema for boolean properties in an elicitation form."""
 
-    title: str | None | UnsetType = UNSET
+    title: str | UnsetType | None = UNSET
     """Optional title for the property."""
 
-    description: str | None | UnsetType = UNSET
+    description: str | UnsetType | None = UNSET
     """Human-readable description."""
 
-    default: bool | None | UnsetType = UNSET
+    default: bool | UnsetType | None = UNSET
     """Default value."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -969,7 +969,7 @@ class UntitledMultiSelectItems(_Struct, kw_only=True):
     enum: list[str]
     """Allowed enum values."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -984,7 +984,7 @@ class TitledMultiSelectItems(_Struct, kw_only=True):
     any_of: list[EnumOption]
     """Titled enum options."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -996,25 +996,25 @@ class TitledMultiSelectItems(_Struct, kw_only=True):
 class MultiSelectPropertySchema(_Struct, kw_only=True, tag_field="type", tag="array"):
     """Schema for multi-select (array) properties in an elicitation form."""
 
-    title: str | None | UnsetType = UNSET
+    title: str | UnsetType | None = UNSET
     """Optional title for the property."""
 
-    description: str | None | UnsetType = UNSET
+    description: str | UnsetType | None = UNSET
     """Human-readable description."""
 
-    min_items: Annotated[int, msgspec.Meta(ge=0)] | None | UnsetType = UNSET
+    min_items: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
     """Minimum number of items to select."""
 
-    max_items: Annotated[int, msgspec.Meta(ge=0)] | None | UnsetType = UNSET
+    max_items: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
     """Maximum number of items to select."""
 
     items: MultiSelectItems
     """The items definition describing allowed values."""
 
-    default: list[str] | None | UnsetType = UNSET
+    default: list[str] | UnsetType | None = UNSET
     """Default selected values."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1037,7 +1037,7 @@ class ConnectMcpRequest(_Struct, kw_only=True):
     acp_id: McpServerAcpId
     """The ACP MCP server ID that was provided by the component declaring the MCP server."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1060,13 +1060,13 @@ class MessageMcpRequest(_Struct, kw_only=True):
     method: str
     """The inner MCP method name."""
 
-    params: dict[str, Any] | None | UnsetType = UNSET
+    params: dict[str, Any] | UnsetType | None = UNSET
     """Optional inner MCP params.
 
     If omitted or set to `null`, the inner MCP message has no params.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1086,7 +1086,7 @@ class DisconnectMcpRequest(_Struct, kw_only=True):
     connection_id: McpConnectionId
     """The MCP-over-ACP connection to close."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1122,13 +1122,13 @@ class InitializeResponse(_Struct, kw_only=True):
     Schema default: ``[]`` (UNSET here means absent).
     """
 
-    agent_info: Implementation | None | UnsetType = UNSET
+    agent_info: Implementation | UnsetType | None = UNSET
     """Information about the Agent name and version sent to the Client.
 
     Note: in future versions of the protocol, this will be required.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1146,7 +1146,7 @@ class AgentCapabilities(_Struct, kw_only=True):
     See protocol docs: [Agent Capabilities](https://agentclientprotocol.com/protocol/initialization#agent-capabilities)
     """
 
-    session: SessionCapabilities | None | UnsetType = UNSET
+    session: SessionCapabilities | UnsetType | None = UNSET
     """Session capabilities supported by the agent.
 
     Optional. Omitted or `null` both mean the agent does not support the
@@ -1161,7 +1161,7 @@ class AgentCapabilities(_Struct, kw_only=True):
     Schema default: ``{}`` (UNSET here means absent).
     """
 
-    providers: ProvidersCapabilities | None | UnsetType = UNSET
+    providers: ProvidersCapabilities | UnsetType | None = UNSET
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -1171,7 +1171,7 @@ class AgentCapabilities(_Struct, kw_only=True):
     By supplying `{}` it means that the agent supports provider configuration methods.
     """
 
-    nes: NesCapabilities | None | UnsetType = UNSET
+    nes: NesCapabilities | UnsetType | None = UNSET
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -1179,7 +1179,7 @@ class AgentCapabilities(_Struct, kw_only=True):
     NES (Next Edit Suggestions) capabilities supported by the agent.
     """
 
-    position_encoding: PositionEncodingKind | None | UnsetType = UNSET
+    position_encoding: PositionEncodingKind | UnsetType | None = UNSET
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -1187,7 +1187,7 @@ class AgentCapabilities(_Struct, kw_only=True):
     The position encoding selected by the agent from the client's supported encodings.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1209,7 +1209,7 @@ class SessionCapabilities(_Struct, kw_only=True):
     See protocol docs: [Session Capabilities](https://agentclientprotocol.com/protocol/initialization#session-capabilities)
     """
 
-    prompt: PromptCapabilities | None | UnsetType = UNSET
+    prompt: PromptCapabilities | UnsetType | None = UNSET
     """Prompt capabilities supported by the agent in `session/prompt` requests.
 
     Optional. Omitted or `null` both mean the agent does not advertise any
@@ -1217,24 +1217,24 @@ class SessionCapabilities(_Struct, kw_only=True):
     required by `session/prompt`.
     """
 
-    mcp: McpCapabilities | None | UnsetType = UNSET
+    mcp: McpCapabilities | UnsetType | None = UNSET
     """MCP capabilities supported by the agent for session lifecycle requests.
 
     Optional. Omitted or `null` both mean the agent does not advertise MCP
     server transport support for sessions.
     """
 
-    load: SessionLoadCapabilities | None | UnsetType = UNSET
+    load: SessionLoadCapabilities | UnsetType | None = UNSET
     """Whether the agent supports `session/load`.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports loading sessions.
     """
 
-    list: SessionListCapabilities | None | UnsetType = UNSET
+    list: SessionListCapabilities | UnsetType | None = UNSET
     """Whether the agent supports `session/list`."""
 
-    delete: SessionDeleteCapabilities | None | UnsetType = UNSET
+    delete: SessionDeleteCapabilities | UnsetType | None = UNSET
     """Whether the agent supports `session/delete`.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
@@ -1242,7 +1242,7 @@ class SessionCapabilities(_Struct, kw_only=True):
     """
 
     additional_directories: (
-        SessionAdditionalDirectoriesCapabilities | None | UnsetType
+        SessionAdditionalDirectoriesCapabilities | UnsetType | None
     ) = UNSET
     """Whether the agent supports `additionalDirectories` on supported session lifecycle requests.
 
@@ -1251,7 +1251,7 @@ class SessionCapabilities(_Struct, kw_only=True):
     additional-root list associated with a listed session.
     """
 
-    fork: SessionForkCapabilities | None | UnsetType = UNSET
+    fork: SessionForkCapabilities | UnsetType | None = UNSET
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -1259,13 +1259,13 @@ class SessionCapabilities(_Struct, kw_only=True):
     Whether the agent supports `session/fork`.
     """
 
-    resume: SessionResumeCapabilities | None | UnsetType = UNSET
+    resume: SessionResumeCapabilities | UnsetType | None = UNSET
     """Whether the agent supports `session/resume`."""
 
-    close: SessionCloseCapabilities | None | UnsetType = UNSET
+    close: SessionCloseCapabilities | UnsetType | None = UNSET
     """Whether the agent supports `session/close`."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1289,21 +1289,21 @@ class PromptCapabilities(_Struct, kw_only=True):
     See protocol docs: [Prompt Capabilities](https://agentclientprotocol.com/protocol/initialization#prompt-capabilities)
     """
 
-    image: PromptImageCapabilities | None | UnsetType = UNSET
+    image: PromptImageCapabilities | UnsetType | None = UNSET
     """Agent supports [`ContentBlock::Image`].
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports image content in prompts.
     """
 
-    audio: PromptAudioCapabilities | None | UnsetType = UNSET
+    audio: PromptAudioCapabilities | UnsetType | None = UNSET
     """Agent supports [`ContentBlock::Audio`].
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports audio content in prompts.
     """
 
-    embedded_context: PromptEmbeddedContextCapabilities | None | UnsetType = UNSET
+    embedded_context: PromptEmbeddedContextCapabilities | UnsetType | None = UNSET
     """Agent supports embedded context in `session/prompt` requests.
 
     When enabled, the Client is allowed to include [`ContentBlock::Resource`]
@@ -1313,7 +1313,7 @@ class PromptCapabilities(_Struct, kw_only=True):
     Supplying `{}` means the agent supports embedded context in prompts.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1328,7 +1328,7 @@ class PromptImageCapabilities(_Struct, kw_only=True):
     Supplying `{}` means the agent supports image content in prompts.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1343,7 +1343,7 @@ class PromptAudioCapabilities(_Struct, kw_only=True):
     Supplying `{}` means the agent supports audio content in prompts.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1358,7 +1358,7 @@ class PromptEmbeddedContextCapabilities(_Struct, kw_only=True):
     Supplying `{}` means the agent supports embedded context in prompts.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1370,21 +1370,21 @@ class PromptEmbeddedContextCapabilities(_Struct, kw_only=True):
 class McpCapabilities(_Struct, kw_only=True):
     """MCP capabilities supported by the agent for session lifecycle requests."""
 
-    stdio: McpStdioCapabilities | None | UnsetType = UNSET
+    stdio: McpStdioCapabilities | UnsetType | None = UNSET
     """Agent supports [`McpServer::Stdio`].
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports stdio MCP server transports.
     """
 
-    http: McpHttpCapabilities | None | UnsetType = UNSET
+    http: McpHttpCapabilities | UnsetType | None = UNSET
     """Agent supports [`McpServer::Http`].
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports HTTP MCP server transports.
     """
 
-    acp: McpAcpCapabilities | None | UnsetType = UNSET
+    acp: McpAcpCapabilities | UnsetType | None = UNSET
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -1395,7 +1395,7 @@ class McpCapabilities(_Struct, kw_only=True):
     Supplying `{}` means the agent supports ACP MCP server transports.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1410,7 +1410,7 @@ class McpStdioCapabilities(_Struct, kw_only=True):
     Supplying `{}` means the agent supports stdio MCP server transports.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1425,7 +1425,7 @@ class McpHttpCapabilities(_Struct, kw_only=True):
     Supplying `{}` means the agent supports HTTP MCP server transports.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1444,7 +1444,7 @@ class McpAcpCapabilities(_Struct, kw_only=True):
     Supplying `{}` means the agent supports ACP MCP server transports.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1459,7 +1459,7 @@ class SessionLoadCapabilities(_Struct, kw_only=True):
     Supplying `{}` means the agent supports loading sessions.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1474,7 +1474,7 @@ class SessionListCapabilities(_Struct, kw_only=True):
     By supplying `{}` it means that the agent supports listing of sessions.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1489,7 +1489,7 @@ class SessionDeleteCapabilities(_Struct, kw_only=True):
     Supplying `{}` means the agent supports deleting sessions from `session/list`.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1507,7 +1507,7 @@ class SessionAdditionalDirectoriesCapabilities(_Struct, kw_only=True):
     complete ordered additional-root list associated with a listed session.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1526,7 +1526,7 @@ class SessionForkCapabilities(_Struct, kw_only=True):
     By supplying `{}` it means that the agent supports forking of sessions.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1541,7 +1541,7 @@ class SessionResumeCapabilities(_Struct, kw_only=True):
     By supplying `{}` it means that the agent supports resuming of sessions.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1556,7 +1556,7 @@ class SessionCloseCapabilities(_Struct, kw_only=True):
     By supplying `{}` it means that the agent supports closing of sessions.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1568,13 +1568,13 @@ class SessionCloseCapabilities(_Struct, kw_only=True):
 class AgentAuthCapabilities(_Struct, kw_only=True):
     """Authentication-related capabilities supported by the agent."""
 
-    logout: LogoutCapabilities | None | UnsetType = UNSET
+    logout: LogoutCapabilities | UnsetType | None = UNSET
     """Whether the agent supports the logout method.
 
     By supplying `{}` it means that the agent supports the logout method.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1589,7 +1589,7 @@ class LogoutCapabilities(_Struct, kw_only=True):
     By supplying `{}` it means that the agent supports the logout method.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1608,7 +1608,7 @@ class ProvidersCapabilities(_Struct, kw_only=True):
     By supplying `{}` it means that the agent supports provider configuration methods.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1624,13 +1624,13 @@ class NesCapabilities(_Struct, kw_only=True):
     `null` both mean the agent does not advertise support for `nes/*` methods.
     """
 
-    events: NesEventCapabilities | None | UnsetType = UNSET
+    events: NesEventCapabilities | UnsetType | None = UNSET
     """Events the agent wants to receive."""
 
-    context: NesContextCapabilities | None | UnsetType = UNSET
+    context: NesContextCapabilities | UnsetType | None = UNSET
     """Context the agent wants attached to each suggestion request."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1642,10 +1642,10 @@ class NesCapabilities(_Struct, kw_only=True):
 class NesEventCapabilities(_Struct, kw_only=True):
     """Event capabilities the agent can consume."""
 
-    document: NesDocumentEventCapabilities | None | UnsetType = UNSET
+    document: NesDocumentEventCapabilities | UnsetType | None = UNSET
     """Document event capabilities."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1657,22 +1657,22 @@ class NesEventCapabilities(_Struct, kw_only=True):
 class NesDocumentEventCapabilities(_Struct, kw_only=True):
     """Document event capabilities the agent wants to receive."""
 
-    did_open: NesDocumentDidOpenCapabilities | None | UnsetType = UNSET
+    did_open: NesDocumentDidOpenCapabilities | UnsetType | None = UNSET
     """Whether the agent wants `document/didOpen` events."""
 
-    did_change: NesDocumentDidChangeCapabilities | None | UnsetType = UNSET
+    did_change: NesDocumentDidChangeCapabilities | UnsetType | None = UNSET
     """Whether the agent wants `document/didChange` events, and the sync kind."""
 
-    did_close: NesDocumentDidCloseCapabilities | None | UnsetType = UNSET
+    did_close: NesDocumentDidCloseCapabilities | UnsetType | None = UNSET
     """Whether the agent wants `document/didClose` events."""
 
-    did_save: NesDocumentDidSaveCapabilities | None | UnsetType = UNSET
+    did_save: NesDocumentDidSaveCapabilities | UnsetType | None = UNSET
     """Whether the agent wants `document/didSave` events."""
 
-    did_focus: NesDocumentDidFocusCapabilities | None | UnsetType = UNSET
+    did_focus: NesDocumentDidFocusCapabilities | UnsetType | None = UNSET
     """Whether the agent wants `document/didFocus` events."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1684,7 +1684,7 @@ class NesDocumentEventCapabilities(_Struct, kw_only=True):
 class NesDocumentDidOpenCapabilities(_Struct, kw_only=True):
     """Marker for `document/didOpen` capability support."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1699,7 +1699,7 @@ class NesDocumentDidChangeCapabilities(_Struct, kw_only=True):
     sync_kind: TextDocumentSyncKind
     """The sync kind the agent wants: `"full"` or `"incremental"`."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1711,7 +1711,7 @@ class NesDocumentDidChangeCapabilities(_Struct, kw_only=True):
 class NesDocumentDidCloseCapabilities(_Struct, kw_only=True):
     """Marker for `document/didClose` capability support."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1723,7 +1723,7 @@ class NesDocumentDidCloseCapabilities(_Struct, kw_only=True):
 class NesDocumentDidSaveCapabilities(_Struct, kw_only=True):
     """Marker for `document/didSave` capability support."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1735,7 +1735,7 @@ class NesDocumentDidSaveCapabilities(_Struct, kw_only=True):
 class NesDocumentDidFocusCapabilities(_Struct, kw_only=True):
     """Marker for `document/didFocus` capability support."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1747,25 +1747,25 @@ class NesDocumentDidFocusCapabilities(_Struct, kw_only=True):
 class NesContextCapabilities(_Struct, kw_only=True):
     """Context capabilities the agent wants attached to each suggestion request."""
 
-    recent_files: NesRecentFilesCapabilities | None | UnsetType = UNSET
+    recent_files: NesRecentFilesCapabilities | UnsetType | None = UNSET
     """Whether the agent wants recent files context."""
 
-    related_snippets: NesRelatedSnippetsCapabilities | None | UnsetType = UNSET
+    related_snippets: NesRelatedSnippetsCapabilities | UnsetType | None = UNSET
     """Whether the agent wants related snippets context."""
 
-    edit_history: NesEditHistoryCapabilities | None | UnsetType = UNSET
+    edit_history: NesEditHistoryCapabilities | UnsetType | None = UNSET
     """Whether the agent wants edit history context."""
 
-    user_actions: NesUserActionsCapabilities | None | UnsetType = UNSET
+    user_actions: NesUserActionsCapabilities | UnsetType | None = UNSET
     """Whether the agent wants user actions context."""
 
-    open_files: NesOpenFilesCapabilities | None | UnsetType = UNSET
+    open_files: NesOpenFilesCapabilities | UnsetType | None = UNSET
     """Whether the agent wants open files context."""
 
-    diagnostics: NesDiagnosticsCapabilities | None | UnsetType = UNSET
+    diagnostics: NesDiagnosticsCapabilities | UnsetType | None = UNSET
     """Whether the agent wants diagnostics context."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1777,10 +1777,10 @@ class NesContextCapabilities(_Struct, kw_only=True):
 class NesRecentFilesCapabilities(_Struct, kw_only=True):
     """Capabilities for recent files context."""
 
-    max_count: Annotated[int, msgspec.Meta(ge=0)] | None | UnsetType = UNSET
+    max_count: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
     """Maximum number of recent files the agent can use."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1792,7 +1792,7 @@ class NesRecentFilesCapabilities(_Struct, kw_only=True):
 class NesRelatedSnippetsCapabilities(_Struct, kw_only=True):
     """Capabilities for related snippets context."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1804,10 +1804,10 @@ class NesRelatedSnippetsCapabilities(_Struct, kw_only=True):
 class NesEditHistoryCapabilities(_Struct, kw_only=True):
     """Capabilities for edit history context."""
 
-    max_count: Annotated[int, msgspec.Meta(ge=0)] | None | UnsetType = UNSET
+    max_count: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
     """Maximum number of edit history entries the agent can use."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1819,10 +1819,10 @@ class NesEditHistoryCapabilities(_Struct, kw_only=True):
 class NesUserActionsCapabilities(_Struct, kw_only=True):
     """Capabilities for user actions context."""
 
-    max_count: Annotated[int, msgspec.Meta(ge=0)] | None | UnsetType = UNSET
+    max_count: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
     """Maximum number of user actions the agent can use."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1834,7 +1834,7 @@ class NesUserActionsCapabilities(_Struct, kw_only=True):
 class NesOpenFilesCapabilities(_Struct, kw_only=True):
     """Capabilities for open files context."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1846,7 +1846,7 @@ class NesOpenFilesCapabilities(_Struct, kw_only=True):
 class NesDiagnosticsCapabilities(_Struct, kw_only=True):
     """Capabilities for diagnostics context."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1866,7 +1866,7 @@ class AuthEnvVar(_Struct, kw_only=True):
     name: str
     """The environment variable name (e.g. `"OPENAI_API_KEY"`)."""
 
-    label: str | None | UnsetType = UNSET
+    label: str | UnsetType | None = UNSET
     """Human-readable label for this variable, displayed in client UI."""
 
     secret: bool | UnsetType = UNSET
@@ -1886,7 +1886,7 @@ class AuthEnvVar(_Struct, kw_only=True):
     Schema default: ``false`` (UNSET here means absent).
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1911,16 +1911,16 @@ class AuthMethodEnvVar(_Struct, kw_only=True, tag_field="type", tag="env_var"):
     name: str
     """Human-readable name of the authentication method."""
 
-    description: str | None | UnsetType = UNSET
+    description: str | UnsetType | None = UNSET
     """Optional description providing more details about this authentication method."""
 
     vars: list[AuthEnvVar]
     """The environment variables the client should set."""
 
-    link: str | None | UnsetType = UNSET
+    link: str | UnsetType | None = UNSET
     """Optional link to a page where the user can obtain their credentials."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1945,7 +1945,7 @@ class AuthMethodTerminal(_Struct, kw_only=True, tag_field="type", tag="terminal"
     name: str
     """Human-readable name of the authentication method."""
 
-    description: str | None | UnsetType = UNSET
+    description: str | UnsetType | None = UNSET
     """Optional description providing more details about this authentication method."""
 
     args: list[str] | UnsetType = UNSET
@@ -1954,7 +1954,7 @@ class AuthMethodTerminal(_Struct, kw_only=True, tag_field="type", tag="terminal"
     env: dict[str, str] | UnsetType = UNSET
     """Additional environment variables to set when running the agent binary for terminal auth."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1975,10 +1975,10 @@ class AuthMethodAgent(_Struct, kw_only=True, tag_field="type", tag="agent"):
     name: str
     """Human-readable name of the authentication method."""
 
-    description: str | None | UnsetType = UNSET
+    description: str | UnsetType | None = UNSET
     """Optional description providing more details about this authentication method."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1998,7 +1998,7 @@ class Implementation(_Struct, kw_only=True):
     name fallback if title isn’t present.
     """
 
-    title: str | None | UnsetType = UNSET
+    title: str | UnsetType | None = UNSET
     """Intended for UI and end-user contexts — optimized to be human-readable
     and easily understood.
 
@@ -2010,7 +2010,7 @@ class Implementation(_Struct, kw_only=True):
     for debugging or metrics purposes. (e.g. "1.0.0").
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2022,7 +2022,7 @@ class Implementation(_Struct, kw_only=True):
 class AuthenticateResponse(_Struct, kw_only=True):
     """Response to the `authenticate` method."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2042,7 +2042,7 @@ class ListProvidersResponse(_Struct, kw_only=True):
     providers: list[ProviderInfo]
     """Configurable providers with current routing info suitable for UI display."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2070,12 +2070,12 @@ class ProviderInfo(_Struct, kw_only=True):
     If true, clients must not call `providers/disable` for this id.
     """
 
-    current: ProviderCurrentConfig | None | UnsetType = UNSET
+    current: ProviderCurrentConfig | UnsetType | None = UNSET
     """Current effective non-secret routing config.
     Null or omitted means provider is disabled.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2098,7 +2098,7 @@ class ProviderCurrentConfig(_Struct, kw_only=True):
     base_url: str
     """Base URL currently used by this provider."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2115,7 +2115,7 @@ class SetProviderResponse(_Struct, kw_only=True):
     Response to `providers/set`.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2132,7 +2132,7 @@ class DisableProviderResponse(_Struct, kw_only=True):
     Response to `providers/disable`.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2144,7 +2144,7 @@ class DisableProviderResponse(_Struct, kw_only=True):
 class LogoutResponse(_Struct, kw_only=True):
     """Response to the `logout` method."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2165,10 +2165,10 @@ class NewSessionResponse(_Struct, kw_only=True):
     Used in all subsequent requests for this conversation.
     """
 
-    config_options: list[SessionConfigOption] | None | UnsetType = UNSET
+    config_options: list[SessionConfigOption] | UnsetType | None = UNSET
     """Initial session configuration options if supported by the Agent."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2201,13 +2201,13 @@ class SessionConfigOptionSelect(
     name: str
     """Human-readable label for the option."""
 
-    description: str | None | UnsetType = UNSET
+    description: str | UnsetType | None = UNSET
     """Optional description for the Client to display to the user."""
 
-    category: SessionConfigOptionCategory | None | UnsetType = UNSET
+    category: SessionConfigOptionCategory | UnsetType | None = UNSET
     """Optional semantic category for this option (UX only)."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2244,13 +2244,13 @@ class SessionConfigOptionBoolean(
     name: str
     """Human-readable label for the option."""
 
-    description: str | None | UnsetType = UNSET
+    description: str | UnsetType | None = UNSET
     """Optional description for the Client to display to the user."""
 
-    category: SessionConfigOptionCategory | None | UnsetType = UNSET
+    category: SessionConfigOptionCategory | UnsetType | None = UNSET
     """Optional semantic category for this option (UX only)."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2268,10 +2268,10 @@ class SessionConfigSelectOption(_Struct, kw_only=True):
     name: str
     """Human-readable label for this option value."""
 
-    description: str | None | UnsetType = UNSET
+    description: str | UnsetType | None = UNSET
     """Optional description for this option value."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2292,7 +2292,7 @@ class SessionConfigSelectGroup(_Struct, kw_only=True):
     options: list[SessionConfigSelectOption]
     """The set of option values in this group."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2304,10 +2304,10 @@ class SessionConfigSelectGroup(_Struct, kw_only=True):
 class LoadSessionResponse(_Struct, kw_only=True):
     """Response from loading an existing session."""
 
-    config_options: list[SessionConfigOption] | None | UnsetType = UNSET
+    config_options: list[SessionConfigOption] | UnsetType | None = UNSET
     """Initial session configuration options if supported by the Agent."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2322,12 +2322,12 @@ class ListSessionsResponse(_Struct, kw_only=True):
     sessions: list[SessionInfo]
     """Array of session information objects"""
 
-    next_cursor: str | None | UnsetType = UNSET
+    next_cursor: str | UnsetType | None = UNSET
     """Opaque cursor token. If present, pass this in the next request's cursor parameter
     to fetch the next page. If absent, there are no more results.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2353,13 +2353,13 @@ class SessionInfo(_Struct, kw_only=True):
     reports no additional roots.
     """
 
-    title: str | None | UnsetType = UNSET
+    title: str | UnsetType | None = UNSET
     """Human-readable title for the session"""
 
-    updated_at: str | None | UnsetType = UNSET
+    updated_at: str | UnsetType | None = UNSET
     """ISO 8601 timestamp of last activity"""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2371,7 +2371,7 @@ class SessionInfo(_Struct, kw_only=True):
 class DeleteSessionResponse(_Struct, kw_only=True):
     """Response from deleting a session."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2391,10 +2391,10 @@ class ForkSessionResponse(_Struct, kw_only=True):
     session_id: SessionId
     """Unique identifier for the newly created forked session."""
 
-    config_options: list[SessionConfigOption] | None | UnsetType = UNSET
+    config_options: list[SessionConfigOption] | UnsetType | None = UNSET
     """Initial session configuration options if supported by the Agent."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2406,10 +2406,10 @@ class ForkSessionResponse(_Struct, kw_only=True):
 class ResumeSessionResponse(_Struct, kw_only=True):
     """Response from resuming an existing session."""
 
-    config_options: list[SessionConfigOption] | None | UnsetType = UNSET
+    config_options: list[SessionConfigOption] | UnsetType | None = UNSET
     """Initial session configuration options if supported by the Agent."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2421,7 +2421,7 @@ class ResumeSessionResponse(_Struct, kw_only=True):
 class CloseSessionResponse(_Struct, kw_only=True):
     """Response from closing a session."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2436,7 +2436,7 @@ class SetSessionConfigOptionResponse(_Struct, kw_only=True):
     config_options: list[SessionConfigOption]
     """The full set of configuration options and their current values."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2454,7 +2454,7 @@ class PromptResponse(_Struct, kw_only=True):
     stop_reason: StopReason
     """Indicates why the agent stopped processing the turn."""
 
-    usage: Usage | None | UnsetType = UNSET
+    usage: Usage | UnsetType | None = UNSET
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -2462,7 +2462,7 @@ class PromptResponse(_Struct, kw_only=True):
     Token usage for this turn (optional).
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2488,16 +2488,16 @@ class Usage(_Struct, kw_only=True):
     output_tokens: Annotated[int, msgspec.Meta(ge=0)]
     """Total output tokens across all turns."""
 
-    thought_tokens: Annotated[int, msgspec.Meta(ge=0)] | None | UnsetType = UNSET
+    thought_tokens: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
     """Total thought/reasoning tokens"""
 
-    cached_read_tokens: Annotated[int, msgspec.Meta(ge=0)] | None | UnsetType = UNSET
+    cached_read_tokens: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
     """Total cache read tokens."""
 
-    cached_write_tokens: Annotated[int, msgspec.Meta(ge=0)] | None | UnsetType = UNSET
+    cached_write_tokens: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
     """Total cache write tokens."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2512,7 +2512,7 @@ class StartNesResponse(_Struct, kw_only=True):
     session_id: SessionId
     """The session ID for the newly started NES session."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2527,7 +2527,7 @@ class SuggestNesResponse(_Struct, kw_only=True):
     suggestions: list[NesSuggestion]
     """The list of suggestions."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2545,7 +2545,7 @@ class NesTextEdit(_Struct, kw_only=True):
     new_text: str
     """The replacement text."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2563,7 +2563,7 @@ class Range(_Struct, kw_only=True):
     end: Position
     """The end position (exclusive)."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2584,7 +2584,7 @@ class Position(_Struct, kw_only=True):
     character: Annotated[int, msgspec.Meta(ge=0)]
     """Zero-based character offset (encoding-dependent)."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2605,10 +2605,10 @@ class NesEditSuggestion(_Struct, kw_only=True, tag_field="kind", tag="edit"):
     edits: list[NesTextEdit]
     """The text edits to apply."""
 
-    cursor_position: Position | None | UnsetType = UNSET
+    cursor_position: Position | UnsetType | None = UNSET
     """Optional suggested cursor position after applying edits."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2629,7 +2629,7 @@ class NesJumpSuggestion(_Struct, kw_only=True, tag_field="kind", tag="jump"):
     position: Position
     """The target position within the file."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2653,7 +2653,7 @@ class NesRenameSuggestion(_Struct, kw_only=True, tag_field="kind", tag="rename")
     new_name: str
     """The new name for the symbol."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2679,10 +2679,10 @@ class NesSearchAndReplaceSuggestion(
     replace: str
     """The replacement text."""
 
-    is_regex: bool | None | UnsetType = UNSET
+    is_regex: bool | UnsetType | None = UNSET
     """Whether `search` is a regular expression. Defaults to `false`."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2694,7 +2694,7 @@ class NesSearchAndReplaceSuggestion(
 class CloseNesResponse(_Struct, kw_only=True):
     """Response from closing an NES session."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2742,7 +2742,7 @@ class SessionNotification(_Struct, kw_only=True):
     update: SessionUpdate
     """The actual update content."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2764,7 +2764,7 @@ class ContentChunk(_Struct, kw_only=True):
     A change in `messageId` indicates a new message has started.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2816,10 +2816,10 @@ class UserMessage(_Struct, kw_only=True, tag_field="sessionUpdate", tag="user_me
     message_id: MessageId
     """A unique identifier for the message."""
 
-    content: list[ContentBlock] | None | UnsetType = UNSET
+    content: list[ContentBlock] | UnsetType | None = UNSET
     """Complete replacement content for this message."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2849,10 +2849,10 @@ class AgentMessage(
     message_id: MessageId
     """A unique identifier for the message."""
 
-    content: list[ContentBlock] | None | UnsetType = UNSET
+    content: list[ContentBlock] | UnsetType | None = UNSET
     """Complete replacement content for this message."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2882,10 +2882,10 @@ class AgentThought(
     message_id: MessageId
     """A unique identifier for the thought message."""
 
-    content: list[ContentBlock] | None | UnsetType = UNSET
+    content: list[ContentBlock] | UnsetType | None = UNSET
     """Complete replacement content for this thought message."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2911,7 +2911,7 @@ class ToolCallContentChunk(
     content: ToolCallContent
     """A single item of content produced by the tool call."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys. This field is optional; omitted or `null` means there is no
@@ -2940,7 +2940,7 @@ class PlanEntry(_Struct, kw_only=True):
     status: PlanEntryStatus
     """Current execution status of this task."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2962,7 +2962,7 @@ class PlanItems(_Struct, kw_only=True, tag_field="type", tag="items"):
     with their current status. The client replaces that plan with each update.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2985,7 +2985,7 @@ class PlanFile(_Struct, kw_only=True, tag_field="type", tag="file"):
     uri: str
     """The URI of the file containing the plan."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3008,7 +3008,7 @@ class PlanMarkdown(_Struct, kw_only=True, tag_field="type", tag="markdown"):
     content: str
     """Markdown content for the plan."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3023,7 +3023,7 @@ class PlanUpdate(_Struct, kw_only=True, tag_field="sessionUpdate", tag="plan_upd
     plan: PlanUpdateContent
     """The updated plan content."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3043,7 +3043,7 @@ class PlanRemoved(_Struct, kw_only=True, tag_field="sessionUpdate", tag="plan_re
     id: PlanId
     """The plan ID to remove."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3061,10 +3061,10 @@ class AvailableCommand(_Struct, kw_only=True):
     description: str
     """Human-readable description of what the command does."""
 
-    input: AvailableCommandInput | None | UnsetType = UNSET
+    input: AvailableCommandInput | UnsetType | None = UNSET
     """Input for the command if required"""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3082,7 +3082,7 @@ class UnstructuredCommandInput(_Struct, kw_only=True):
     hint: str
     """A hint to display when the input hasn't been provided yet"""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3099,7 +3099,7 @@ class AvailableCommandsUpdate(
     available_commands: list[AvailableCommand]
     """Commands the agent can execute"""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3116,7 +3116,7 @@ class ConfigOptionUpdate(
     config_options: list[SessionConfigOption]
     """The full set of configuration options and their current values."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3134,13 +3134,13 @@ class SessionInfoUpdate(
     This allows clients to display dynamic session names and track session state changes.
     """
 
-    title: str | None | UnsetType = UNSET
+    title: str | UnsetType | None = UNSET
     """Human-readable title for the session. Set to null to clear."""
 
-    updated_at: str | None | UnsetType = UNSET
+    updated_at: str | UnsetType | None = UNSET
     """ISO 8601 timestamp of last activity. Set to null to clear."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3158,7 +3158,7 @@ class Cost(_Struct, kw_only=True):
     currency: str
     """ISO 4217 currency code (e.g., "USD", "EUR")."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3176,10 +3176,10 @@ class UsageUpdate(_Struct, kw_only=True, tag_field="sessionUpdate", tag="usage_u
     size: Annotated[int, msgspec.Meta(ge=0)]
     """Total context window size in tokens."""
 
-    cost: Cost | None | UnsetType = UNSET
+    cost: Cost | UnsetType | None = UNSET
     """Cumulative session cost (optional)."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3199,7 +3199,7 @@ class CompleteElicitationNotification(_Struct, kw_only=True):
     elicitation_id: ElicitationId
     """The ID of the elicitation that completed."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3225,13 +3225,13 @@ class MessageMcpNotification(_Struct, kw_only=True):
     method: str
     """The inner MCP method name."""
 
-    params: dict[str, Any] | None | UnsetType = UNSET
+    params: dict[str, Any] | UnsetType | None = UNSET
     """Optional inner MCP params.
 
     If omitted or set to `null`, the inner MCP message has no params.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3257,13 +3257,13 @@ class InitializeRequest(_Struct, kw_only=True):
     Schema default: ``{"auth": {}}`` (UNSET here means absent).
     """
 
-    client_info: Implementation | None | UnsetType = UNSET
+    client_info: Implementation | UnsetType | None = UNSET
     """Information about the Client name and version sent to the Agent.
 
     Note: in future versions of the protocol, this will be required.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3293,7 +3293,7 @@ class ClientCapabilities(_Struct, kw_only=True):
     Schema default: ``{}`` (UNSET here means absent).
     """
 
-    elicitation: ElicitationCapabilities | None | UnsetType = UNSET
+    elicitation: ElicitationCapabilities | UnsetType | None = UNSET
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -3302,7 +3302,7 @@ class ClientCapabilities(_Struct, kw_only=True):
     Determines which elicitation modes the agent may use.
     """
 
-    nes: ClientNesCapabilities | None | UnsetType = UNSET
+    nes: ClientNesCapabilities | UnsetType | None = UNSET
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -3318,7 +3318,7 @@ class ClientCapabilities(_Struct, kw_only=True):
     The position encodings supported by the client, in order of preference.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3339,14 +3339,14 @@ class AuthCapabilities(_Struct, kw_only=True):
     additional client-side support.
     """
 
-    terminal: TerminalAuthCapabilities | None | UnsetType = UNSET
+    terminal: TerminalAuthCapabilities | UnsetType | None = UNSET
     """Whether the client supports `terminal` authentication methods.
 
     Optional. Omitted or `null` both mean the client does not advertise support.
     Supplying `{}` means the agent may include `terminal` entries in its authentication methods.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3365,7 +3365,7 @@ class TerminalAuthCapabilities(_Struct, kw_only=True):
     Supplying `{}` means the client supports terminal authentication methods.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3382,13 +3382,13 @@ class ElicitationCapabilities(_Struct, kw_only=True):
     Elicitation capabilities supported by the client.
     """
 
-    form: ElicitationFormCapabilities | None | UnsetType = UNSET
+    form: ElicitationFormCapabilities | UnsetType | None = UNSET
     """Whether the client supports form-based elicitation."""
 
-    url: ElicitationUrlCapabilities | None | UnsetType = UNSET
+    url: ElicitationUrlCapabilities | UnsetType | None = UNSET
     """Whether the client supports URL-based elicitation."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3405,7 +3405,7 @@ class ElicitationFormCapabilities(_Struct, kw_only=True):
     Form-based elicitation capabilities.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3422,7 +3422,7 @@ class ElicitationUrlCapabilities(_Struct, kw_only=True):
     URL-based elicitation capabilities.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3434,16 +3434,16 @@ class ElicitationUrlCapabilities(_Struct, kw_only=True):
 class ClientNesCapabilities(_Struct, kw_only=True):
     """NES capabilities advertised by the client during initialization."""
 
-    jump: NesJumpCapabilities | None | UnsetType = UNSET
+    jump: NesJumpCapabilities | UnsetType | None = UNSET
     """Whether the client supports the `jump` suggestion kind."""
 
-    rename: NesRenameCapabilities | None | UnsetType = UNSET
+    rename: NesRenameCapabilities | UnsetType | None = UNSET
     """Whether the client supports the `rename` suggestion kind."""
 
-    search_and_replace: NesSearchAndReplaceCapabilities | None | UnsetType = UNSET
+    search_and_replace: NesSearchAndReplaceCapabilities | UnsetType | None = UNSET
     """Whether the client supports the `searchAndReplace` suggestion kind."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3455,7 +3455,7 @@ class ClientNesCapabilities(_Struct, kw_only=True):
 class NesJumpCapabilities(_Struct, kw_only=True):
     """Marker for jump suggestion support."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3467,7 +3467,7 @@ class NesJumpCapabilities(_Struct, kw_only=True):
 class NesRenameCapabilities(_Struct, kw_only=True):
     """Marker for rename suggestion support."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3479,7 +3479,7 @@ class NesRenameCapabilities(_Struct, kw_only=True):
 class NesSearchAndReplaceCapabilities(_Struct, kw_only=True):
     """Marker for search and replace suggestion support."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3499,7 +3499,7 @@ class AuthenticateRequest(_Struct, kw_only=True):
     Must be one of the methods advertised in the initialize response.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3516,7 +3516,7 @@ class ListProvidersRequest(_Struct, kw_only=True):
     Request parameters for `providers/list`.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3549,7 +3549,7 @@ class SetProviderRequest(_Struct, kw_only=True):
     May include authorization, routing, or other integration-specific headers.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3569,7 +3569,7 @@ class DisableProviderRequest(_Struct, kw_only=True):
     id: str
     """Provider id to disable."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3584,7 +3584,7 @@ class LogoutRequest(_Struct, kw_only=True):
     Terminates the current authenticated session.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3613,7 +3613,7 @@ class NewSessionRequest(_Struct, kw_only=True):
     mcp_servers: list[McpServer]
     """List of MCP (Model Context Protocol) servers the agent should connect to."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3631,7 +3631,7 @@ class HttpHeader(_Struct, kw_only=True):
     value: str
     """The value to set for the HTTP header."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3652,7 +3652,7 @@ class McpServerHttp(_Struct, kw_only=True, tag_field="type", tag="http"):
     headers: list[HttpHeader]
     """HTTP headers to set when making requests to the MCP server."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3682,7 +3682,7 @@ class McpServerAcp(_Struct, kw_only=True, tag_field="type", tag="acp"):
     on the same ACP connection.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3700,7 +3700,7 @@ class EnvVariable(_Struct, kw_only=True):
     value: str
     """The value to set for the environment variable."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3724,7 +3724,7 @@ class McpServerStdio(_Struct, kw_only=True, tag_field="type", tag="stdio"):
     env: list[EnvVariable]
     """Environment variables to set when launching the MCP server."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3759,7 +3759,7 @@ class LoadSessionRequest(_Struct, kw_only=True):
     session_id: SessionId
     """The ID of the session to load."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3774,13 +3774,13 @@ class ListSessionsRequest(_Struct, kw_only=True):
     Only available if the Agent supports the `session.list` capability.
     """
 
-    cwd: str | None | UnsetType = UNSET
+    cwd: str | UnsetType | None = UNSET
     """Filter sessions by working directory. Must be an absolute path."""
 
-    cursor: str | None | UnsetType = UNSET
+    cursor: str | UnsetType | None = UNSET
     """Opaque cursor token from a previous response's nextCursor field for cursor-based pagination"""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3798,7 +3798,7 @@ class DeleteSessionRequest(_Struct, kw_only=True):
     session_id: SessionId
     """The ID of the session to delete."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3837,7 +3837,7 @@ class ForkSessionRequest(_Struct, kw_only=True):
     mcp_servers: list[McpServer] | UnsetType = UNSET
     """List of MCP servers to connect to for this session."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3873,7 +3873,7 @@ class ResumeSessionRequest(_Struct, kw_only=True):
     mcp_servers: list[McpServer] | UnsetType = UNSET
     """List of MCP servers to connect to for this session."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3895,7 +3895,7 @@ class CloseSessionRequest(_Struct, kw_only=True):
     session_id: SessionId
     """The ID of the session to close."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3915,7 +3915,7 @@ class SetSessionConfigOptionRequestBoolean(
     config_id: SessionConfigId
     """The ID of the configuration option to set."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3941,7 +3941,7 @@ class SetSessionConfigOptionRequestValueId(_Struct, kw_only=True):
     config_id: SessionConfigId
     """The ID of the configuration option to set."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3980,7 +3980,7 @@ class PromptRequest(_Struct, kw_only=True):
     pieces of context from sources the agent may not have access to.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3992,16 +3992,16 @@ class PromptRequest(_Struct, kw_only=True):
 class StartNesRequest(_Struct, kw_only=True):
     """Request to start an NES session."""
 
-    workspace_uri: str | None | UnsetType = UNSET
+    workspace_uri: str | UnsetType | None = UNSET
     """The root URI of the workspace."""
 
-    workspace_folders: list[WorkspaceFolder] | None | UnsetType = UNSET
+    workspace_folders: list[WorkspaceFolder] | UnsetType | None = UNSET
     """The workspace folders."""
 
-    repository: NesRepository | None | UnsetType = UNSET
+    repository: NesRepository | UnsetType | None = UNSET
     """Repository metadata, if the workspace is a git repository."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4019,7 +4019,7 @@ class WorkspaceFolder(_Struct, kw_only=True):
     name: str
     """The display name of the folder."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4040,7 +4040,7 @@ class NesRepository(_Struct, kw_only=True):
     remote_url: str
     """The remote URL of the repository."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4064,16 +4064,16 @@ class SuggestNesRequest(_Struct, kw_only=True):
     position: Position
     """The current cursor position."""
 
-    selection: Range | None | UnsetType = UNSET
+    selection: Range | UnsetType | None = UNSET
     """The current text selection range, if any."""
 
     trigger_kind: NesTriggerKind
     """What triggered this suggestion request."""
 
-    context: NesSuggestContext | None | UnsetType = UNSET
+    context: NesSuggestContext | UnsetType | None = UNSET
     """Context for the suggestion, included based on agent capabilities."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4085,25 +4085,25 @@ class SuggestNesRequest(_Struct, kw_only=True):
 class NesSuggestContext(_Struct, kw_only=True):
     """Context attached to a suggestion request."""
 
-    recent_files: list[NesRecentFile] | None | UnsetType = UNSET
+    recent_files: list[NesRecentFile] | UnsetType | None = UNSET
     """Recently accessed files."""
 
-    related_snippets: list[NesRelatedSnippet] | None | UnsetType = UNSET
+    related_snippets: list[NesRelatedSnippet] | UnsetType | None = UNSET
     """Related code snippets."""
 
-    edit_history: list[NesEditHistoryEntry] | None | UnsetType = UNSET
+    edit_history: list[NesEditHistoryEntry] | UnsetType | None = UNSET
     """Recent edit history."""
 
-    user_actions: list[NesUserAction] | None | UnsetType = UNSET
+    user_actions: list[NesUserAction] | UnsetType | None = UNSET
     """Recent user actions (typing, navigation, etc.)."""
 
-    open_files: list[NesOpenFile] | None | UnsetType = UNSET
+    open_files: list[NesOpenFile] | UnsetType | None = UNSET
     """Currently open files in the editor."""
 
-    diagnostics: list[NesDiagnostic] | None | UnsetType = UNSET
+    diagnostics: list[NesDiagnostic] | UnsetType | None = UNSET
     """Current diagnostics (errors, warnings)."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4124,7 +4124,7 @@ class NesRecentFile(_Struct, kw_only=True):
     text: str
     """The full text content of the file."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4142,7 +4142,7 @@ class NesRelatedSnippet(_Struct, kw_only=True):
     excerpts: list[NesExcerpt]
     """The code excerpts."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4163,7 +4163,7 @@ class NesExcerpt(_Struct, kw_only=True):
     text: str
     """The text content of the excerpt."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4181,7 +4181,7 @@ class NesEditHistoryEntry(_Struct, kw_only=True):
     diff: str
     """A diff representing the edit."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4205,7 +4205,7 @@ class NesUserAction(_Struct, kw_only=True):
     timestamp_ms: Annotated[int, msgspec.Meta(ge=0)]
     """Timestamp in milliseconds since epoch."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4223,13 +4223,13 @@ class NesOpenFile(_Struct, kw_only=True):
     language_id: str
     """The language identifier."""
 
-    visible_range: Range | None | UnsetType = UNSET
+    visible_range: Range | UnsetType | None = UNSET
     """The visible range in the editor, if any."""
 
-    last_focused_ms: Annotated[int, msgspec.Meta(ge=0)] | None | UnsetType = UNSET
+    last_focused_ms: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
     """Timestamp in milliseconds since epoch of when the file was last focused."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4253,7 +4253,7 @@ class NesDiagnostic(_Struct, kw_only=True):
     message: str
     """The diagnostic message."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4272,7 +4272,7 @@ class CloseNesRequest(_Struct, kw_only=True):
     session_id: SessionId
     """The ID of the NES session to close."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4287,7 +4287,7 @@ class RequestPermissionResponse(_Struct, kw_only=True):
     outcome: RequestPermissionOutcome
     """The user's decision on the permission request."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4317,7 +4317,7 @@ class SelectedPermissionOutcome(
     option_id: PermissionOptionId
     """The ID of the option the user selected."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4334,7 +4334,7 @@ class ElicitationAcceptAction(_Struct, kw_only=True):
     The user accepted the elicitation and provided content.
     """
 
-    content: dict[str, ElicitationContentValue] | None | UnsetType = UNSET
+    content: dict[str, ElicitationContentValue] | UnsetType | None = UNSET
     """The user-provided content, if any, as an object matching the requested schema."""
 
 
@@ -4343,7 +4343,7 @@ class CreateElicitationResponseAccept(
 ):
     """The user accepted and provided content."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4357,7 +4357,7 @@ class CreateElicitationResponseDecline(
 ):
     """The user declined the elicitation."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4371,7 +4371,7 @@ class CreateElicitationResponseCancel(
 ):
     """The elicitation was cancelled."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4391,7 +4391,7 @@ class ConnectMcpResponse(_Struct, kw_only=True):
     connection_id: McpConnectionId
     """The unique identifier for this MCP-over-ACP connection."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4408,7 +4408,7 @@ class DisconnectMcpResponse(_Struct, kw_only=True):
     Response to `mcp/disconnect`.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4426,7 +4426,7 @@ class CancelNotification(_Struct, kw_only=True):
     session_id: SessionId
     """The ID of the session to cancel operations for."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4453,7 +4453,7 @@ class DidOpenDocumentNotification(_Struct, kw_only=True):
     text: str
     """The full text content of the document."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4477,7 +4477,7 @@ class DidChangeDocumentNotification(_Struct, kw_only=True):
     content_changes: list[TextDocumentContentChangeEvent]
     """The content changes."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4493,13 +4493,13 @@ class TextDocumentContentChangeEvent(_Struct, kw_only=True):
     When `range` is `Some`, `text` replaces the given range.
     """
 
-    range: Range | None | UnsetType = UNSET
+    range: Range | UnsetType | None = UNSET
     """The range of the document that changed. If `None`, the entire content is replaced."""
 
     text: str
     """The new text for the range, or the full document content if `range` is `None`."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4517,7 +4517,7 @@ class DidCloseDocumentNotification(_Struct, kw_only=True):
     uri: str
     """The URI of the closed document."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4535,7 +4535,7 @@ class DidSaveDocumentNotification(_Struct, kw_only=True):
     uri: str
     """The URI of the saved document."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4562,7 +4562,7 @@ class DidFocusDocumentNotification(_Struct, kw_only=True):
     visible_range: Range
     """The portion of the file currently visible in the editor viewport."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4580,7 +4580,7 @@ class AcceptNesNotification(_Struct, kw_only=True):
     id: str
     """The ID of the accepted suggestion."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4598,10 +4598,10 @@ class RejectNesNotification(_Struct, kw_only=True):
     id: str
     """The ID of the rejected suggestion."""
 
-    reason: NesRejectReason | None | UnsetType = UNSET
+    reason: NesRejectReason | UnsetType | None = UNSET
     """The reason for rejection."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4623,7 +4623,7 @@ class CancelRequestNotification(_Struct, kw_only=True):
     request_id: RequestId
     """The ID of the request to cancel."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.

@@ -63,7 +63,7 @@ __all__ = [
     "user_text",
 ]
 
-Meta: TypeAlias = dict[str, Any] | None | UnsetType
+Meta: TypeAlias = dict[str, Any] | UnsetType | None
 
 
 class _V1(Protocol):
@@ -105,10 +105,10 @@ def resource_link(
     uri: str,
     name: str | None = None,
     *,
-    title: str | None | UnsetType = UNSET,
-    description: str | None | UnsetType = UNSET,
-    mime_type: str | None | UnsetType = UNSET,
-    size: int | None | UnsetType = UNSET,
+    title: str | UnsetType | None = UNSET,
+    description: str | UnsetType | None = UNSET,
+    mime_type: str | UnsetType | None = UNSET,
+    size: int | UnsetType | None = UNSET,
     meta: Meta = UNSET,
     version: _V1 = ...,
 ) -> v1.ResourceLink: ...
@@ -117,10 +117,10 @@ def resource_link(
     uri: str,
     name: str | None = None,
     *,
-    title: str | None | UnsetType = UNSET,
-    description: str | None | UnsetType = UNSET,
-    mime_type: str | None | UnsetType = UNSET,
-    size: int | None | UnsetType = UNSET,
+    title: str | UnsetType | None = UNSET,
+    description: str | UnsetType | None = UNSET,
+    mime_type: str | UnsetType | None = UNSET,
+    size: int | UnsetType | None = UNSET,
     meta: Meta = UNSET,
     version: _V2,
 ) -> v2.ResourceLink: ...
@@ -128,10 +128,10 @@ def resource_link(
     uri: str,
     name: str | None = None,
     *,
-    title: str | None | UnsetType = UNSET,
-    description: str | None | UnsetType = UNSET,
-    mime_type: str | None | UnsetType = UNSET,
-    size: int | None | UnsetType = UNSET,
+    title: str | UnsetType | None = UNSET,
+    description: str | UnsetType | None = UNSET,
+    mime_type: str | UnsetType | None = UNSET,
+    size: int | UnsetType | None = UNSET,
     meta: Meta = UNSET,
     version: object = v1,
 ) -> Any:
@@ -158,7 +158,7 @@ def embedded_text_resource(
     uri: str,
     text: str,
     *,
-    mime_type: str | None | UnsetType = UNSET,
+    mime_type: str | UnsetType | None = UNSET,
     meta: Meta = UNSET,
     version: _V1 = ...,
 ) -> v1.EmbeddedResource: ...
@@ -167,7 +167,7 @@ def embedded_text_resource(
     uri: str,
     text: str,
     *,
-    mime_type: str | None | UnsetType = UNSET,
+    mime_type: str | UnsetType | None = UNSET,
     meta: Meta = UNSET,
     version: _V2,
 ) -> v2.EmbeddedResource: ...
@@ -175,7 +175,7 @@ def embedded_text_resource(
     uri: str,
     text: str,
     *,
-    mime_type: str | None | UnsetType = UNSET,
+    mime_type: str | UnsetType | None = UNSET,
     meta: Meta = UNSET,
     version: object = v1,
 ) -> Any:
@@ -194,7 +194,7 @@ def embedded_blob_resource(
     uri: str,
     data: bytes,
     *,
-    mime_type: str | None | UnsetType = UNSET,
+    mime_type: str | UnsetType | None = UNSET,
     meta: Meta = UNSET,
     version: _V1 = ...,
 ) -> v1.EmbeddedResource: ...
@@ -203,7 +203,7 @@ def embedded_blob_resource(
     uri: str,
     data: bytes,
     *,
-    mime_type: str | None | UnsetType = UNSET,
+    mime_type: str | UnsetType | None = UNSET,
     meta: Meta = UNSET,
     version: _V2,
 ) -> v2.EmbeddedResource: ...
@@ -211,7 +211,7 @@ def embedded_blob_resource(
     uri: str,
     data: bytes,
     *,
-    mime_type: str | None | UnsetType = UNSET,
+    mime_type: str | UnsetType | None = UNSET,
     meta: Meta = UNSET,
     version: object = v1,
 ) -> Any:
@@ -304,10 +304,10 @@ def thought_text(
     return _chunk("AgentThoughtChunk", text, message_id, meta, _module(version))
 
 
-MessageContent: TypeAlias = str | Sequence[v2.ContentBlock] | None | UnsetType
+MessageContent: TypeAlias = str | Sequence[v2.ContentBlock] | UnsetType | None
 
 
-def _blocks(content: MessageContent) -> list[v2.ContentBlock] | None | UnsetType:
+def _blocks(content: MessageContent) -> list[v2.ContentBlock] | UnsetType | None:
     if isinstance(content, str):
         return [v2.TextContent(text=content)]
     if content is None or isinstance(content, UnsetType):
@@ -488,11 +488,11 @@ def tool_call(
 def tool_call_update(
     tool_call_id: str,
     *,
-    status: v1.ToolCallStatus | None | UnsetType = UNSET,
-    title: str | None | UnsetType = UNSET,
-    kind: v1.ToolKind | None | UnsetType = UNSET,
-    content: Sequence[v1.ToolCallContent] | None | UnsetType = UNSET,
-    locations: Sequence[str | v1.ToolCallLocation] | None | UnsetType = UNSET,
+    status: v1.ToolCallStatus | UnsetType | None = UNSET,
+    title: str | UnsetType | None = UNSET,
+    kind: v1.ToolKind | UnsetType | None = UNSET,
+    content: Sequence[v1.ToolCallContent] | UnsetType | None = UNSET,
+    locations: Sequence[str | v1.ToolCallLocation] | UnsetType | None = UNSET,
     raw_input: Any = UNSET,
     raw_output: Any = UNSET,
     meta: Meta = UNSET,
@@ -502,11 +502,11 @@ def tool_call_update(
 def tool_call_update(
     tool_call_id: str,
     *,
-    status: v2.ToolCallStatus | None | UnsetType = UNSET,
-    title: str | None | UnsetType = UNSET,
-    kind: v2.ToolKind | None | UnsetType = UNSET,
-    content: Sequence[v2.ToolCallContent] | None | UnsetType = UNSET,
-    locations: Sequence[str | v2.ToolCallLocation] | None | UnsetType = UNSET,
+    status: v2.ToolCallStatus | UnsetType | None = UNSET,
+    title: str | UnsetType | None = UNSET,
+    kind: v2.ToolKind | UnsetType | None = UNSET,
+    content: Sequence[v2.ToolCallContent] | UnsetType | None = UNSET,
+    locations: Sequence[str | v2.ToolCallLocation] | UnsetType | None = UNSET,
     raw_input: Any = UNSET,
     raw_output: Any = UNSET,
     meta: Meta = UNSET,

@@ -584,7 +584,7 @@ class Connection:
         batch.seal()
 
     def _on_oversized(self, line: Oversized) -> None:
-        ident, method, is_response = sniff_oversized(line)
+        ident, _method, is_response = sniff_oversized(line)
         log.warning(
             "discarded a %d-byte message (limit %d, id=%r)",
             line.size,

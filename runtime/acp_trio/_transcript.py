@@ -182,7 +182,7 @@ def _patch(value: Any, current: Any, cleared: Any) -> Any:
     return cleared if value is None else value
 
 
-def _meta(value: dict[str, Any] | None | UnsetType) -> dict[str, Any] | None:
+def _meta(value: dict[str, Any] | UnsetType | None) -> dict[str, Any] | None:
     return None if isinstance(value, UnsetType) else value
 
 

@@ -185,7 +185,7 @@ async def test_sessions_on_disk_survive_restarts_and_protocol_changes(
 
 async def test_loading_an_unknown_session_fails_cleanly(tmp_path: Path) -> None:
     agent = agent_command("--state-dir", str(tmp_path))
-    status, out, err = await run_client("--load", "sess_nope", agent=agent)
+    status, _out, err = await run_client("--load", "sess_nope", agent=agent)
     assert status == 1
     assert "Resource not found" in err and "Traceback" not in err
 

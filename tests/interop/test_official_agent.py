@@ -25,9 +25,11 @@ class Client:
         self.permissions: list[v1.RequestPermissionRequest] = []
         self.permission_asked = trio.Event()
         self.reads: list[str] = []
+        self.updated = trio.Event()
 
     async def session_update(self, params: v1.SessionNotification) -> None:
         self.transcript.apply(params)
+        self.updated.set()
 
     async def session_request_permission(
         self, params: v1.RequestPermissionRequest
@@ -46,7 +48,7 @@ class Client:
         self, params: v1.ReadTextFileRequest
     ) -> v1.ReadTextFileResponse:
         self.reads.append(params.path)
-        return v1.ReadTextFileResponse(content=Path(params.path).read_text())
+        return v1.ReadTextFileResponse(content=await trio.Path(params.path).read_text())
 
 
 class BlockingClient(Client):
@@ -168,7 +170,8 @@ async def test_session_cancel_ends_a_waiting_turn_cancelled() -> None:
 
                 async def cancel_when_waiting() -> None:
                     while not client.transcript.messages:
-                        await trio.sleep(0.01)
+                        client.updated = trio.Event()
+                        await client.updated.wait()
                     await conn.agent.session_cancel(
                         v1.CancelNotification(session_id=s.session_id)
                     )

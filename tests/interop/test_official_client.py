@@ -55,9 +55,11 @@ class SdkClient:
         self.permission_asked = asyncio.Event()
         self.released = asyncio.Event()
         self.init: Any = None
+        self.updated = asyncio.Event()
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         self.updates.append(update)
+        self.updated.set()
 
     async def request_permission(
         self, session_id: str, tool_call: Any, options: list[Any], **kwargs: Any
@@ -235,7 +237,8 @@ def test_wait_then_cancel_ends_the_turn_cancelled(tmp_path: Path) -> None:
             conn.prompt(session_id=sid, prompt=[text_block("please wait")])
         )
         while not client.of_type(ToolCallStart):  # the agent is now waiting
-            await asyncio.sleep(0.01)
+            client.updated.clear()
+            await client.updated.wait()
         assert not turn.done()
         await conn.cancel(session_id=sid)
         return await turn

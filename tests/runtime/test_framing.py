@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import acp_trio
 import trio
+import trio.lowlevel
 import trio.testing
 from _acp_helpers import EchoAgent, RawPeer
 from acp_trio._framing import LineReader, Oversized, sniff_oversized
@@ -32,14 +33,14 @@ async def test_oversized_line_is_discarded_without_buffering_it_whole() -> None:
         await a.send_all(b'{"id":1,"params":"')
         for _ in range(100):
             await a.send_all(b"x" * 100_000)
-            await trio.sleep(0)
+            await trio.lowlevel.checkpoint()
         await a.send_all(b'"}\n{"ok":true}\n')
 
     async def watch() -> None:
         nonlocal peak
         while True:
             peak = max(peak, len(reader._buf))
-            await trio.sleep(0)
+            await trio.lowlevel.checkpoint()
 
     async with trio.open_nursery() as nursery:
         nursery.start_soon(send)

@@ -12,7 +12,7 @@ code, and the nearby ones mean something else to a client (-32000 is
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import acp_trio
 import msgspec
@@ -51,7 +51,7 @@ async def test_requests_before_initialize_are_refused_invalid_request() -> None:
 
 class CountingAgent(EchoAgent):
     instances = 0
-    cancels: list[str] = []
+    cancels: ClassVar[list[str]] = []
 
     def __init__(self, conn: acp_trio.AgentSideConnection[v1.Client]) -> None:
         super().__init__(conn)

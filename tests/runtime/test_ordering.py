@@ -6,6 +6,7 @@ from typing import Any
 
 import acp_trio
 import trio
+import trio.lowlevel
 from _acp_helpers import (
     INIT_V1,
     EchoAgent,
@@ -69,8 +70,8 @@ class SlowClient(RecordingClient):
     async def session_update(self, params: v1.SessionNotification) -> None:
         self.active += 1
         self.overlapped |= self.active > 1
-        await trio.sleep(0)
-        await trio.sleep(0)
+        await trio.lowlevel.checkpoint()
+        await trio.lowlevel.checkpoint()
         self.updates.append(params)
         self.active -= 1
 

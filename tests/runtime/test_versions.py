@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import acp_trio
 import msgspec
@@ -311,7 +311,7 @@ async def test_the_typed_views_check_the_negotiated_version() -> None:
 class McpAgentV2:
     """Advertises stdio MCP servers only; records what session/new received."""
 
-    servers: list[Any] = []
+    servers: ClassVar[list[Any]] = []
 
     def __init__(self, conn: acp_trio.AgentSideConnection[v2.Client]) -> None:
         pass

@@ -124,7 +124,7 @@ def _cached_from_schema(schema: Any, *, alphabet: Any, custom_formats: Any) -> A
 
 
 if _uncached_from_schema is not None:
-    setattr(_hjs, "__from_schema", _cached_from_schema)  # noqa: B010
+    setattr(_hjs, "__from_schema", _cached_from_schema)
 
 # -- schema walking ---------------------------------------------------------
 
