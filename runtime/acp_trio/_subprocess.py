@@ -6,7 +6,15 @@
         await conn.agent.initialize(v1.InitializeRequest(protocol_version=1))
         ...
     # here stdin was closed, the agent had `grace_period` seconds to exit,
-    # then was terminated (and killed if need be), and always reaped
+    # then its whole process group was terminated (and killed if need be),
+    # and the agent was always reaped
+
+The agent runs in a process group of its own (POSIX), so that everything it
+started (an npm wrapper's real agent, MCP servers, tools) ends with it: on
+exit the client closes the agent's stdin and gives it ``grace_period``
+seconds to exit; then, if the agent or anything left in its group is still
+running, the group gets SIGTERM, another ``grace_period``, and SIGKILL.  A
+process that left the group (``setsid``, a daemon) is out of reach.
 
 The agent's stderr is passed through by default; ``capture_stderr=True``
 collects it into ``conn.stderr_output`` (the last ``STDERR_KEEP`` bytes)
@@ -16,10 +24,12 @@ instead.  ``conn.process`` is the :class:`trio.Process`.
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
+import sys
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import Final
+from typing import Any, Final
 
 import trio
 
@@ -27,10 +37,13 @@ from ._client import AgentT, ClientOffer, ClientSideConnection
 from ._framing import DEFAULT_MAX_MESSAGE_SIZE
 from ._serve import connect_to_agent
 
-__all__ = ["STDERR_KEEP", "spawn_agent"]
+__all__ = ["GROUP_POLL", "STDERR_KEEP", "group_alive", "spawn_agent"]
 
 #: Bytes of captured stderr kept (the most recent ones).
 STDERR_KEEP: Final = 1024 * 1024
+#: How often the agent's process group is checked while members are
+#: given their grace after SIGTERM (seconds).
+GROUP_POLL: Final = 0.02
 
 
 @asynccontextmanager
@@ -50,14 +63,31 @@ async def spawn_agent(
 
     Typed like :func:`~acp_trio.connect_to_agent`: by the client class.
 
-    ``start_new_session=True`` (POSIX) runs the agent in its own session, so a
-    Ctrl-C in the client's terminal reaches the client only: it can then send
-    ``session/cancel`` and read the agent's ``cancelled`` answer instead of
-    losing the agent to the same SIGINT.
+    The agent is the leader of a new process group (POSIX): when the block
+    ends, its stdin is closed, it has ``grace_period`` seconds to exit, then
+    the group gets SIGTERM, ``grace_period`` more seconds, and SIGKILL; the
+    agent is always reaped.  So nothing the agent started outlives the client,
+    and a pipe held by a grandchild (the agent's stderr, passed through to a
+    ``client | cat``) does not keep the client's own output open.  Being
+    outside the client's foreground group, the agent no longer receives a
+    Ctrl-C typed in the client's terminal: the client can send
+    ``session/cancel`` and read the agent's ``cancelled`` answer instead.
+
+    ``start_new_session=True`` (POSIX) makes that group a new session as well:
+    the agent is also detached from the client's controlling terminal (no
+    ``/dev/tty``, no SIGHUP when the terminal closes).  Either way the group
+    is signalled on exit.  (Python 3.10 has no ``process_group``: there the
+    agent always gets a new session.)
 
     ``unstable=True`` speaks the schema's unstable surface, as for
     :func:`~acp_trio.connect_to_agent`.
     """
+    group: dict[str, Any] = {}
+    if os.name == "posix":
+        if start_new_session or sys.version_info < (3, 11):
+            group["start_new_session"] = True
+        else:
+            group["process_group"] = 0  # setpgid(0, 0) in the child
     process = await trio.lowlevel.open_process(
         list(command),
         stdin=subprocess.PIPE,
@@ -65,8 +95,10 @@ async def spawn_agent(
         stderr=subprocess.PIPE if capture_stderr else None,
         cwd=cwd,
         env=env,
-        start_new_session=start_new_session,
+        **group,
     )
+    # The child is its group's leader: pgid == pid (set before it ran exec).
+    pgid = process.pid if group else None
     try:
         async with trio.open_nursery() as nursery:
             assert process.stdin is not None and process.stdout is not None
@@ -84,13 +116,14 @@ async def spawn_agent(
                     yield conn
             finally:
                 with trio.CancelScope(shield=True):
-                    await _reap(process, grace_period)
-                # stderr ends when the process exits, unless its children hold it
+                    await _reap(process, pgid, grace_period)
+                # stderr ends when the group is gone, unless a process that
+                # left the group holds it
                 nursery.cancel_scope.deadline = trio.current_time() + grace_period
     finally:
         if process.returncode is None:
             with trio.CancelScope(shield=True):
-                await _reap(process, grace_period)
+                await _reap(process, pgid, grace_period)
 
 
 async def _collect(stream: trio.abc.ReceiveStream, into: bytearray) -> None:
@@ -103,15 +136,65 @@ async def _collect(stream: trio.abc.ReceiveStream, into: bytearray) -> None:
             del into[:-STDERR_KEEP]
 
 
-async def _reap(process: trio.Process, grace_period: float) -> None:
+async def _reap(process: trio.Process, pgid: int | None, grace_period: float) -> None:
+    """Close stdin, grace, SIGTERM, grace, SIGKILL (to the group if any); always reap."""
     if process.stdin is not None:
         await trio.aclose_forcefully(process.stdin)
     with trio.move_on_after(grace_period):
         await process.wait()
-        return
-    process.terminate()
-    with trio.move_on_after(grace_period):
+    if pgid is None:
+        if process.returncode is None:
+            process.terminate()
+            with trio.move_on_after(grace_period):
+                await process.wait()
+            if process.returncode is None:
+                process.kill()
         await process.wait()
         return
-    process.kill()
+    if process.returncode is not None and not group_alive(pgid):
+        return  # the usual case: the agent exited on EOF and left nothing behind
+    _signal_group(pgid, signal.SIGTERM)
+    with trio.move_on_after(grace_period):
+        await process.wait()
+        while group_alive(pgid):
+            await trio.sleep(GROUP_POLL)
+    if process.returncode is None or group_alive(pgid):
+        _signal_group(pgid, signal.SIGKILL)
     await process.wait()
+
+
+def _signal_group(pgid: int, sig: int) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass  # gone already; or only members we may not signal (setuid) are left
+
+
+def group_alive(pgid: int) -> bool:
+    """Whether process group ``pgid`` has a member that has not exited.
+
+    Zombies do not count: an orphan that exited stays a zombie until init
+    reaps it, and in a container whose init does not reap, forever.  On
+    Linux ``/proc`` tells them apart; elsewhere any member counts.
+    """
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass  # a member exists, just not one we may signal
+    if not os.path.isdir("/proc/self"):
+        return True
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        # "pid (comm) state ppid pgrp ...": comm may hold spaces and parens
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] != b"Z":
+            return True
+    return False

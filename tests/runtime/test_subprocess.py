@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
 import subprocess
+from pathlib import Path
 
 import acp_trio
+import acp_trio._subprocess
 import pytest
 import trio
 from _acp_helpers import ECHO_AGENT, INIT_V1, PYTHON, RecordingClient, text_prompt
@@ -160,3 +163,111 @@ async def test_start_new_session_keeps_terminal_sigint_from_the_agent() -> None:
         ) as conn:
             assert conn.process is not None
             assert os.getsid(conn.process.pid) == os.getsid(0)
+
+
+# -- the agent's process group ---------------------------------------------------------
+
+FAMILY_AGENT = os.path.join(os.path.dirname(ECHO_AGENT), "family_agent.py")
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` is a process that has not exited (zombies have)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except FileNotFoundError:
+        return False
+    return stat[stat.rfind(b")") + 2 :].split()[0] != b"Z"
+
+
+async def _pids(path: str) -> dict[str, int]:
+    while not os.path.exists(path):
+        await trio.sleep(0.01)
+    with open(path) as f:
+        pids: dict[str, int] = json.load(f)
+    return pids
+
+
+async def _until_gone(pid: int) -> None:
+    # SIGKILL is delivered when the target next runs: give it a moment
+    while _running(pid):
+        await trio.sleep(0.01)
+
+
+@pytest.mark.parametrize("start_new_session", [False, True])
+async def test_spawn_agent_ends_the_agents_whole_process_group(
+    tmp_path: Path, start_new_session: bool
+) -> None:
+    pidfile = str(tmp_path / "pids")
+    with trio.fail_after(20):
+        async with acp_trio.spawn_agent(
+            [PYTHON, FAMILY_AGENT, "leave", pidfile],
+            client=RecordingClient,
+            env=_env(),
+            grace_period=0.5,
+            capture_stderr=True,  # a pipe the grandchild holds too
+            start_new_session=start_new_session,
+        ) as conn:
+            await conn.agent.initialize(INIT_V1)
+            pids = await _pids(pidfile)
+            assert conn.process is not None
+            assert os.getpgid(pids["grandchild"]) == conn.process.pid
+            assert (os.getsid(conn.process.pid) != os.getsid(0)) is start_new_session
+        assert conn.process.returncode == 0  # the agent itself exited on EOF
+        await _until_gone(pids["grandchild"])
+
+
+async def test_a_process_group_ignoring_sigterm_is_killed_after_the_grace_period(
+    tmp_path: Path,
+) -> None:
+    pidfile = str(tmp_path / "pids")
+    with trio.fail_after(20):
+        async with acp_trio.spawn_agent(
+            [PYTHON, FAMILY_AGENT, "stubborn", pidfile],
+            client=RecordingClient,
+            env=_env(),
+            grace_period=0.3,
+        ) as conn:
+            await conn.agent.initialize(INIT_V1)
+            pids = await _pids(pidfile)
+        assert conn.process is not None
+        assert conn.process.returncode == -signal.SIGKILL
+        await _until_gone(pids["grandchild"])
+        assert not acp_trio._subprocess.group_alive(pids["agent"])
+
+
+CLIENT_PROGRAM = """
+import sys, trio, acp_trio
+sys.path.insert(0, {here!r})
+from _acp_helpers import INIT_V1, RecordingClient
+
+async def main():
+    async with acp_trio.spawn_agent(
+        [sys.executable, {agent!r}, "leave", {pidfile!r}],
+        client=RecordingClient, grace_period=0.5,
+    ) as conn:
+        await conn.agent.initialize(INIT_V1)
+    print("client done")
+
+trio.run(main)
+"""
+
+
+async def test_a_pipe_held_by_a_grandchild_does_not_keep_the_client_from_finishing(
+    tmp_path: Path,
+) -> None:
+    # `client.py 2>&1 | cat`: the agent inherits the client's stderr, its child
+    # too; the reader of the client's output ends only when every holder is gone.
+    pidfile = str(tmp_path / "pids")
+    program = CLIENT_PROGRAM.format(
+        here=os.path.dirname(ECHO_AGENT), agent=FAMILY_AGENT, pidfile=pidfile
+    )
+    with trio.fail_after(20):
+        result = await trio.run_process(
+            [PYTHON, "-c", program],
+            capture_stdout=True,
+            capture_stderr=True,
+            env=_env(),
+        )
+        assert result.stdout == b"client done\n", result.stderr
+        await _until_gone(json.loads(open(pidfile).read())["grandchild"])
