@@ -156,7 +156,8 @@ async def _reap(process: trio.Process, pgid: int | None, grace_period: float) ->
     _signal_group(pgid, signal.SIGTERM)
     with trio.move_on_after(grace_period):
         await process.wait()
-        while group_alive(pgid):
+        # polled: no event tells the exit of a process that is not our child
+        while group_alive(pgid):  # noqa: ASYNC110
             await trio.sleep(GROUP_POLL)
     if process.returncode is None or group_alive(pgid):
         _signal_group(pgid, signal.SIGKILL)

@@ -180,17 +180,17 @@ def _running(pid: int) -> bool:
     return stat[stat.rfind(b")") + 2 :].split()[0] != b"Z"
 
 
-async def _pids(path: str) -> dict[str, int]:
-    while not os.path.exists(path):
-        await trio.sleep(0.01)
+def _pids(path: str) -> dict[str, int]:
+    """The pids the agent wrote before serving (so: once it answered)."""
     with open(path) as f:
         pids: dict[str, int] = json.load(f)
     return pids
 
 
 async def _until_gone(pid: int) -> None:
-    # SIGKILL is delivered when the target next runs: give it a moment
-    while _running(pid):
+    # SIGKILL is delivered when the target next runs: give it a moment (polled:
+    # no event tells the exit of a process that is not our child)
+    while _running(pid):  # noqa: ASYNC110
         await trio.sleep(0.01)
 
 
@@ -209,7 +209,7 @@ async def test_spawn_agent_ends_the_agents_whole_process_group(
             start_new_session=start_new_session,
         ) as conn:
             await conn.agent.initialize(INIT_V1)
-            pids = await _pids(pidfile)
+            pids = _pids(pidfile)
             assert conn.process is not None
             assert os.getpgid(pids["grandchild"]) == conn.process.pid
             assert (os.getsid(conn.process.pid) != os.getsid(0)) is start_new_session
@@ -229,7 +229,7 @@ async def test_a_process_group_ignoring_sigterm_is_killed_after_the_grace_period
             grace_period=0.3,
         ) as conn:
             await conn.agent.initialize(INIT_V1)
-            pids = await _pids(pidfile)
+            pids = _pids(pidfile)
         assert conn.process is not None
         assert conn.process.returncode == -signal.SIGKILL
         await _until_gone(pids["grandchild"])
@@ -270,4 +270,4 @@ async def test_a_pipe_held_by_a_grandchild_does_not_keep_the_client_from_finishi
             env=_env(),
         )
         assert result.stdout == b"client done\n", result.stderr
-        await _until_gone(json.loads(open(pidfile).read())["grandchild"])
+        await _until_gone(_pids(pidfile)["grandchild"])
