@@ -122,8 +122,13 @@ def _role(cls: type) -> Role | None:
         return role
 
 
-class TranscriptMessage(msgspec.Struct, kw_only=True):
-    """One user, agent or thought message; ``message_id`` is None if never sent."""
+class TranscriptMessage(msgspec.Struct, kw_only=True, dict=True):
+    """One user, agent or thought message; ``message_id`` is None if never sent.
+
+    Text streamed in chunks is kept as pieces and joined once, when
+    ``content`` (or ``text``) is next read, so a message of n chunks costs
+    O(n) however it is read (not one copy of the text per chunk).
+    """
 
     role: Role
     message_id: str | None
@@ -139,6 +144,56 @@ class TranscriptMessage(msgspec.Struct, kw_only=True):
             for block in self.content
             if "TextContent" in _kinds(type(block))
         )
+
+    def __repr__(self) -> str:
+        _flush(self)
+        return msgspec.Struct.__repr__(self)
+
+    def __eq__(self, other: object) -> bool:
+        _flush(self)
+        if isinstance(other, TranscriptMessage):
+            _flush(other)
+        return msgspec.Struct.__eq__(self, other)
+
+
+#: ``content`` as stored: the transcript appends through it without joining.
+_CONTENT: Any = TranscriptMessage.__dict__["content"]
+#: Where a message keeps the text pieces still to append to its last block
+#: (in the instance ``__dict__``: not a field, so not compared or encoded).
+_PENDING = "_pending_text"
+
+
+def _stored(message: TranscriptMessage) -> list[ContentBlock]:
+    content: list[ContentBlock] = _CONTENT.__get__(message, TranscriptMessage)
+    return content
+
+
+def _join(parts: list[str]) -> str:
+    return "".join(parts)
+
+
+def _flush(message: TranscriptMessage) -> None:
+    """Join the pending text pieces into the message's last block (once)."""
+    parts: list[str] | None = message.__dict__.pop(_PENDING, None)
+    if parts:
+        content = _stored(message)
+        last: Any = content[-1]
+        content[-1] = type(last)(text=_join([last.text, *parts]))
+
+
+def _get_content(message: TranscriptMessage) -> list[ContentBlock]:
+    _flush(message)
+    return _stored(message)
+
+
+def _set_content(message: TranscriptMessage, value: list[ContentBlock]) -> None:
+    message.__dict__.pop(_PENDING, None)
+    _CONTENT.__set__(message, value)
+
+
+# Reading ``content`` joins the pending pieces first; msgspec itself (init,
+# encode, copy) uses the stored list directly.
+TranscriptMessage.content = property(_get_content, _set_content)  # type: ignore[assignment]
 
 
 class ToolCallState(msgspec.Struct, kw_only=True):
@@ -218,6 +273,7 @@ class SessionTranscript:
         self._messages: list[TranscriptMessage] = []
         self._by_id: dict[tuple[Role, str], TranscriptMessage] = {}
         self._last: TranscriptMessage | None = None
+        self._open: list[TranscriptMessage] = []  # messages with pending text
         self._tool_calls: dict[str, ToolCallState] = {}
         self._plans: dict[str | None, PlanState] = {}
         self._plan_key: str | None = None
@@ -239,6 +295,9 @@ class SessionTranscript:
     @property
     def messages(self) -> Sequence[TranscriptMessage]:
         """User, agent and thought messages, in order of first appearance."""
+        for message in self._open:  # so that msgspec sees their whole text too
+            _flush(message)
+        self._open.clear()
         return self._messages
 
     @property
@@ -434,7 +493,7 @@ class SessionTranscript:
             message = self._last
         else:
             message = self._message(role, message_id)
-        self._append(message.content, block)
+        self._append(message, block)
         self._last = message
         return message
 
@@ -445,17 +504,23 @@ class SessionTranscript:
         if not isinstance(update.content, UnsetType):
             message.content = []
             for block in update.content or ():
-                self._append(message.content, block)
+                self._append(message, block)
         message.meta = _patch(update.meta, message.meta, None)
         self._last = message
         return message
 
-    def _append(self, content: list[ContentBlock], block: ContentBlock) -> None:
-        if self._coalesce and content:
-            joined = _join_text(content[-1], block)
-            if joined is not None:
-                content[-1] = joined
-                return
+    def _append(self, message: TranscriptMessage, block: ContentBlock) -> None:
+        content = _stored(message)
+        if self._coalesce and content and _joinable(content[-1], block):
+            # joined when the content is next read (see TranscriptMessage)
+            text: str = block.text  # type: ignore[union-attr]
+            pending = message.__dict__.get(_PENDING)
+            if pending is None:
+                pending = message.__dict__[_PENDING] = []
+                self._open.append(message)
+            pending.append(text)
+            return
+        _flush(message)
         content.append(block)
 
     # --- tool calls -----------------------------------------------------------
@@ -536,16 +601,15 @@ def _is_update_or_notification(obj: object) -> bool:
     return config is not None and config.tag_field == "sessionUpdate"
 
 
-def _join_text(a: ContentBlock, b: ContentBlock) -> ContentBlock | None:
-    """Two adjacent plain text blocks (no annotations, no ``_meta``) of one
-    module as one."""
-    x: Any = a
-    y: Any = b
-    if type(x) is type(y) and "TextContent" in _kinds(type(x)):
-        if _plain(x) and _plain(y):
-            joined: ContentBlock = type(x)(text=x.text + y.text)
-            return joined
-    return None
+def _joinable(a: ContentBlock, b: ContentBlock) -> bool:
+    """Whether two adjacent blocks are plain text blocks (no annotations, no
+    ``_meta``) of one module, to be joined into one."""
+    return (
+        type(a) is type(b)
+        and "TextContent" in _kinds(type(a))
+        and _plain(a)  # type: ignore[arg-type]
+        and _plain(b)  # type: ignore[arg-type]
+    )
 
 
 def _plain(block: v1.TextContent | v2.TextContent) -> bool:
