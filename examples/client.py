@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import functools
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -40,6 +41,24 @@ CLIENT_VERSION = "0.1.0"
 UNSET: Any = msgspec.UNSET
 STATUS_MARK = {"pending": " ", "in_progress": "~", "completed": "x"}
 ROLES = {"user": "you", "agent": "agent", "thought": "thought"}
+
+
+# Control characters but newline and tab (C0, DEL, C1: ESC starts clear-screen,
+# OSC title/clipboard and hidden-text sequences, 0x9b/0x9d are their 8-bit
+# forms) and the bidi overrides that reorder what a line shows.
+UNSAFE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"
+)
+
+
+def visible(text: str) -> str:
+    """``text`` safe for a terminal: control and escape sequences shown, not run.
+
+    Each unsafe character is written as its escape (``\\x1b``, ``\\u202e``);
+    newlines and tabs stay, a CR of a CRLF pair is dropped.
+    """
+    text = text.replace("\r\n", "\n")
+    return UNSAFE.sub(lambda m: ascii(m.group())[1:-1], text)
 
 
 def tag_of(value: Any) -> str:
@@ -91,7 +110,7 @@ class Screen:
         if self.broken:
             return
         try:
-            self.out.write(text)
+            self.out.write(visible(text))  # everything shown may come from the agent
             self.out.flush()
         except BrokenPipeError:  # e.g. piped into `head`: keep the session going
             self.broken = True
@@ -183,6 +202,11 @@ class Screen:
             self.tool(self.transcript.tool_calls[tool_call_id])
 
 
+def describe(option: Any) -> str:
+    """A permission option with its kind: ``Allow once [allow_once]``."""
+    return f"{option.name} [{option.kind}]"
+
+
 class Asker:
     """Answers permission requests: always the first "allow" option, or asks."""
 
@@ -192,10 +216,16 @@ class Asker:
 
     async def choose(self, title: str, options: list[Any]) -> str | None:
         """The chosen option id (``None``: no choice could be made)."""
-        if self.yes:
-            allow = [o for o in options if str(o.kind).startswith("allow")]
-            option = (allow or options)[0]
-            self.screen.line(f"permission: {title}: {option.name} (--yes)")
+        if self.yes:  # allow once, never "always": --yes grants this one call
+            allow = [o for o in options if o.kind == "allow_once"]
+            reject = [o for o in options if o.kind == "reject_once"]
+            option = (allow or reject or [None])[0]
+            if option is None:
+                self.screen.line(
+                    f"permission: {title}: no allow-once option, cancelled"
+                )
+                return None
+            self.screen.line(f"permission: {title}: {describe(option)} (--yes)")
             return str(option.option_id)
         try:
             # opening a terminal may block (a stopped job): off the event loop
@@ -205,13 +235,13 @@ class Asker:
             self.screen.line(f"permission: {title}: no terminal to ask, rejected")
             return str(reject[0].option_id) if reject else None
         self.screen.end_stream()
-        choices = "  ".join(f"[{i}] {o.name}" for i, o in enumerate(options, 1))
+        choices = "  ".join(f"[{i}] {describe(o)}" for i, o in enumerate(options, 1))
         question = f"permission: {title}? {choices} > "
 
         def ask() -> int | None:
             with tty:
                 while True:
-                    tty.write(question)
+                    tty.write(visible(question))
                     tty.flush()
                     answer = tty.readline()
                     if not answer:
@@ -222,7 +252,7 @@ class Asker:
         index = await trio.to_thread.run_sync(ask, abandon_on_cancel=True)
         if index is None:
             return None
-        self.screen.line(f"permission: {title}: {options[index].name}")
+        self.screen.line(f"permission: {title}: {describe(options[index])}")
         return str(options[index].option_id)
 
 
@@ -430,7 +460,7 @@ def main(argv: list[str] | None = None) -> int:
             raise
         app.screen.end_stream()
         for exc in errors:
-            print(f"client.py: {type(exc).__name__}: {exc}", file=sys.stderr)
+            print(visible(f"client.py: {type(exc).__name__}: {exc}"), file=sys.stderr)
         return 1
 
 

@@ -14,6 +14,7 @@ import trio
 ROOT = Path(__file__).resolve().parents[2]
 CLIENT = str(ROOT / "examples" / "client.py")
 ECHO_AGENT = str(ROOT / "examples" / "echo_agent.py")
+HOSTILE_AGENT = str(Path(__file__).with_name("hostile_agent.py"))
 PYTHON = sys.executable
 TIMEOUT = 30
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 from pathlib import Path
@@ -12,6 +13,7 @@ import pytest
 import trio
 from _example_helpers import (
     CLIENT,
+    HOSTILE_AGENT,
     PYTHON,
     TIMEOUT,
     agent_command,
@@ -30,7 +32,7 @@ TURN = [
     "plan: [x] Read the prompt",
     "plan: [~] Ask permission to run the echo tool",
     "tool call_1: Echo 11 characters [pending]",
-    "permission: Echo 11 characters: Allow once (--yes)",
+    "permission: Echo 11 characters: Allow once [allow_once] (--yes)",
     "tool call_1: Echo 11 characters [in_progress]",
     "plan: [x] Ask permission to run the echo tool",
     "plan: [~] Echo the prompt back",
@@ -239,3 +241,40 @@ async def test_wait_then_ctrl_c_cancels_the_turn(
         "stop reason: cancelled",
     ]
     assert status == 130
+
+
+# Item 11: what the agent says cannot drive the terminal.
+UNSAFE_BYTES = re.compile(
+    rb"[\x00-\x08\x0b-\x1f\x7f]|\xc2[\x80-\x9f]|\xe2\x80[\xaa-\xae]"
+)
+
+
+async def test_agent_text_with_escape_sequences_is_printed_inert() -> None:
+    status, out, err = await run_client(
+        "--yes", "--prompt", "hi", agent=[PYTHON, HOSTILE_AGENT]
+    )
+    assert status == 1 and "Traceback" not in err
+    for stream in (out, err):
+        assert UNSAFE_BYTES.search(stream.encode()) is None, stream
+    # shown as escapes a reader can see
+    assert "agent: hostile\\x1b]0;pwned\\x07 1, protocol v1" in out
+    assert "\\x1b[2J\\x1b[H\\x1b]0;pwned\\x07\\x1b]52;c;" in out
+    assert "\\x1b[8mhidden\\x1b[0m\\x9b31m\\u202eevil\\u202cabc\\x08" in out
+    assert "  [ ] step\\x1b[2J\\x1b[H" in lines(out)
+    assert "commands: /cmd\\x1b]0;pwned\\x07" in lines(out)
+    assert "failed\\x1b[2J\\x1b[H\\u202eevil\\u202c" in err
+    # tabs and newlines kept (a CRLF is a newline)
+    assert " col1\tcol2" in out
+    assert "       line two" in lines(out) and "       line three" in lines(out)
+
+
+async def test_permission_options_are_shown_with_their_kind_and_yes_allows_once() -> (
+    None
+):
+    status, out, err = await run_client(
+        "--yes", "--prompt", "hi", agent=[PYTHON, HOSTILE_AGENT]
+    )
+    assert (
+        "permission: tool\\x1b]52;c;ZWNobyBwd25lZA==\\x07: Once\\x9b31m [allow_once] (--yes)"
+        in lines(out)
+    )
