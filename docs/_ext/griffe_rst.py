@@ -81,7 +81,7 @@ class RstToMarkdown(griffe.Extension):
         """The documented path ``target`` names, or None (shown as code)."""
         pkg = self._pkg.name
         name = target.removeprefix(pkg + ".")
-        head, _, rest = name.partition(".")
+        head = name.partition(".")[0]
         candidates = []
         if head in self._exported:
             candidates.append(f"{pkg}.{name}")
