@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any, Final, Generic, Literal, TypeAlias, TypeV
 import msgspec
 import trio
 
-from . import _capabilities
+from . import _capabilities, _handlers
 from ._connection import Connection, Handler, PeerProxy, Running, peek_protocol_version
 from ._errors import (
     INVALID_REQUEST,
@@ -226,7 +226,8 @@ class AgentSideConnection(Connection, Generic[ClientT]):
         self.client_capabilities = _capabilities.client_capabilities(params)
 
         async def initialize(p: Any) -> Any:
-            response = await init(p)
+            # checked here: an answer that is not sent must not end initialization
+            response = _handlers.checked_result(method, await init(p))
             if (
                 getattr(response, "protocol_version", self.protocol_version)
                 != self.protocol_version

@@ -47,7 +47,7 @@ from typing import Any, Final
 import msgspec
 import trio
 
-from . import _capabilities
+from . import _capabilities, _handlers
 from ._errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -367,18 +367,21 @@ class Connection:
             proxy._forget()
 
     def set_handler(self, obj: object | None) -> None:
-        """Route incoming methods to ``obj``'s methods named by the table's handler names."""
+        """Route incoming methods to ``obj``'s methods named by the table's handler names.
+
+        Public methods of ``obj`` that no method reaches are logged (see
+        :mod:`acp_trio._handlers`).
+        """
         self._handler_obj = obj
         self._handlers = {}
+        _handlers.warn_unmatched(obj, self.schema)
 
     def _handler_for(self, method: MethodSpec) -> Handler | None:
         try:
             return self._handlers[method.name]
         except KeyError:
-            handler = (
-                getattr(self._handler_obj, method.handler, None)
-                if self._handler_obj is not None
-                else None
+            handler: Handler | None = _handlers.resolve_handler(
+                self._handler_obj, method.handler
             )
             self._handlers[method.name] = handler
             return handler
@@ -690,6 +693,8 @@ class Connection:
                 ident, exc.code, exc.message, batch, exc.data, counted=True
             )
             return None
+        # decoding initialize may have switched the version: its table now
+        method = self.schema.incoming.get(name, method)
         handler = self.resolve_request(method, params)
         if handler is None:
             self._reply_error(
@@ -826,8 +831,9 @@ class Connection:
         return None
 
     def encode_result(self, running: Running, result: Any) -> bytes:
-        """Hook: encode a handler's return value."""
-        return self.schema.encode(result)
+        """Hook: encode a handler's return value (checked against the result type:
+        a mismatch raises, and the request is answered -32603)."""
+        return self.schema.encode(_handlers.checked_result(running.method, result))
 
     async def _work(self, worker: _Worker) -> None:
         """A task of the pool: reads, or runs requests, in one cancel scope.
