@@ -16,7 +16,8 @@ what a real agent sends:
   client sends ``session/cancel``; the runtime then answers ``cancelled``.
 
 Sessions live in memory (load and resume work within the process) and, with
-``--state-dir DIR``, in ``DIR/<sessionId>.json`` so they survive a restart.
+``--state-dir DIR``, in ``DIR/<sessionId>.jsonl`` so they survive a restart
+(append-only: one line per setup change and per turn; see ``Store``).
 With ``--unstable`` it speaks the schema's unstable surface
 (``acp_schema.v1_unstable`` / ``v2_unstable``) and also serves
 ``session/fork`` (a new session with a copy of the history).
@@ -26,12 +27,14 @@ Logs go to stderr; stdout carries the protocol only.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import fcntl
 import functools
 import logging
 import os
 import re
+import stat
 import sys
-import tempfile
 import uuid
 from pathlib import Path
 from typing import Any, Literal
@@ -94,8 +97,43 @@ class Session(msgspec.Struct):
     used_tokens: int = 0
 
 
+# -- on disk: one append-only JSON Lines file per session -------------------------------
+#
+# ``DIR/<sessionId>.jsonl``: a ``setup`` record first (it names the session), then
+# one record per change: a ``setup`` when the cwd, directories or MCP servers change,
+# a ``turn`` with the items one prompt turn added.  Saving a turn appends one line
+# (its cost is the turn's, not the history's); appends hold an exclusive ``flock``
+# so agents sharing the directory interleave whole turns and lose none.
+
+
+class SetupRecord(msgspec.Struct, tag="setup"):
+    session_id: str
+    cwd: str
+    additional_directories: list[str] = []
+    mcp_servers: list[Any] = []
+
+
+class TurnRecord(msgspec.Struct, tag="turn"):
+    items: list[HistoryItem]
+    tokens: int = 0  # tokens this turn used
+
+
+StateRecord = SetupRecord | TurnRecord
+MAX_STATE_FILE = 64 * 1024 * 1024  # bytes; a bigger session file is not read
+_FILE_FLAGS = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC  # no symlink, no FIFO wait
+_ENCODER = msgspec.json.Encoder()
+_DECODER = msgspec.json.Decoder(StateRecord)
+
+
 class Store:
-    """Sessions by id: in memory, and in ``directory`` when given."""
+    """Sessions by id: in memory, and in ``directory`` when given.
+
+    Saving is best effort: a failed write (disk full, permissions) is logged
+    and the session goes on in memory; what was appended is then cut back, so
+    no partial line or temporary file is left.  A file is read only if it is
+    a regular file (not a FIFO, device or symlink) whose first record names
+    the session its file name says.
+    """
 
     def __init__(self, directory: Path | None) -> None:
         self.directory = directory
@@ -108,24 +146,111 @@ class Store:
         self.sessions[session.session_id] = session
         return session
 
-    def get(self, session_id: str) -> Session | None:
+    def get(self, session_id: str, *, reread: bool = False) -> Session | None:
+        """The session, from memory; from disk when not in memory or ``reread``
+        (another agent sharing the directory may have added turns)."""
         session = self.sessions.get(session_id)
-        if session is None and self.directory is not None:
-            if SESSION_ID.match(session_id):
-                path = self.directory / f"{session_id}.json"
-                if path.exists():
-                    session = msgspec.json.decode(path.read_bytes(), type=Session)
-                    self.sessions[session_id] = session
+        if (session is None or reread) and self.directory is not None:
+            stored = self._read(session_id)
+            if stored is not None:
+                session = self.sessions[session_id] = stored
         return session
 
-    def save(self, session: Session) -> None:
-        """Write ``session`` (atomically) when the store has a directory."""
-        if self.directory is None:
+    def _path(self, session_id: str) -> Path | None:
+        if self.directory is None or not SESSION_ID.match(session_id):
+            return None
+        return self.directory / f"{session_id}.jsonl"
+
+    def _read(self, session_id: str) -> Session | None:
+        path = self._path(session_id)
+        if path is None:
+            return None
+        try:
+            fd = os.open(path, os.O_RDONLY | _FILE_FLAGS)
+        except OSError:  # absent, a symlink, unreadable
+            return None
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_STATE_FILE:
+                log.warning("%s: not a regular file of a session, skipped", path)
+                return None
+            fcntl.flock(fd, fcntl.LOCK_SH)  # no half-written turn
+            with os.fdopen(os.dup(fd), "rb") as f:
+                data = f.read(MAX_STATE_FILE + 1)
+        finally:
+            os.close(fd)
+        session: Session | None = None
+        for number, line in enumerate(data.splitlines(), 1):
+            try:
+                record = _DECODER.decode(line)
+            except msgspec.DecodeError:  # e.g. cut short by a crash: skip it
+                log.warning("%s:%d: unreadable record, skipped", path, number)
+                continue
+            if isinstance(record, SetupRecord):
+                if record.session_id != session_id:
+                    log.warning(
+                        "%s: names session %r, refused", path, record.session_id
+                    )
+                    return None
+                if session is None:
+                    session = Session(session_id=session_id, cwd=record.cwd)
+                session.cwd = record.cwd
+                session.additional_directories = record.additional_directories
+                session.mcp_servers = record.mcp_servers
+            elif session is not None:
+                session.history.extend(record.items)
+                session.turns += 1
+                session.used_tokens += record.tokens
+        return session
+
+    def save_setup(self, session: Session) -> None:
+        self._append(session, [])
+
+    def save_turn(
+        self, session: Session, items: list[HistoryItem], tokens: int
+    ) -> None:
+        self._append(session, [TurnRecord(items=items, tokens=tokens)])
+
+    def _setup_record(self, session: Session) -> SetupRecord:
+        return SetupRecord(
+            session_id=session.session_id,
+            cwd=session.cwd,
+            additional_directories=session.additional_directories,
+            mcp_servers=session.mcp_servers,
+        )
+
+    def _append(self, session: Session, records: list[StateRecord]) -> None:
+        """Append ``records`` (a ``setup`` first when the file is new or
+        ``records`` is empty) as whole lines; on failure, log and cut back."""
+        path = self._path(session.session_id)
+        if path is None:
             return
-        fd, tmp = tempfile.mkstemp(dir=self.directory, suffix=".tmp")
-        with os.fdopen(fd, "wb") as f:
-            f.write(msgspec.json.encode(session))
-        os.replace(tmp, self.directory / f"{session.session_id}.json")
+        try:
+            fd = os.open(
+                path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _FILE_FLAGS, 0o600
+            )
+        except OSError as exc:
+            log.warning("session %s not saved: %s", session.session_id, exc)
+            return
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                log.warning("%s: not a regular file, session not saved", path)
+                return
+            fcntl.flock(fd, fcntl.LOCK_EX)  # one writer at a time: whole lines
+            size = os.fstat(fd).st_size
+            if size == 0 or not records:
+                records = [self._setup_record(session), *records]
+            data = b"".join(_ENCODER.encode(r) + b"\n" for r in records)
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+            except OSError as exc:
+                log.warning("session %s not saved: %s", session.session_id, exc)
+                with contextlib.suppress(OSError):
+                    os.ftruncate(fd, size)  # no partial line left behind
+        finally:
+            os.close(fd)
 
 
 STORE = Store(None)  # replaced in main()
@@ -175,10 +300,22 @@ def describe_setup(session: Session) -> str:
     if session.additional_directories:
         lines[0] += " (also " + ", ".join(session.additional_directories) + ")"
     for server in session.mcp_servers:
-        transport = server.get("type", "stdio")
-        where = server.get("url") or " ".join([server["command"], *server["args"]])
-        lines.append(f"MCP server {server['name']} ({transport}): {where}")
+        lines.append(describe_server(server))
     return "\n".join(lines)
+
+
+def describe_server(server: object) -> str:
+    """One MCP server entry as a line; any JSON (a custom ``_`` transport, an
+    entry edited on disk) is described, never an error."""
+    if not isinstance(server, dict):
+        return f"MCP server (unreadable entry {str(server)[:40]!r})"
+    transport = server.get("type", "stdio")
+    where = server.get("url")
+    if not isinstance(where, str):
+        command, args = server.get("command"), server.get("args")
+        words = [command, *args] if isinstance(args, list) else [command]
+        where = " ".join(str(w) for w in words if w is not None) or "(no address)"
+    return f"MCP server {server.get('name', '(unnamed)')} ({transport}): {where}"
 
 
 def setup_meta(session: Session) -> dict[str, Any]:
@@ -234,7 +371,8 @@ class EchoAgent:
             ),
         )
 
-    def _setup(self, session: Session, params: Any) -> None:
+    def _setup(self, session: Session, params: Any, *, new: bool = False) -> None:
+        before = (session.cwd, session.additional_directories, session.mcp_servers)
         session.cwd = params.cwd
         dirs = params.additional_directories
         session.additional_directories = [] if dirs is msgspec.UNSET else list(dirs)
@@ -244,18 +382,20 @@ class EchoAgent:
             if isinstance(server, self.V.McpServerStdio):  # v1 stdio: no "type" field
                 raw.setdefault("type", "stdio")
         self.active.add(session.session_id)
-        STORE.save(session)
+        after = (session.cwd, session.additional_directories, session.mcp_servers)
+        if new or after != before:
+            STORE.save_setup(session)
         log.info("session %s: %s", session.session_id, describe_setup(session))
 
     async def session_new(self, params: Any) -> Any:
         session = STORE.new(params.cwd)
-        self._setup(session, params)
+        self._setup(session, params, new=True)
         return self.V.NewSessionResponse(
             session_id=session.session_id, meta=setup_meta(session)
         )
 
     async def session_load(self, params: Any) -> Any:
-        session = STORE.get(params.session_id)
+        session = STORE.get(params.session_id, reread=True)
         if session is None:
             raise not_found(params.session_id)
         self._setup(session, params)
@@ -264,7 +404,7 @@ class EchoAgent:
         return self.V.LoadSessionResponse(meta=setup_meta(session))
 
     async def session_resume(self, params: Any) -> Any:
-        session = STORE.get(params.session_id)
+        session = STORE.get(params.session_id, reread=True)
         if session is None:
             raise not_found(params.session_id)
         self._setup(session, params)
@@ -351,6 +491,7 @@ class EchoAgent:
         if session is None or params.session_id not in self.active:
             raise not_found(params.session_id)
         session.turns += 1
+        start, tokens = len(session.history), session.used_tokens
         session.history.append(
             Message(role="user", message_id=new_id("msg"), content=wire(params.prompt))
         )
@@ -366,7 +507,10 @@ class EchoAgent:
             for record in tool_calls:
                 if record.status not in ("completed", "failed"):
                     record.status = "failed"
-            STORE.save(session)
+            # the turn's items only: saving costs the turn, not the history
+            STORE.save_turn(
+                session, session.history[start:], session.used_tokens - tokens
+            )
 
     async def echo_turn(
         self, session: Session, text: str, tool_calls: list[ToolCallRecord]
@@ -556,7 +700,7 @@ class UnstableSurface:
         return caps  # type: ignore[no-any-return]
 
     async def session_fork(self, params: Any) -> Any:
-        source = STORE.get(params.session_id)
+        source = STORE.get(params.session_id, reread=True)
         if source is None:
             raise not_found(params.session_id)
         session = STORE.new(params.cwd)
@@ -564,7 +708,8 @@ class UnstableSurface:
             msgspec.to_builtins(source.history), list[HistoryItem]
         )
         session.used_tokens = source.used_tokens
-        self._setup(session, params)  # type: ignore[attr-defined]
+        self._setup(session, params, new=True)  # type: ignore[attr-defined]
+        STORE.save_turn(session, session.history, session.used_tokens)
         log.info("session %s: forked from %s", session.session_id, source.session_id)
         return self.V.ForkSessionResponse(
             session_id=session.session_id, meta=setup_meta(session)

@@ -157,8 +157,9 @@ async def test_sessions_on_disk_survive_restarts_and_protocol_changes(
     )
     assert status == 0, err
     session_id = session_id_of(out)
-    saved = json.loads((state / f"{session_id}.json").read_text())
-    assert saved["session_id"] == session_id and saved["turns"] == 1
+    saved = [json.loads(line) for line in (state / f"{session_id}.jsonl").open()]
+    assert saved[0]["type"] == "setup" and saved[0]["session_id"] == session_id
+    assert [r["type"] for r in saved] == ["setup", "turn"]
 
     # a new agent process, the other protocol version: the conversation goes on
     status, out, err = await run_client(
@@ -271,7 +272,7 @@ async def test_agent_text_with_escape_sequences_is_printed_inert() -> None:
 async def test_permission_options_are_shown_with_their_kind_and_yes_allows_once() -> (
     None
 ):
-    status, out, err = await run_client(
+    _, out, _ = await run_client(
         "--yes", "--prompt", "hi", agent=[PYTHON, HOSTILE_AGENT]
     )
     assert (
