@@ -204,7 +204,7 @@ async def test_spawn_agent_ends_the_agents_whole_process_group(
             [PYTHON, FAMILY_AGENT, "leave", pidfile],
             client=RecordingClient,
             env=_env(),
-            grace_period=0.5,
+            grace_period=10,  # exits on EOF well within it; its child costs no wait
             capture_stderr=True,  # a pipe the grandchild holds too
             start_new_session=start_new_session,
         ) as conn:
@@ -244,7 +244,7 @@ from _acp_helpers import INIT_V1, RecordingClient
 async def main():
     async with acp_trio.spawn_agent(
         [sys.executable, {agent!r}, "leave", {pidfile!r}],
-        client=RecordingClient, grace_period=0.5,
+        client=RecordingClient, grace_period=10,
     ) as conn:
         await conn.agent.initialize(INIT_V1)
     print("client done")
