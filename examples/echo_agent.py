@@ -18,9 +18,9 @@ what a real agent sends:
 Sessions live in memory (load and resume work within the process) and, with
 ``--state-dir DIR``, in ``DIR/<sessionId>.jsonl`` so they survive a restart
 (append-only: one line per setup change and per turn; see ``Store``).
-With ``--unstable`` it speaks the schema's unstable surface
-(``acp_schema.v1_unstable`` / ``v2_unstable``) and also serves
-``session/fork`` (a new session with a copy of the history).
+With ``--unstable`` it speaks the schema's unstable surface (the same
+classes, the ``*_UNSTABLE`` method tables) and also serves ``session/fork``
+(a new session with a copy of the history).
 Logs go to stderr; stdout carries the protocol only.
 """
 
@@ -42,7 +42,7 @@ from typing import Any, Literal
 import acp_trio
 import msgspec
 import trio
-from acp_schema import v1, v1_unstable, v2, v2_unstable
+from acp_schema import v1, v2
 
 log = logging.getLogger("echo_agent")
 
@@ -687,8 +687,8 @@ class UnstableSurface:
     V: Any
 
     def capabilities(self) -> dict[str, Any]:
-        # The version's capabilities, built from the unstable module (which
-        # has the ``fork`` capability), with fork added.
+        # The version's capabilities, with fork (a capability still in
+        # preview, which every generated module has) added.
         caps = super().capabilities()  # type: ignore[misc]
         (agent_caps,) = caps.values()
         session = (
@@ -717,11 +717,11 @@ class UnstableSurface:
 
 
 class EchoAgentV1Unstable(UnstableSurface, EchoAgentV1):
-    V = v1_unstable
+    V = v1
 
 
 class EchoAgentV2Unstable(UnstableSurface, EchoAgentV2):
-    V = v2_unstable
+    V = v2
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -12,15 +12,15 @@ from .render import render_package
 def generate(spec_root: Path, out_dir: Path) -> list[Path]:
     """Render every ``spec_root/vN`` folder into the package at `out_dir`.
 
-    ``vN/schema.json`` gives module ``vN``; ``vN/schema.unstable.json``, when
-    present, gives ``vN_unstable``.
+    Each ``vN/`` folder gives module ``vN`` (the types of the unstable schema,
+    a superset of the stable one, with both surfaces' method tables) and
+    ``vN_unstable`` (the same classes, the unstable tables under the stable
+    names).
     """
     modules = {}
     for folder in sorted(spec_root.iterdir()):
         if (folder / "schema.json").is_file():
             modules[folder.name] = load_module(folder)
-        if (folder / "schema.unstable.json").is_file():
-            modules[f"{folder.name}_unstable"] = load_module(folder, unstable=True)
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
     for name, source in render_package(modules).items():

@@ -239,13 +239,15 @@ class Method:
     #: The params type of the same method sent as a notification, when the
     #: schema defines both forms.
     notification: str | None = None
+    #: Only in the unstable surface's table.
+    preview: bool = False
 
 
 @dataclasses.dataclass
 class Module:
     version: int
     schema_version: str
-    schema_file: str
+    schema_files: list[str]  # spec-relative: the stable schema, then the unstable
     schema_sha256: str
     doc: str
     structs: list[Struct]
@@ -254,7 +256,14 @@ class Module:
     constants: list[Constant]
     others: list[Other]
     unions: list[Union]
+    #: The stable surface's methods (``meta.json``).
     methods: list[Method]
+    #: Every method of the unstable surface (``meta.unstable.json``), the
+    #: stable ones included.
+    unstable_methods: list[Method] = dataclasses.field(default_factory=list)
+    #: Stable `$defs` whose shape the unstable schema changed (the unstable
+    #: shape is generated).
+    reshaped: list[str] = dataclasses.field(default_factory=list)
 
     def struct(self, name: str) -> Struct:
         for struct in self.structs:

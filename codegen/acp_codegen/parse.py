@@ -26,27 +26,125 @@ class SchemaError(Exception):
     """The schema has a shape this generator does not know how to model."""
 
 
-def load_module(spec_dir: Path, *, unstable: bool = False) -> ir.Module:
-    """Parse the spec folder `spec_dir` into an `ir.Module`.
+def load_module(spec_dir: Path) -> ir.Module:
+    """Parse the spec folder `spec_dir` (one protocol version) into an `ir.Module`.
 
-    ``unstable=True`` reads ``schema.unstable.json`` and ``meta.unstable.json``:
-    the stable surface plus the methods and fields still in preview.
+    The types come from ``schema.unstable.json`` when the folder has one: it
+    is a superset of ``schema.json`` (the stable types plus the fields,
+    variants and methods still in preview), so one class per concept serves
+    both surfaces and a stable connection keeps what real peers already send
+    (``sessionCapabilities.fork``, ``PromptResponse.usage``). A `$defs` entry
+    only the stable schema has is kept too. The method tables come from both
+    ``meta.json`` (`ir.Module.methods`, the stable surface) and
+    ``meta.unstable.json`` (`ir.Module.unstable_methods`, every method).
+    Where the unstable schema changes the shape of a stable type rather than
+    adding to it, the unstable shape is used (a superset on the wire) and the
+    type is listed in `ir.Module.reshaped`.
     """
-    suffix = ".unstable" if unstable else ""
-    schema_path = spec_dir / f"schema{suffix}.json"
-    raw = schema_path.read_bytes()
-    schema = json.loads(raw)
-    meta = json.loads((spec_dir / f"meta{suffix}.json").read_text())
-    upstream_path = spec_dir / "UPSTREAM.json"
-    upstream = json.loads(upstream_path.read_text()) if upstream_path.exists() else {}
-    module = _Parser(schema, meta).module(
-        schema_version=upstream.get("schema_version", "unknown"),
-        schema_file=f"{spec_dir.name}/{schema_path.name}",
-        schema_sha256=hashlib.sha256(raw).hexdigest(),
+    stable_path = spec_dir / "schema.json"
+    stable_raw = stable_path.read_bytes()
+    stable = json.loads(stable_raw)
+    meta = json.loads((spec_dir / "meta.json").read_text())
+    unstable_path = spec_dir / "schema.unstable.json"
+    unstable_meta_path = spec_dir / "meta.unstable.json"
+    if unstable_path.is_file():
+        unstable_raw = unstable_path.read_bytes()
+        unstable = json.loads(unstable_raw)
+        unstable_meta = json.loads(unstable_meta_path.read_text())
+        files = [stable_path, unstable_path]
+    else:
+        unstable_raw, unstable, unstable_meta = stable_raw, stable, meta
+        files = [stable_path]
+    schema = dict(unstable)
+    schema["$defs"] = {**unstable["$defs"]}
+    for name, node in stable["$defs"].items():
+        schema["$defs"].setdefault(name, node)  # dropped from the preview: keep it
+    reshaped = sorted(
+        name
+        for name, node in stable["$defs"].items()
+        if not node.get("x-docs-ignore")
+        and not extends(node, unstable["$defs"].get(name, node))
     )
-    if unstable:
-        module.doc += " (unstable surface: stable types plus methods in preview)"
+    upstream = read_upstream(spec_dir, int(meta["version"]))
+    module = _Parser(schema, meta, unstable_meta).module(
+        schema_version=upstream.get("schema_version", "unknown"),
+        schema_files=[f"{spec_dir.name}/{f.name}" for f in files],
+        schema_sha256=hashlib.sha256(stable_raw + unstable_raw).hexdigest()
+        if len(files) > 1
+        else hashlib.sha256(stable_raw).hexdigest(),
+    )
+    module.reshaped = reshaped
     return module
+
+
+def read_upstream(spec_dir: Path, protocol_version: int) -> dict[str, Any]:
+    """``UPSTREAM.json`` of a spec folder, checked against the schema it describes.
+
+    Its ``schema_version`` must be the latest release in the folder's
+    ``CHANGELOG.md`` (upstream ships the two together) and must belong to
+    the protocol version ``meta.json`` declares: a schema copied in without
+    updating ``UPSTREAM.json`` fails here, not in a user's bug report.
+    """
+    path = spec_dir / "UPSTREAM.json"
+    if not path.is_file():
+        raise SchemaError(
+            f"{path}: missing (upstream repository, commit and schema_version "
+            "of the copied schema)"
+        )
+    upstream: dict[str, Any] = json.loads(path.read_text())
+    version = upstream.get("schema_version")
+    if not isinstance(version, str):
+        raise SchemaError(f"{path}: no schema_version")
+    if version.split(".")[0] != str(protocol_version):
+        raise SchemaError(
+            f"{path}: schema_version {version} is not protocol version "
+            f"{protocol_version} (meta.json)"
+        )
+    changelog = spec_dir / "CHANGELOG.md"
+    if changelog.is_file():
+        released = re.search(r"^## \[(\d[^\]]*)\]", changelog.read_text(), re.M)
+        if released and released.group(1) != version:
+            raise SchemaError(
+                f"{path}: schema_version {version}, but CHANGELOG.md's latest "
+                f"release is {released.group(1)}: update UPSTREAM.json"
+            )
+    return upstream
+
+
+def extends(stable: Any, unstable: Any) -> bool:
+    """Whether the unstable schema node only adds to the stable one.
+
+    Added optional properties, added union variants (and the `other`
+    branch's ``not`` list growing with them), added enum values, changed
+    descriptions and defaults: every stable value keeps its Python shape.
+    Anything else (a property removed or retyped, a new requirement, an
+    object turned into a union) reshapes the type.
+    """
+    if stable == unstable:
+        return True
+    if not (isinstance(stable, dict) and isinstance(unstable, dict)):
+        return False
+    for key in stable.keys() | unstable.keys():
+        if key in ("description", "default", "title", "not"):
+            continue
+        if key not in stable or key not in unstable:
+            return False
+        old, new = stable[key], unstable[key]
+        if key == "properties":
+            if any(p not in new or not extends(v, new[p]) for p, v in old.items()):
+                return False
+        elif key == "required":
+            if not set(new) <= set(old):
+                return False
+        elif key in ("anyOf", "oneOf"):
+            if not all(any(extends(a, b) for b in new) for a in old):
+                return False
+        elif key == "enum":
+            if not set(old) <= set(new):
+                return False
+        elif not extends(old, new):
+            return False
+    return True
 
 
 # --- names ------------------------------------------------------------------
@@ -176,9 +274,15 @@ def _other_known_tags(
 
 
 class _Parser:
-    def __init__(self, schema: dict[str, Any], meta: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        schema: dict[str, Any],
+        meta: dict[str, Any],
+        unstable_meta: dict[str, Any],
+    ) -> None:
         self.schema = schema
         self.meta = meta
+        self.unstable_meta = unstable_meta
         self.defs: dict[str, dict[str, Any]] = schema["$defs"]
         self.ref_counts: dict[str, int] = {}
         for name in _walk_refs(
@@ -198,7 +302,7 @@ class _Parser:
     # -- entry -----------------------------------------------------------
 
     def module(
-        self, *, schema_version: str, schema_file: str, schema_sha256: str
+        self, *, schema_version: str, schema_files: list[str], schema_sha256: str
     ) -> ir.Module:
         # Tags first: a payload that serves a single variant carries the tag itself,
         # and that must be known before its Struct is built.
@@ -213,7 +317,7 @@ class _Parser:
         return ir.Module(
             version=int(self.meta["version"]),
             schema_version=schema_version,
-            schema_file=schema_file,
+            schema_files=schema_files,
             schema_sha256=schema_sha256,
             doc=self.schema.get("title", ""),
             structs=self._ordered_structs(),
@@ -222,7 +326,8 @@ class _Parser:
             constants=self.constants,
             others=self.others,
             unions=self.unions,
-            methods=self._methods(),
+            methods=self._methods(self.meta),
+            unstable_methods=self._preview(self._methods(self.unstable_meta)),
         )
 
     # -- classification --------------------------------------------------
@@ -646,7 +751,18 @@ class _Parser:
             place(struct)
         return ordered
 
-    def _methods(self) -> list[ir.Method]:
+    def _preview(self, methods: list[ir.Method]) -> list[ir.Method]:
+        """The unstable surface's table: every method, those missing from the
+        stable one marked ``preview``; a stable method the unstable meta lost
+        stays (the unstable surface is a superset)."""
+        stable = {(m.side, m.wire): m for m in self._methods(self.meta)}
+        listed = set()
+        for method in methods:
+            listed.add((method.side, method.wire))
+            method.preview = (method.side, method.wire) not in stable
+        return methods + [m for key, m in stable.items() if key not in listed]
+
+    def _methods(self, meta: dict[str, Any]) -> list[ir.Method]:
         kinds: dict[str, str] = {}
         for envelope, kind in (
             ("AgentRequest", "request"),
@@ -675,7 +791,7 @@ class _Parser:
             ("clientMethods", "client"),
             ("protocolMethods", "protocol"),
         ):
-            for handler, wire in self.meta.get(table, {}).items():
+            for handler, wire in meta.get(table, {}).items():
                 entry = by_method.get((side, wire))
                 if not entry:
                     raise SchemaError(

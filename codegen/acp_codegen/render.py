@@ -141,6 +141,12 @@ class _HandlerView:
         ]
 
 
+@dataclasses.dataclass
+class _TableView:
+    name: str  # AGENT_METHODS, AGENT_METHODS_UNSTABLE, ...
+    methods: list[ir.Method]
+
+
 def _handler_view(method: ir.Method) -> _HandlerView:
     doc = first_paragraph(method.doc) or method.wire
     if method.notification is None:
@@ -327,8 +333,52 @@ def _dunder_all_order(name: str) -> tuple[int, list[str | int]]:
         group = 1
     else:
         group = 2
-    parts = re.split(r"(\d+)", name)
-    return group, [int(p) if p.isdigit() else p for p in parts]
+    return group, _natural(name)
+
+
+def _import_order(name: str) -> tuple[int, list[str | int]]:
+    """A ``from x import (...)`` list as ruff's isort orders it: like
+    `_dunder_all_order`, but case-insensitive within each group."""
+    return _dunder_all_order(name)[0], _natural(name.lower())
+
+
+def _natural(text: str) -> list[str | int]:
+    return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", text)]
+
+
+def public_names(module: ir.Module) -> list[str]:
+    """Every public name of the generated module, in ``__all__`` order."""
+    fixed = [
+        *(
+            f"{side}_METHODS{suffix}"
+            for side in ("AGENT", "CLIENT", "PROTOCOL")
+            for suffix in ("", "_UNSTABLE")
+        ),
+        "PROTOCOL_VERSION",
+        "SCHEMA_SHA256",
+        "SCHEMA_VERSION",
+        "UNSET",
+        "Agent",
+        "AgentUnstable",
+        "Client",
+        "ClientUnstable",
+        "Method",
+        "OtherVariant",
+        "UnsetType",
+        "convert",
+        "decode",
+        "encode",
+    ]
+    names = {
+        *fixed,
+        *(s.name for s in module.structs),
+        *(o.name for o in module.others),
+        *(a.name for a in module.aliases),
+        *(e.name for e in module.enums),
+        *(u.name for u in module.unions),
+        *(c.name for c in module.constants),
+    }
+    return sorted((n for n in names if not n.startswith("_")), key=_dunder_all_order)
 
 
 def _views(module: ir.Module) -> dict[str, object]:
@@ -367,42 +417,17 @@ def _views(module: ir.Module) -> dict[str, object]:
         )
         for o in module.others
     ]
-    tables = {}
+    tables: list[_TableView] = []
     handlers: dict[str, list[_HandlerView]] = {}
     for side in ("agent", "client", "protocol"):
-        methods = [m for m in module.methods if m.side == side]
-        tables[side] = methods
-        handlers[side] = [_handler_view(m) for m in methods]
-    fixed = [
-        "AGENT_METHODS",
-        "CLIENT_METHODS",
-        "PROTOCOL_METHODS",
-        "PROTOCOL_VERSION",
-        "SCHEMA_SHA256",
-        "SCHEMA_VERSION",
-        "UNSET",
-        "Agent",
-        "Client",
-        "Method",
-        "OtherVariant",
-        "UnsetType",
-        "convert",
-        "decode",
-        "encode",
-    ]
-    names = {
-        *fixed,
-        *(s.name for s in module.structs),
-        *(o.name for o in module.others),
-        *(a.name for a in module.aliases),
-        *(e.name for e in module.enums),
-        *(u.name for u in module.unions),
-        *(c.name for c in module.constants),
-    }
+        stable = [m for m in module.methods if m.side == side]
+        every = [m for m in module.unstable_methods if m.side == side]
+        tables.append(_TableView(f"{side.upper()}_METHODS", stable))
+        tables.append(_TableView(f"{side.upper()}_METHODS_UNSTABLE", every))
+        handlers[side] = [_handler_view(m) for m in stable]
+        handlers[f"{side}_preview"] = [_handler_view(m) for m in every if m.preview]
     return {
-        "public_names": sorted(
-            (n for n in names if not n.startswith("_")), key=_dunder_all_order
-        ),
+        "public_names": public_names(module),
         "module": module,
         "structs": structs,
         "aliases": _union_views(module),
@@ -434,6 +459,34 @@ def render_module(name: str, module: ir.Module) -> str:
     return template.render(name=name, **_views(module))
 
 
+#: What ``vN_unstable`` defines itself (from ``vN``'s unstable tables); every
+#: other public name of ``vN`` it re-exports as the same object.
+UNSTABLE_ALIASES = {
+    "AGENT_METHODS": "AGENT_METHODS_UNSTABLE",
+    "CLIENT_METHODS": "CLIENT_METHODS_UNSTABLE",
+    "PROTOCOL_METHODS": "PROTOCOL_METHODS_UNSTABLE",
+    "Agent": "AgentUnstable",
+    "Client": "ClientUnstable",
+}
+
+
+def render_unstable(name: str, module: ir.Module) -> str:
+    """``vN_unstable``: the classes of ``vN`` and its unstable-surface tables."""
+    names = sorted(
+        (n for n in public_names(module) if n not in UNSTABLE_ALIASES),
+        key=_import_order,
+    )
+    public = sorted([*names, *UNSTABLE_ALIASES], key=_dunder_all_order)
+    template = environment().get_template("unstable.py.jinja")
+    return template.render(
+        name=name,
+        module=module,
+        names=names,
+        aliases=UNSTABLE_ALIASES,
+        public_names=public,
+    )
+
+
 def render_static(name: str) -> str:
     return (TEMPLATES / name).read_text()
 
@@ -441,9 +494,14 @@ def render_static(name: str) -> str:
 def render_package(modules: dict[str, ir.Module]) -> dict[str, str]:
     """File name -> source for the whole `acp_schema` package."""
     env = environment()
-    files = {f"{name}.py": render_module(name, m) for name, m in modules.items()}
+    files: dict[str, str] = {}
+    listed: list[tuple[str, ir.Module, bool]] = []
+    for name, module in modules.items():
+        files[f"{name}.py"] = render_module(name, module)
+        files[f"{name}_unstable.py"] = render_unstable(name, module)
+        listed += [(name, module, False), (f"{name}_unstable", module, True)]
     files["__init__.py"] = env.get_template("__init__.py.jinja").render(
-        modules=[(name, modules[name]) for name in sorted(modules)]
+        modules=sorted(listed, key=lambda entry: entry[0])
     )
     files["_runtime.py"] = render_static("_runtime.py")
     files["py.typed"] = ""

@@ -33,13 +33,19 @@ exist only in v2.
 from __future__ import annotations
 
 import base64
+import importlib
+import types
 from collections.abc import Sequence
-from typing import Any, Protocol, TypeAlias, overload
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, overload
 
-from acp_schema import v1, v2
+import msgspec
 from msgspec import UNSET, UnsetType
 
-from ._schema import SCHEMA_MODULES, schema_module_of
+from ._schema import is_schema_module, schema_module_of
+from ._vocabulary import Vocabulary, vocabulary
+
+if TYPE_CHECKING:
+    from acp_schema import v1, v2
 
 __all__ = [
     "agent_message",
@@ -80,10 +86,18 @@ class _V2(Protocol):
     def Agent(self) -> type[v2.Agent]: ...
 
 
-def _module(version: object) -> Any:
-    if getattr(version, "__name__", None) in SCHEMA_MODULES:
-        return version
+def _vocab(version: object) -> Vocabulary:
+    """The classes of ``version`` (a generated module; None: protocol v1),
+    found through its method tables and tags (see `_vocabulary`)."""
+    if version is None:
+        version = importlib.import_module("acp_schema.v1")
+    if isinstance(version, types.ModuleType) and is_schema_module(version):
+        return vocabulary(version)
     raise ValueError(f"version must be acp_schema.v1 or acp_schema.v2, not {version!r}")
+
+
+def _v2() -> Vocabulary:
+    return _vocab(importlib.import_module("acp_schema.v2"))
 
 
 # --- content blocks ----------------------------------------------------------
@@ -95,9 +109,9 @@ def text_block(
 ) -> v1.TextContent: ...
 @overload
 def text_block(text: str, *, meta: Meta = UNSET, version: _V2) -> v2.TextContent: ...
-def text_block(text: str, *, meta: Meta = UNSET, version: object = v1) -> Any:
+def text_block(text: str, *, meta: Meta = UNSET, version: object = None) -> Any:
     """A text content block: ``text_block("hi")`` -> ``TextContent(text="hi")``."""
-    return _module(version).TextContent(text=text, meta=meta)
+    return _vocab(version).content("text")(text=text, meta=meta)
 
 
 @overload
@@ -133,7 +147,7 @@ def resource_link(
     mime_type: str | UnsetType | None = UNSET,
     size: int | UnsetType | None = UNSET,
     meta: Meta = UNSET,
-    version: object = v1,
+    version: object = None,
 ) -> Any:
     """A link to a resource; ``name`` defaults to the last segment of ``uri``.
 
@@ -142,7 +156,7 @@ def resource_link(
     """
     if name is None:
         name = uri.rstrip("/").rsplit("/", 1)[-1] or uri
-    return _module(version).ResourceLink(
+    return _vocab(version).content("resource_link")(
         uri=uri,
         name=name,
         title=title,
@@ -177,16 +191,17 @@ def embedded_text_resource(
     *,
     mime_type: str | UnsetType | None = UNSET,
     meta: Meta = UNSET,
-    version: object = v1,
+    version: object = None,
 ) -> Any:
     """A resource embedded with its text.
 
     >>> embedded_text_resource("file:///a.py", "x = 1", mime_type="text/x-python").resource.text
     'x = 1'
     """
-    vn = _module(version)
-    contents = vn.TextResourceContents(uri=uri, text=text, mime_type=mime_type)
-    return vn.EmbeddedResource(resource=contents, meta=meta)
+    embedded, contents = _embedded(_vocab(version), "text")
+    return embedded(
+        resource=contents(uri=uri, text=text, mime_type=mime_type), meta=meta
+    )
 
 
 @overload
@@ -213,34 +228,42 @@ def embedded_blob_resource(
     *,
     mime_type: str | UnsetType | None = UNSET,
     meta: Meta = UNSET,
-    version: object = v1,
+    version: object = None,
 ) -> Any:
     """A binary resource embedded as base64.
 
     >>> embedded_blob_resource("file:///a.bin", b"\\x00\\x01").resource.blob
     'AAE='
     """
-    vn = _module(version)
+    embedded, contents = _embedded(_vocab(version), "blob")
     blob = base64.b64encode(data).decode("ascii")
-    contents = vn.BlobResourceContents(uri=uri, blob=blob, mime_type=mime_type)
-    return vn.EmbeddedResource(resource=contents, meta=meta)
+    return embedded(
+        resource=contents(uri=uri, blob=blob, mime_type=mime_type), meta=meta
+    )
+
+
+def _embedded(vocab: Vocabulary, body: str) -> tuple[Any, Any]:
+    """The embedded resource block and its contents class holding ``body``."""
+    embedded = vocab.content("resource")
+    contents = vocab.with_field(
+        vocab.field(embedded, "resource"), body, "embedded resource contents"
+    )
+    return embedded, contents
 
 
 # --- message chunks and upserts ----------------------------------------------
 
 
 def _chunk(
-    cls_name: str, text: str, message_id: str | None, meta: Meta, vn: Any
+    tag: str, text: str, message_id: str | None, meta: Meta, vocab: Vocabulary
 ) -> Any:
-    if message_id is None:
-        if vn.PROTOCOL_VERSION == 2:
-            raise ValueError("v2 message chunks need a message_id")
-        mid: str | UnsetType = UNSET
-    else:
-        mid = message_id
-    return getattr(vn, cls_name)(
-        content=vn.TextContent(text=text), message_id=mid, meta=meta
-    )
+    cls = vocab.update(tag)
+    mid: str | UnsetType = UNSET if message_id is None else message_id
+    if message_id is None and any(
+        f.required for f in msgspec.structs.fields(cls) if f.encode_name == "messageId"
+    ):
+        raise ValueError(f"v{vocab.version} message chunks need a message_id")
+    return cls(content=vocab.content("text")(text=text), message_id=mid, meta=meta)
 
 
 @overload
@@ -256,14 +279,14 @@ def agent_text(
     *,
     message_id: str | None = None,
     meta: Meta = UNSET,
-    version: object = v1,
+    version: object = None,
 ) -> Any:
     """An ``agent_message_chunk`` carrying text (v2 requires ``message_id``).
 
     >>> agent_text("Hello", message_id="m1").content.text
     'Hello'
     """
-    return _chunk("AgentMessageChunk", text, message_id, meta, _module(version))
+    return _chunk("agent_message_chunk", text, message_id, meta, _vocab(version))
 
 
 @overload
@@ -279,10 +302,10 @@ def user_text(
     *,
     message_id: str | None = None,
     meta: Meta = UNSET,
-    version: object = v1,
+    version: object = None,
 ) -> Any:
     """A ``user_message_chunk`` carrying text (e.g. when replaying a session)."""
-    return _chunk("UserMessageChunk", text, message_id, meta, _module(version))
+    return _chunk("user_message_chunk", text, message_id, meta, _vocab(version))
 
 
 @overload
@@ -298,18 +321,18 @@ def thought_text(
     *,
     message_id: str | None = None,
     meta: Meta = UNSET,
-    version: object = v1,
+    version: object = None,
 ) -> Any:
     """An ``agent_thought_chunk`` carrying text."""
-    return _chunk("AgentThoughtChunk", text, message_id, meta, _module(version))
+    return _chunk("agent_thought_chunk", text, message_id, meta, _vocab(version))
 
 
-MessageContent: TypeAlias = str | Sequence[v2.ContentBlock] | UnsetType | None
+MessageContent: TypeAlias = "str | Sequence[v2.ContentBlock] | UnsetType | None"
 
 
 def _blocks(content: MessageContent) -> list[v2.ContentBlock] | UnsetType | None:
     if isinstance(content, str):
-        return [v2.TextContent(text=content)]
+        return [_v2().content("text")(text=content)]
     if content is None or isinstance(content, UnsetType):
         return content
     return list(content)
@@ -326,21 +349,24 @@ def user_message(
     >>> user_message("u1", "What's the capital of France?").content[0].text
     "What's the capital of France?"
     """
-    return v2.UserMessage(message_id=message_id, content=_blocks(content), meta=meta)
+    cls = _v2().update("user_message")
+    return cls(message_id=message_id, content=_blocks(content), meta=meta)  # type: ignore[no-any-return]
 
 
 def agent_message(
     message_id: str, content: MessageContent = UNSET, *, meta: Meta = UNSET
 ) -> v2.AgentMessage:
     """A v2 ``agent_message`` upsert (whole content replaces what was streamed)."""
-    return v2.AgentMessage(message_id=message_id, content=_blocks(content), meta=meta)
+    cls = _v2().update("agent_message")
+    return cls(message_id=message_id, content=_blocks(content), meta=meta)  # type: ignore[no-any-return]
 
 
 def agent_thought(
     message_id: str, content: MessageContent = UNSET, *, meta: Meta = UNSET
 ) -> v2.AgentThought:
     """A v2 ``agent_thought`` upsert."""
-    return v2.AgentThought(message_id=message_id, content=_blocks(content), meta=meta)
+    cls = _v2().update("agent_thought")
+    return cls(message_id=message_id, content=_blocks(content), meta=meta)  # type: ignore[no-any-return]
 
 
 # --- tool calls --------------------------------------------------------------
@@ -352,15 +378,15 @@ def tool_content(
 ) -> v1.Content: ...
 @overload
 def tool_content(content: str | v2.ContentBlock, *, version: _V2) -> v2.Content: ...
-def tool_content(content: Any, *, version: object = v1) -> Any:
+def tool_content(content: Any, *, version: object = None) -> Any:
     """Tool call content wrapping a content block (a string becomes text).
 
     >>> tool_content("3 files found").content.text
     '3 files found'
     """
-    vn = _module(version)
-    block = vn.TextContent(text=content) if isinstance(content, str) else content
-    return vn.Content(content=block)
+    vocab = _vocab(version)
+    block = vocab.content("text")(text=content) if isinstance(content, str) else content
+    return vocab.tool_content("content")(content=block)
 
 
 @overload
@@ -382,14 +408,14 @@ def diff(
     new_text: str,
     *,
     meta: Meta = UNSET,
-    version: object = v1,
+    version: object = None,
 ) -> Any:
     """Diff content for a tool call; ``old_text=None`` for a new file.
 
     >>> diff("/src/config.json", '{"debug": false}', '{"debug": true}').path
     '/src/config.json'
     """
-    return _module(version).Diff(
+    return _vocab(version).tool_content("diff")(
         path=path, old_text=old_text, new_text=new_text, meta=meta
     )
 
@@ -402,16 +428,15 @@ def terminal(terminal_id: str, *, meta: Meta = UNSET) -> v1.Terminal:
     >>> terminal("term_1").terminal_id
     'term_1'
     """
-    return v1.Terminal(terminal_id=terminal_id, meta=meta)
+    cls = _vocab(None).tool_content("terminal")
+    return cls(terminal_id=terminal_id, meta=meta)  # type: ignore[no-any-return]
 
 
-def _locations(vn: Any, locations: Any) -> Any:
+def _locations(vocab: Vocabulary, locations: Any) -> Any:
     if locations is None or isinstance(locations, UnsetType):
         return locations
-    return [
-        vn.ToolCallLocation(path=loc) if isinstance(loc, str) else loc
-        for loc in locations
-    ]
+    location = vocab.member(vocab.update("tool_call_update"), "locations")
+    return [location(path=loc) if isinstance(loc, str) else loc for loc in locations]
 
 
 def _seq(items: Any) -> Any:
@@ -459,7 +484,7 @@ def tool_call(
     raw_input: Any = UNSET,
     raw_output: Any = UNSET,
     meta: Meta = UNSET,
-    version: object = v1,
+    version: object = None,
 ) -> Any:
     """Report a new tool call: v1 ``tool_call``, v2 a first ``tool_call_update``.
 
@@ -469,15 +494,17 @@ def tool_call(
     >>> call.status, call.locations[0].path
     ('pending', '/etc/app.toml')
     """
-    vn = _module(version)
-    cls = vn.ToolCall if vn.PROTOCOL_VERSION == 1 else vn.SessionUpdateToolCallUpdate
-    return cls(
+    vocab = _vocab(version)
+    # Where there is no ``tool_call`` update (v2), a first ``tool_call_update``
+    # creates the tool call.
+    tag = "tool_call" if vocab.has_update("tool_call") else "tool_call_update"
+    return vocab.update(tag)(
         tool_call_id=tool_call_id,
         title=title,
         kind=kind,
         status=status,
         content=_seq(content),
-        locations=_locations(vn, locations),
+        locations=_locations(vocab, locations),
         raw_input=raw_input,
         raw_output=raw_output,
         meta=meta,
@@ -523,7 +550,7 @@ def tool_call_update(
     raw_input: Any = UNSET,
     raw_output: Any = UNSET,
     meta: Meta = UNSET,
-    version: object = v1,
+    version: object = None,
 ) -> Any:
     """A ``tool_call_update`` patch: fields left out stay unchanged, ``None`` clears.
 
@@ -531,14 +558,14 @@ def tool_call_update(
     >>> update.status, update.title
     ('completed', UNSET)
     """
-    vn = _module(version)
-    return vn.SessionUpdateToolCallUpdate(
+    vocab = _vocab(version)
+    return vocab.update("tool_call_update")(
         tool_call_id=tool_call_id,
         status=status,
         title=title,
         kind=kind,
         content=_seq(content),
-        locations=_locations(vn, locations),
+        locations=_locations(vocab, locations),
         raw_input=raw_input,
         raw_output=raw_output,
         meta=meta,
@@ -572,16 +599,28 @@ def plan_entry(
     priority: str = "medium",
     status: str = "pending",
     meta: Meta = UNSET,
-    version: object = v1,
+    version: object = None,
 ) -> Any:
     """One plan entry (priority ``medium`` and status ``pending`` by default).
 
     >>> plan_entry("Write tests", priority="high").priority
     'high'
     """
-    return _module(version).PlanEntry(
+    return _plan_entry(_vocab(version))(
         content=content, priority=priority, status=status, meta=meta
     )
+
+
+def _plan_items(vocab: Vocabulary) -> Any:
+    """v2's plan content with entries (``plan_update`` with ``type: items``)."""
+    content = vocab.field(vocab.update("plan_update"), "plan")
+    return vocab.variant(content, "items", "plan content")
+
+
+def _plan_entry(vocab: Vocabulary) -> Any:
+    if vocab.has_update("plan"):  # v1: one plan, replaced whole
+        return vocab.member(vocab.update("plan"), "entries")
+    return vocab.member(_plan_items(vocab), "entries")
 
 
 @overload
@@ -605,7 +644,7 @@ def plan(
     *,
     plan_id: str | None = None,
     meta: Meta = UNSET,
-    version: object = v1,
+    version: object = None,
 ) -> Any:
     """The whole plan: v1 ``plan``; v2 ``plan_update`` with ``items`` and ``plan_id``.
 
@@ -614,18 +653,20 @@ def plan(
     >>> [e.content for e in plan(["Read", plan_entry("Fix", status="in_progress")]).entries]
     ['Read', 'Fix']
     """
-    vn = _module(version)
+    vocab = _vocab(version)
+    entry = _plan_entry(vocab)
     items = [
-        vn.PlanEntry(content=e, priority="medium", status="pending")
+        entry(content=e, priority="medium", status="pending")
         if isinstance(e, str)
         else e
         for e in entries
     ]
-    if vn.PROTOCOL_VERSION == 1:
-        return vn.Plan(entries=items, meta=meta)
+    if vocab.has_update("plan"):
+        return vocab.update("plan")(entries=items, meta=meta)
     if plan_id is None:
-        raise ValueError("a v2 plan needs a plan_id")
-    return vn.PlanUpdate(plan=vn.PlanItems(id=plan_id, entries=items), meta=meta)
+        raise ValueError(f"a v{vocab.version} plan needs a plan_id")
+    plan_items = _plan_items(vocab)(id=plan_id, entries=items)
+    return vocab.update("plan_update")(plan=plan_items, meta=meta)
 
 
 @overload
@@ -655,16 +696,18 @@ def usage_update(
     cost: float | None = None,
     currency: str = "USD",
     meta: Meta = UNSET,
-    version: object = v1,
+    version: object = None,
 ) -> Any:
     """Context window use in tokens, and optionally the session's cumulative cost.
 
     >>> usage_update(53000, 200000, cost=0.045).cost.currency
     'USD'
     """
-    vn = _module(version)
-    cost_value = UNSET if cost is None else vn.Cost(amount=cost, currency=currency)
-    return vn.UsageUpdate(used=used, size=size, cost=cost_value, meta=meta)
+    vocab = _vocab(version)
+    usage = vocab.update("usage_update")
+    cost_class = vocab.member(usage, "cost")
+    cost_value = UNSET if cost is None else cost_class(amount=cost, currency=currency)
+    return usage(used=used, size=size, cost=cost_value, meta=meta)
 
 
 # --- the notification --------------------------------------------------------
@@ -684,7 +727,8 @@ def notification(session_id: str, update: Any, *, meta: Meta = UNSET) -> Any:
     >>> notification("s1", agent_text("hi")).session_id
     's1'
     """
-    vn = schema_module_of(update)
-    if vn is None:
+    module = schema_module_of(update)
+    if module is None:
         raise TypeError(f"not an acp_schema session update: {update!r}")
-    return vn.SessionNotification(session_id=session_id, update=update, meta=meta)
+    cls = vocabulary(module).notification
+    return cls(session_id=session_id, update=update, meta=meta)

@@ -236,14 +236,15 @@ class HandlerNames:
     __slots__ = ("other", "own", "prefixes")
 
     def __init__(self, schema: Schema) -> None:
-        agent_side = schema.incoming is schema.module.AGENT_METHODS
+        agent_side = schema.side == "agent"
         own = {m.handler for m in schema.incoming.values()}
         other = {m.handler for m in schema.outgoing.values()}
         for name in SCHEMA_MODULES:
             module = sys.modules.get(name)
             if module is None:
                 continue
-            agent, client = module.AGENT_METHODS, module.CLIENT_METHODS
+            agent = getattr(module, "AGENT_METHODS_UNSTABLE", module.AGENT_METHODS)
+            client = getattr(module, "CLIENT_METHODS_UNSTABLE", module.CLIENT_METHODS)
             own.update(m.handler for m in (agent if agent_side else client).values())
             other.update(m.handler for m in (client if agent_side else agent).values())
         self.own = frozenset(own | EXTENSION_HANDLERS)

@@ -12,11 +12,14 @@ of a connection (which table is handled here, which is called on the peer)::
 from __future__ import annotations
 
 import importlib
+import logging
+import re
 import sys
 import types
 from collections.abc import Mapping
 from typing import Any, Literal, Protocol, cast
 
+import acp_schema
 import msgspec
 
 __all__ = [
@@ -24,6 +27,7 @@ __all__ = [
     "MethodSpec",
     "Schema",
     "SchemaModule",
+    "is_schema_module",
     "schema_module_of",
     "supported_versions",
 ]
@@ -59,16 +63,27 @@ class SchemaModule(Protocol):
     def encode(self, obj: Any) -> bytes: ...
 
 
-#: The generated modules, stable and unstable, by name. The unstable ones
-#: define the same names for the same shapes as their stable twins.
+_MODULE_NAME = re.compile(r"acp_schema\.v(\d+)(_unstable)?")
+
+#: The generated protocol modules by name (``acp_schema.vN``, the module of
+#: every class, and its ``vN_unstable`` view), as the package lists them.
 SCHEMA_MODULES = frozenset(
-    f"acp_schema.{name}" for name in ("v1", "v2", "v1_unstable", "v2_unstable")
+    f"acp_schema.{name}"
+    for name in acp_schema.__all__
+    if _MODULE_NAME.fullmatch(f"acp_schema.{name}")
 )
+
+
+def is_schema_module(module: object) -> bool:
+    """Whether ``module`` is a generated protocol module (``acp_schema.vN`` or
+    its ``vN_unstable`` view)."""
+    return getattr(module, "__name__", None) in SCHEMA_MODULES
 
 
 def schema_module_of(obj: object) -> types.ModuleType | None:
     """The generated module that defines ``obj``'s class, if it is one.
 
+    Every class lives in ``acp_schema.vN`` (``vN_unstable`` re-exports them).
     Looked up among the modules already imported: an object of theirs exists
     only once its module was loaded.
     """
@@ -77,8 +92,9 @@ def schema_module_of(obj: object) -> types.ModuleType | None:
 
 
 def supported_versions() -> tuple[int, ...]:
-    """Protocol versions for which a generated module exists."""
-    return (1, 2)
+    """Protocol versions for which a generated module exists (``acp_schema.vN``)."""
+    found = (_MODULE_NAME.fullmatch(name) for name in SCHEMA_MODULES)
+    return tuple(sorted(int(m.group(1)) for m in found if m and not m.group(2)))
 
 
 class Schema:
@@ -92,25 +108,31 @@ class Schema:
         "module",
         "outgoing",
         "request_cancelled_code",
+        "side",
         "unstable",
         "version",
         "wire_names",
     )
 
-    def __init__(self, module: SchemaModule, side: Side) -> None:
+    def __init__(
+        self, module: SchemaModule, side: Side, *, unstable: bool = False
+    ) -> None:
         self.module = module
+        self.side: Side = side
         self.version: int = module.PROTOCOL_VERSION
-        #: Speaking the unstable surface (``acp_schema.vN_unstable``).
-        self.unstable: bool = getattr(module, "__name__", "").endswith("_unstable")
+        #: Speaking the unstable surface (the ``*_UNSTABLE`` method tables).
+        self.unstable = unstable
         self.decode = module.decode
         self.encode = module.encode
-        protocol = getattr(module, "PROTOCOL_METHODS", {})
+        agent = _table(module, "AGENT_METHODS", unstable)
+        client = _table(module, "CLIENT_METHODS", unstable)
+        protocol = _table(module, "PROTOCOL_METHODS", unstable)
         if side == "agent":
-            self.incoming: Mapping[str, MethodSpec] = module.AGENT_METHODS
-            self.outgoing: Mapping[str, MethodSpec] = module.CLIENT_METHODS
+            self.incoming: Mapping[str, MethodSpec] = agent
+            self.outgoing: Mapping[str, MethodSpec] = client
         else:
-            self.incoming = module.CLIENT_METHODS
-            self.outgoing = module.AGENT_METHODS
+            self.incoming = client
+            self.outgoing = agent
         #: ``$/cancel_request`` (or whatever the table names it), if this version has one.
         self.cancel_request: MethodSpec | None = next(
             (m for m in protocol.values() if m.handler == "cancel_request"), None
@@ -127,13 +149,12 @@ class Schema:
 
     @classmethod
     def load(cls, version: int, side: Side, *, unstable: bool = False) -> Schema:
-        """Import ``acp_schema.v{version}`` (``..._unstable`` with ``unstable``)
-        and orient it for ``side``."""
+        """Import ``acp_schema.v{version}`` and orient it for ``side``; with
+        ``unstable``, on the tables of the unstable surface."""
         if version not in supported_versions():
             raise ValueError(f"unsupported protocol version {version!r}")
-        name = f"acp_schema.v{version}{'_unstable' if unstable else ''}"
-        module = cast(SchemaModule, importlib.import_module(name))
-        return cls(module, side)
+        module = cast(SchemaModule, importlib.import_module(f"acp_schema.v{version}"))
+        return cls(module, side, unstable=unstable)
 
     def find_outgoing(self, handler: str) -> MethodSpec | None:
         """The peer's method whose handler name is ``handler``."""
@@ -144,3 +165,23 @@ class Schema:
 
     def __repr__(self) -> str:
         return f"<Schema v{self.version}{' unstable' if self.unstable else ''}>"
+
+
+log = logging.getLogger("acp_trio")
+
+
+def _table(module: SchemaModule, name: str, unstable: bool) -> Mapping[str, MethodSpec]:
+    """A method table of ``module``: ``NAME_UNSTABLE`` on the unstable surface."""
+    stable: Mapping[str, MethodSpec] = getattr(module, name, {})
+    if not unstable:
+        return stable
+    table: Mapping[str, MethodSpec] | None = getattr(module, f"{name}_UNSTABLE", None)
+    if table is None:
+        log.warning(
+            "%s has no %s_UNSTABLE table (generated by an older acp-codegen): "
+            "the unstable surface serves the stable methods only",
+            getattr(module, "__name__", module),
+            name,
+        )
+        return stable
+    return table

@@ -43,9 +43,10 @@ The rules, from the protocol text:
   not model (``compaction_update``, ...: typed); every update applied is
   kept in ``events``.
 
-The updates of the unstable surface (``acp_schema.v1_unstable`` /
-``v2_unstable``, a connection with ``unstable=True``) are read like those of
-their stable twins; v1's unstable ``plan_update`` like v2's.
+Updates are told apart by their ``sessionUpdate`` tag, never by class
+name, so a spec bump that renames classes changes nothing here; the
+unstable surface (a connection with ``unstable=True``) uses the same
+classes; v1's unstable ``plan_update`` is read like v2's.
 
 By default adjacent plain text blocks of a message are joined into one
 (``coalesce_text``), so a message streamed in pieces and the same message
@@ -56,13 +57,26 @@ from __future__ import annotations
 
 import types
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 import msgspec
-from acp_schema import v1, v2
 from msgspec import UnsetType
 
-from ._schema import SCHEMA_MODULES, schema_module_of
+from ._schema import is_schema_module, schema_module_of
+from ._vocabulary import NotInSchema, variant_tag, vocabulary
+
+if TYPE_CHECKING:
+    from acp_schema import v1, v2
+
+    ContentBlock: TypeAlias = v1.ContentBlock | v2.ContentBlock
+    ToolCallContent: TypeAlias = v1.ToolCallContent | v2.ToolCallContent
+    ToolCallLocation: TypeAlias = v1.ToolCallLocation | v2.ToolCallLocation
+    PlanEntry: TypeAlias = v1.PlanEntry | v2.PlanEntry
+    ConfigOption: TypeAlias = v1.SessionConfigOption | v2.SessionConfigOption
+    AvailableCommand: TypeAlias = v1.AvailableCommand | v2.AvailableCommand
+    UsageUpdate: TypeAlias = v1.UsageUpdate | v2.UsageUpdate
+    SessionUpdate: TypeAlias = v1.SessionUpdate | v2.SessionUpdate
+    SessionNotification: TypeAlias = v1.SessionNotification | v2.SessionNotification
 
 __all__ = [
     "PlanState",
@@ -73,53 +87,25 @@ __all__ = [
 ]
 
 Role: TypeAlias = Literal["user", "agent", "thought"]
-ContentBlock: TypeAlias = v1.ContentBlock | v2.ContentBlock
-ToolCallContent: TypeAlias = v1.ToolCallContent | v2.ToolCallContent
-ToolCallLocation: TypeAlias = v1.ToolCallLocation | v2.ToolCallLocation
-PlanEntry: TypeAlias = v1.PlanEntry | v2.PlanEntry
-ConfigOption: TypeAlias = v1.SessionConfigOption | v2.SessionConfigOption
-SessionUpdate: TypeAlias = v1.SessionUpdate | v2.SessionUpdate
-SessionNotification: TypeAlias = v1.SessionNotification | v2.SessionNotification
 
 _TERMINAL_STATUSES = frozenset({"completed", "failed"})
-#: The role of each message update: chunks, and the v2 upserts.
-_ROLE_OF: dict[str, Role] = {
-    "UserMessageChunk": "user",
-    "AgentMessageChunk": "agent",
-    "AgentThoughtChunk": "thought",
-    "UserMessage": "user",
-    "AgentMessage": "agent",
-    "AgentThought": "thought",
+#: The role of each message update (``sessionUpdate`` tag): chunks append...
+_CHUNK_ROLES: dict[str, Role] = {
+    "user_message_chunk": "user",
+    "agent_message_chunk": "agent",
+    "agent_thought_chunk": "thought",
 }
-_ROLES: dict[type, Role | None] = {}
-_KINDS: dict[type, frozenset[str]] = {}
+#: ... and the v2 upserts replace.
+_UPSERT_ROLES: dict[str, Role] = {
+    "user_message": "user",
+    "agent_message": "agent",
+    "agent_thought": "thought",
+}
 
 
-def _kinds(cls: type) -> frozenset[str]:
-    """The names of the generated classes ``cls`` is (itself and its bases).
-
-    Updates are recognised by these names rather than by class, so that
-    ``v1_unstable.ToolCallUpdate`` reads like ``v1.ToolCallUpdate``: the
-    stable and unstable modules define the same names for the same shapes.
-    """
-    kinds = _KINDS.get(cls)
-    if kinds is None:
-        kinds = _KINDS[cls] = frozenset(
-            c.__name__ for c in cls.__mro__ if c.__module__ in SCHEMA_MODULES
-        )
-    return kinds
-
-
-def _role(cls: type) -> Role | None:
-    """The role of a message update class (chunk or upsert), else None."""
-    try:
-        return _ROLES[cls]
-    except KeyError:
-        kinds = _kinds(cls)
-        role = _ROLES[cls] = next(
-            (r for name, r in _ROLE_OF.items() if name in kinds), None
-        )
-        return role
+def _is_text(block: object) -> bool:
+    """A ``text`` content block (of any generated module)."""
+    return variant_tag(block) == "text" and hasattr(block, "text")
 
 
 class TranscriptMessage(msgspec.Struct, kw_only=True, dict=True):
@@ -142,7 +128,7 @@ class TranscriptMessage(msgspec.Struct, kw_only=True, dict=True):
         return "".join(
             block.text  # type: ignore[union-attr]
             for block in self.content
-            if "TextContent" in _kinds(type(block))
+            if _is_text(block)
         )
 
     def __repr__(self) -> str:
@@ -249,6 +235,7 @@ class SessionTranscript:
     are refused. The views (``messages``, ``tool_calls``, ...) are live and
     belong to the transcript: read them, do not change them.
 
+    >>> from acp_schema import v1
     >>> t = SessionTranscript()
     >>> _ = t.apply(v1.AgentMessageChunk(content=v1.TextContent(text="Hi")))
     >>> [(m.role, m.text) for m in t.messages]
@@ -262,10 +249,7 @@ class SessionTranscript:
         version: types.ModuleType | None = None,
         coalesce_text: bool = True,
     ) -> None:
-        if (
-            version is not None
-            and getattr(version, "__name__", None) not in SCHEMA_MODULES
-        ):
+        if version is not None and not is_schema_module(version):
             raise ValueError(f"version must be acp_schema.v1 or v2, not {version!r}")
         self.session_id = session_id
         self._version = version
@@ -277,10 +261,10 @@ class SessionTranscript:
         self._tool_calls: dict[str, ToolCallState] = {}
         self._plans: dict[str | None, PlanState] = {}
         self._plan_key: str | None = None
-        self._usage: v1.UsageUpdate | v2.UsageUpdate | None = None
+        self._usage: UsageUpdate | None = None
         self._current_mode_id: str | None = None
         self._config_options: list[ConfigOption] = []
-        self._commands: list[v1.AvailableCommand | v2.AvailableCommand] = []
+        self._commands: list[AvailableCommand] = []
         self._info = SessionInfoState()
         self._other: list[SessionUpdate | Mapping[str, Any]] = []
         self._events: list[SessionUpdate | Mapping[str, Any]] = []
@@ -317,7 +301,7 @@ class SessionTranscript:
         return types.MappingProxyType(self._plans)
 
     @property
-    def usage(self) -> v1.UsageUpdate | v2.UsageUpdate | None:
+    def usage(self) -> UsageUpdate | None:
         """The last ``usage_update`` (``used``, ``size``, optional ``cost``)."""
         return self._usage
 
@@ -334,7 +318,7 @@ class SessionTranscript:
         return self._config_options
 
     @property
-    def available_commands(self) -> Sequence[v1.AvailableCommand | v2.AvailableCommand]:
+    def available_commands(self) -> Sequence[AvailableCommand]:
         """The commands from the last ``available_commands_update``."""
         return self._commands
 
@@ -364,7 +348,7 @@ class SessionTranscript:
 
         Returns the message or tool call the update touched, if any.
         """
-        if "SessionNotification" in _kinds(type(update)):
+        if _is_notification(update):
             note: Any = update
             self._check_session(note.session_id)
             self._check_version(note)
@@ -395,12 +379,11 @@ class SessionTranscript:
 
     def _check_version(self, obj: object) -> None:
         module = schema_module_of(obj)
-        if module is None or not _is_update_or_notification(obj):
+        if module is None or not (_is_notification(obj) or _is_update(obj)):
             raise TypeError(f"not an acp_schema session update: {obj!r}")
         if self._version is None:
             self._version = module
         elif module.PROTOCOL_VERSION != self._version.PROTOCOL_VERSION:
-            # v1 and v1_unstable updates may meet (the same protocol version)
             raise ValueError(
                 f"a {module.__name__} update in a {self._version.__name__} transcript"
             )
@@ -410,61 +393,59 @@ class SessionTranscript:
             raise ValueError("pass version= to apply raw updates before typed ones")
         try:
             converted: SessionUpdate = self._version.convert(
-                dict(raw), self._version.SessionUpdate
+                dict(raw), vocabulary(self._version).update_type
             )
-        except msgspec.ValidationError:
+        except (msgspec.ValidationError, NotInSchema):
             return dict(raw)
         return converted
 
     def _apply(
         self, raw: SessionUpdate | Mapping[str, Any]
     ) -> TranscriptMessage | ToolCallState | None:
-        update: Any  # recognised by class names (see _kinds), not narrowed by type
-        kinds = _kinds(type(raw))
-        if isinstance(raw, Mapping) and "SessionUpdateOther" not in kinds:
-            update = self._convert(raw)
-            kinds = _kinds(type(update))
+        update: Any  # told apart by its tag, not narrowed by type
+        if isinstance(raw, Mapping) and schema_module_of(raw) is None:
+            update = self._convert(raw)  # a plain dict: typed if this version can
         else:
             self._check_version(raw)
             update = raw
         self._events.append(update)
-        role = _role(type(update))
-        if role is not None:
-            if "ContentChunk" not in kinds:
-                return self._upsert(role, update)
+        kind = variant_tag(update) if schema_module_of(update) else None
+        if kind in _CHUNK_ROLES:
             message_id = update.message_id
             if isinstance(message_id, UnsetType):
                 message_id = None
-            return self._chunk(role, message_id, update.content)
-        if "ToolCall" in kinds:  # v1: creates the tool call
+            return self._chunk(_CHUNK_ROLES[kind], message_id, update.content)
+        if kind in _UPSERT_ROLES:
+            return self._upsert(_UPSERT_ROLES[kind], update)
+        if kind == "tool_call":  # v1: creates the tool call
             return self._create_tool_call(update)
-        if "ToolCallUpdate" in kinds:
+        if kind == "tool_call_update":
             return self._patch_tool_call(update)
-        if "ToolCallContentChunk" in kinds:
+        if kind == "tool_call_content_chunk":
             state = self._tool_call(update.tool_call_id)
             state.content.append(update.content)
             return state
-        if "Plan" in kinds:  # v1: the one plan
+        if kind == "plan":  # v1: the one plan
             entries: list[PlanEntry] = list(update.entries)
             self._set_plan(
                 PlanState(plan_id=None, entries=entries, meta=_meta(update.meta))
             )
-        elif "PlanUpdate" in kinds:
+        elif kind == "plan_update":
             self._plan_update(update.plan)
-        elif "PlanRemoved" in kinds:  # the unstable surfaces
+        elif kind == "plan_removed":  # the unstable surfaces
             removed = _plan_id(update)
             self._plans.pop(removed, None)
             if self._plan_key == removed:
                 self._plan_key = None
-        elif "UsageUpdate" in kinds:
+        elif kind == "usage_update":
             self._usage = update
-        elif "CurrentModeUpdate" in kinds:
+        elif kind == "current_mode_update":
             self._current_mode_id = update.current_mode_id
-        elif "ConfigOptionUpdate" in kinds:
+        elif kind == "config_option_update":
             self._config_options = list(update.config_options)
-        elif "AvailableCommandsUpdate" in kinds:
+        elif kind == "available_commands_update":
             self._commands = list(update.available_commands)
-        elif "SessionInfoUpdate" in kinds:
+        elif kind == "session_info_update":
             info = self._info
             info.title = _patch(update.title, info.title, None)
             info.updated_at = _patch(update.updated_at, info.updated_at, None)
@@ -497,9 +478,7 @@ class SessionTranscript:
         self._last = message
         return message
 
-    def _upsert(
-        self, role: Role, update: v2.UserMessage | v2.AgentMessage | v2.AgentThought
-    ) -> TranscriptMessage:
+    def _upsert(self, role: Role, update: Any) -> TranscriptMessage:
         message = self._message(role, update.message_id)
         if not isinstance(update.content, UnsetType):
             message.content = []
@@ -533,25 +512,20 @@ class SessionTranscript:
             )
         return state
 
-    def _create_tool_call(self, call: v1.ToolCall) -> ToolCallState:
+    def _create_tool_call(self, call: Any) -> ToolCallState:
         state = ToolCallState(tool_call_id=call.tool_call_id, title=call.title)
         self._tool_calls[call.tool_call_id] = state
         self._patch_fields(state, call)
         return state
 
-    def _patch_tool_call(
-        self, update: v1.ToolCallUpdate | v2.ToolCallUpdate
-    ) -> ToolCallState:
+    def _patch_tool_call(self, update: Any) -> ToolCallState:
         state = self._tool_call(update.tool_call_id)
         state.title = _patch(update.title, state.title, None)
         self._patch_fields(state, update)
         return state
 
     @staticmethod
-    def _patch_fields(
-        state: ToolCallState,
-        update: v1.ToolCall | v1.ToolCallUpdate | v2.ToolCallUpdate,
-    ) -> None:
+    def _patch_fields(state: ToolCallState, update: Any) -> None:
         state.kind = _patch(update.kind, state.kind, "other")
         state.status = _patch(update.status, state.status, "pending")
         content = _patch(update.content, state.content, [])
@@ -569,7 +543,7 @@ class SessionTranscript:
         self._plan_key = plan.plan_id
 
     def _plan_update(self, content: Any) -> None:
-        if "PlanItems" in _kinds(type(content)):
+        if variant_tag(content) == "items" and schema_module_of(content):
             self._set_plan(
                 PlanState(
                     plan_id=_plan_id(content),
@@ -593,26 +567,31 @@ def _plan_id(obj: Any) -> str:
     return plan_id
 
 
-def _is_update_or_notification(obj: object) -> bool:
-    kinds = _kinds(type(obj))
-    if "SessionNotification" in kinds or "SessionUpdateOther" in kinds:
-        return True
+def _is_notification(obj: object) -> bool:
+    """A ``session/update`` params object (of the module that defines it)."""
+    module = schema_module_of(obj)
+    if module is None:
+        return False
+    try:
+        return type(obj) is vocabulary(module).notification
+    except NotInSchema:
+        return False
+
+
+def _is_update(obj: object) -> bool:
+    """A ``session/update`` variant (typed, or kept raw), by its tag field."""
     config = getattr(type(obj), "__struct_config__", None)
-    return config is not None and config.tag_field == "sessionUpdate"
+    tag_field = getattr(config or type(obj), "tag_field", None)
+    return tag_field == "sessionUpdate"
 
 
 def _joinable(a: ContentBlock, b: ContentBlock) -> bool:
     """Whether two adjacent blocks are plain text blocks (no annotations, no
     ``_meta``) of one module, to be joined into one."""
-    return (
-        type(a) is type(b)
-        and "TextContent" in _kinds(type(a))
-        and _plain(a)  # type: ignore[arg-type]
-        and _plain(b)  # type: ignore[arg-type]
-    )
+    return type(a) is type(b) and _is_text(a) and _plain(a) and _plain(b)
 
 
-def _plain(block: v1.TextContent | v2.TextContent) -> bool:
+def _plain(block: Any) -> bool:
     return isinstance(block.annotations, UnsetType) and isinstance(
         block.meta, UnsetType
     )

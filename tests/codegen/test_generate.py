@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import importlib
 import json
+import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from acp_codegen.__main__ import generate
 
@@ -113,6 +115,7 @@ def test_spec_bump_to_an_older_v1_needs_no_template_change(tmp_path: Path) -> No
     ]
     (spec_root / "schema.json").write_text(json.dumps(schema))
     (spec_root / "meta.json").write_text(json.dumps(meta))
+    shutil.copy(ROOT / "spec" / "v1" / "UPSTREAM.json", spec_root)
     _generate_into(tmp_path / "spec", tmp_path / "older_schema")
     v1 = _import_generated(tmp_path, "older_schema.v1")
     assert "elicitation/create" not in v1.CLIENT_METHODS
@@ -131,31 +134,88 @@ def test_spec_bump_to_an_older_v1_needs_no_template_change(tmp_path: Path) -> No
     )
 
 
-def test_the_unstable_surfaces_generate_and_type_check(tmp_path: Path) -> None:
-    """The same generator takes `schema.unstable.json` (methods on both sides,
-    a method that is both a request and a notification, ...) unchanged."""
-    spec_root = tmp_path / "spec"
-    for version in ("v1", "v2"):
-        folder = spec_root / version
-        folder.mkdir(parents=True)
-        shutil.copy(
-            ROOT / "spec" / version / "schema.unstable.json", folder / "schema.json"
-        )
-        shutil.copy(
-            ROOT / "spec" / version / "meta.unstable.json", folder / "meta.json"
-        )
-    out = tmp_path / "unstable_schema"
-    _generate_into(spec_root, out)
-    v1 = _import_generated(tmp_path, "unstable_schema.v1")
-    message = v1.AGENT_METHODS["mcp/message"]
+def test_one_module_serves_both_surfaces() -> None:
+    """`vN` holds the unstable schema's types with both surfaces' tables;
+    `vN_unstable` is the same classes with the unstable tables under the
+    stable names."""
+    from acp_schema import v1, v1_unstable, v2, v2_unstable
+
+    for vn, unstable in ((v1, v1_unstable), (v2, v2_unstable)):
+        assert "session/fork" in vn.AGENT_METHODS_UNSTABLE
+        assert "session/fork" not in vn.AGENT_METHODS
+        assert set(vn.AGENT_METHODS) < set(vn.AGENT_METHODS_UNSTABLE)
+        assert unstable.AGENT_METHODS is vn.AGENT_METHODS_UNSTABLE
+        assert unstable.CLIENT_METHODS is vn.CLIENT_METHODS_UNSTABLE
+        assert unstable.Agent is vn.AgentUnstable
+        assert unstable.Client is vn.ClientUnstable
+        for name in vn.__all__:
+            if name not in ("AGENT_METHODS", "CLIENT_METHODS", "PROTOCOL_METHODS"):
+                if name not in ("Agent", "Client"):
+                    assert getattr(unstable, name) is getattr(vn, name), name
+        # a stable method's types are the same objects in both tables
+        prompt = vn.AGENT_METHODS["session/prompt"]
+        assert vn.AGENT_METHODS_UNSTABLE["session/prompt"].result is prompt.result
+    message = v1.AGENT_METHODS_UNSTABLE["mcp/message"]
     assert message.result is not None and message.notification is not None
-    assert "session/fork" in v1.AGENT_METHODS
-    mypy = shutil.which("mypy")
-    if mypy is None:
-        pytest.fail("mypy is a test dependency and must be installed")
-    result = subprocess.run(
-        [mypy, "--strict", "--no-incremental", str(out)],
-        capture_output=True,
-        cwd=tmp_path,
-    )
-    assert result.returncode == 0, result.stdout.decode()
+
+
+def test_a_stable_only_folder_generates_both_tables_alike(tmp_path: Path) -> None:
+    """A folder without `schema.unstable.json`: its tables are the stable ones."""
+    folder = tmp_path / "spec" / "v2"
+    folder.mkdir(parents=True)
+    for name in ("schema.json", "meta.json", "UPSTREAM.json", "CHANGELOG.md"):
+        shutil.copy(ROOT / "spec" / "v2" / name, folder / name)
+    _generate_into(tmp_path / "spec", tmp_path / "stable_schema")
+    v2 = _import_generated(tmp_path, "stable_schema.v2")
+    assert set(v2.AGENT_METHODS) == set(v2.AGENT_METHODS_UNSTABLE)
+    assert not hasattr(v2, "ForkSessionRequest")
+
+
+def test_reserved_tag_without_a_variant_is_a_validation_error(tmp_path: Path) -> None:
+    # The stable v2 draft's PlanUpdateContent `other` branch excludes
+    # "markdown", which it reserves without defining: such a value fits no
+    # branch. (The unstable schema defines it: `acp_schema.v2` decodes it.)
+    folder = tmp_path / "spec" / "v2"
+    folder.mkdir(parents=True)
+    for name in ("schema.json", "meta.json", "UPSTREAM.json"):
+        shutil.copy(ROOT / "spec" / "v2" / name, folder / name)
+    _generate_into(tmp_path / "spec", tmp_path / "reserved_schema")
+    v2 = _import_generated(tmp_path, "reserved_schema.v2")
+    data = {
+        "sessionId": "s",
+        "update": {
+            "sessionUpdate": "plan_update",
+            "plan": {"type": "markdown", "id": "p1", "markdown": "# Plan"},
+        },
+    }
+    with pytest.raises(msgspec.ValidationError, match="markdown"):
+        v2.decode(json.dumps(data).encode(), v2.SessionNotification)
+
+
+def test_reshaped_stable_types_are_reported() -> None:
+    """Where the unstable schema changes a stable type's shape (not adds to it)."""
+    from acp_codegen.parse import load_module
+
+    assert load_module(ROOT / "spec" / "v1").reshaped == []
+    assert load_module(ROOT / "spec" / "v2").reshaped == [
+        "SetSessionConfigOptionRequest"
+    ]
+
+
+def test_upstream_json_must_match_the_changelog_release(tmp_path: Path) -> None:
+    from acp_codegen.parse import SchemaError, load_module
+
+    folder = tmp_path / "v1"
+    shutil.copytree(ROOT / "spec" / "v1", folder)
+    upstream = json.loads((folder / "UPSTREAM.json").read_text())
+    upstream["schema_version"] = "1.20.0"  # the schema was bumped, this was not
+    (folder / "UPSTREAM.json").write_text(json.dumps(upstream))
+    with pytest.raises(SchemaError, match=re.escape("latest release is 1.21.0")):
+        load_module(folder)
+    upstream["schema_version"] = "2.0.0-alpha.3"  # not protocol version 1 at all
+    (folder / "UPSTREAM.json").write_text(json.dumps(upstream))
+    with pytest.raises(SchemaError, match="is not protocol version 1"):
+        load_module(folder)
+    (folder / "UPSTREAM.json").unlink()
+    with pytest.raises(SchemaError, match=re.escape("UPSTREAM.json: missing")):
+        load_module(folder)

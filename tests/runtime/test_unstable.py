@@ -1,8 +1,9 @@
 """The unstable surface (``unstable=True``): the preview methods of ``schema.unstable.json``.
 
-A connection speaks either the stable tables (``acp_schema.vN``) or the
-unstable ones (``acp_schema.vN_unstable``), chosen by its owner; the rules of
-the stable runtime apply to both.
+A connection speaks either the stable tables (``acp_schema.vN.AGENT_METHODS``,
+...) or the unstable ones (``AGENT_METHODS_UNSTABLE``, which
+``acp_schema.vN_unstable`` names ``AGENT_METHODS``), chosen by its owner; the
+classes are the same, and the rules of the stable runtime apply to both.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import pytest
 import trio
 import trio.testing
 from _acp_helpers import EchoAgent, RawPeer, initialize_raw, pipe_pair
+from acp_schema import v1
 from acp_schema import v1_unstable as u1
 
 
@@ -245,7 +247,7 @@ async def test_the_notification_form_has_no_id_on_the_wire() -> None:
         ]
 
 
-async def test_builders_and_the_transcript_speak_the_unstable_modules() -> None:
+async def test_builders_and_the_transcript_speak_the_unstable_surface() -> None:
     async with unstable_pair() as (client, _):
         result = await client.agent.session_prompt(
             u1.PromptRequest(session_id="sess_1", prompt=[u1.TextContent(text="hi")])
@@ -253,7 +255,7 @@ async def test_builders_and_the_transcript_speak_the_unstable_modules() -> None:
         assert result.stop_reason == "end_turn"
     assert isinstance(client.client, PlainClient)
     transcript = client.client.transcript
-    assert transcript.version is u1
+    assert transcript.version is v1  # the one module that defines the classes
     assert [(m.role, m.text) for m in transcript.messages] == [("agent", "Hello")]
     assert transcript.tool_calls["c1"].kind == "read"
     assert [e.content for e in transcript.plan] == ["Read", "Answer"]

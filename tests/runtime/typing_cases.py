@@ -12,6 +12,7 @@ from typing import Any
 import acp_trio
 import trio
 from acp_schema import v1, v1_unstable, v2
+from msgspec import UnsetType
 from typing_extensions import assert_type
 
 V1_NEW = v1.NewSessionRequest(cwd="/", mcp_servers=[])
@@ -75,6 +76,25 @@ async def unstable_client(stream: trio.abc.Stream) -> None:
         await conn.agent.session_fork(V1_NEW)  # E: arg-type
     async with acp_trio.connect_to_agent(stream, V1Client) as stable:
         await stable.agent.session_fork(fork)  # E: attr-defined
+
+
+class UnstableClientByV1:
+    """`v1.AgentUnstable` is `v1_unstable.Agent`; the classes are `v1`'s."""
+
+    def __init__(self, conn: acp_trio.ClientSideConnection[v1.AgentUnstable]) -> None:
+        self.agent = conn.agent
+
+
+async def unstable_client_by_v1() -> None:
+    async with acp_trio.spawn_agent(
+        ["my-agent"], client=UnstableClientByV1, unstable=True
+    ) as conn:
+        fork = v1.ForkSessionRequest(session_id="s", cwd="/", mcp_servers=[])
+        assert_type(await conn.agent.session_fork(fork), v1.ForkSessionResponse)
+        result = await conn.agent.session_prompt(
+            v1.PromptRequest(session_id="s", prompt=[])
+        )
+        assert_type(result.usage, v1.Usage | UnsetType | None)
 
 
 # -- a v2 client: conn.agent is a v2.Agent ----------------------------------------------

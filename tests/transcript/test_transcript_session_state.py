@@ -7,7 +7,7 @@ import json
 import acp_trio
 import pytest
 from _transcript_wire import SESSION, both_versions, chunk, feed, notification, text
-from acp_schema import v1, v1_unstable, v2, v2_unstable
+from acp_schema import v1, v2
 
 
 def _entry(content, status="pending", priority="medium"):
@@ -40,7 +40,7 @@ def test_plan_is_replaced_whole():
     assert list(t.plans) == [None]
 
 
-@pytest.mark.parametrize("vn", [v2, v1_unstable], ids=["v2", "v1_unstable"])
+@pytest.mark.parametrize("vn", [v2, v1], ids=["v2", "v1"])
 def test_plan_update_replaces_the_plan_with_its_id(vn):
     key = _plan_id_key(vn)
 
@@ -65,10 +65,10 @@ def test_plan_update_replaces_the_plan_with_its_id(vn):
 
 
 def _plan_id_key(vn):
-    return "planId" if vn is v1_unstable else "id"  # v1's unstable surface says planId
+    return "planId" if vn is v1 else "id"  # v1's plan_update (in preview) says planId
 
 
-@pytest.mark.parametrize("vn", [v1_unstable, v2_unstable], ids=["v1", "v2"])
+@pytest.mark.parametrize("vn", [v1, v2], ids=["v1", "v2"])
 def test_unstable_plan_removed_drops_that_plan(vn):
     key = _plan_id_key(vn)
     items = {"type": "items", "entries": [_entry("Analyze")]}
