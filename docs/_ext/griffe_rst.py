@@ -21,6 +21,8 @@ from typing import Any
 
 import griffe
 
+#: Modules whose docstrings are the schema's Markdown (everything else is reST).
+_GENERATED = {f"acp_schema.{m}" for m in ("v1", "v2", "v1_unstable", "v2_unstable")}
 _ROLE = re.compile(r":(?:class|func|meth|attr|data|exc|mod|obj):`(~?)([^`]+)`")
 
 
@@ -66,7 +68,8 @@ class RstToMarkdown(griffe.Extension):
     # -- rewriting -------------------------------------------------------------
 
     def _convert(self, text: str, obj: griffe.Object) -> str:
-        text = self._blocks(text)
+        generated = obj.module.path in _GENERATED
+        text = self._blocks(text, definitions=not generated)
         return _ROLE.sub(lambda m: self._role(m.group(1), m.group(2), obj), text)
 
     def _role(self, tilde: str, target: str, obj: griffe.Object) -> str:
@@ -102,8 +105,10 @@ class RstToMarkdown(griffe.Extension):
         return None
 
     @staticmethod
-    def _blocks(text: str) -> str:
-        """Fence ``::`` literal blocks and ``>>>`` examples."""
+    def _blocks(text: str, definitions: bool) -> str:
+        """Fence ``::`` literal blocks and ``>>>`` examples; definition lists
+        become bullets (``definitions``: the docstring is reST, not the
+        schema's Markdown)."""
         lines = text.split("\n")
         out: list[str] = []
         i = 0
@@ -144,6 +149,38 @@ class RstToMarkdown(griffe.Extension):
                 out.append(" " * indent + "```")
                 i = j
                 continue
+            if definitions and _is_term(lines, i):
+                # reST definition list item -> Markdown bullet "term: body"
+                indent = len(line) - len(line.lstrip())
+                j = i + 1
+                while j < len(lines) and (
+                    lines[j].strip() and len(lines[j]) - len(lines[j].lstrip()) > indent
+                ):
+                    j += 1
+                body = textwrap.dedent("\n".join(lines[i + 1 : j])).split("\n")
+                pad = " " * indent
+                out.append(f"{pad}- {line.strip()}: {body[0]}")
+                out.extend(f"{pad}  {b}" if b else "" for b in body[1:])
+                i = j
+                continue
             out.append(line)
             i += 1
         return "\n".join(out)
+
+
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s")
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _is_term(lines: list[str], i: int) -> bool:
+    """A reST definition term: starts a paragraph, the next line is indented more."""
+    line = lines[i]
+    if not line.strip() or _LIST_ITEM.match(line) or i + 1 >= len(lines):
+        return False
+    after = lines[i + 1]
+    if not after.strip() or _indent(after) <= _indent(line):
+        return False
+    return i == 0 or not lines[i - 1].strip() or _indent(lines[i - 1]) > _indent(line)
