@@ -23,6 +23,7 @@ import griffe
 
 #: Modules whose docstrings are the schema's Markdown (everything else is reST).
 _GENERATED = {f"acp_schema.{m}" for m in ("v1", "v2", "v1_unstable", "v2_unstable")}
+_RUST_LINK = re.compile(r"\[`([A-Za-z_][\w:]*)`\](?![(\[])")
 _ROLE = re.compile(r":(?:class|func|meth|attr|data|exc|mod|obj):`(~?)([^`]+)`")
 
 
@@ -70,7 +71,28 @@ class RstToMarkdown(griffe.Extension):
     def _convert(self, text: str, obj: griffe.Object) -> str:
         generated = obj.module.path in _GENERATED
         text = self._blocks(text, definitions=not generated)
+        if generated:
+            return _RUST_LINK.sub(lambda m: self._rust_link(m.group(1), obj), text)
         return _ROLE.sub(lambda m: self._role(m.group(1), m.group(2), obj), text)
+
+    def _rust_link(self, target: str, obj: griffe.Object) -> str:
+        """The schema's Rust doc links: ``[`Type`]``, ``[`Type::field`]``."""
+        module = obj.module
+        name, _, member = target.partition("::")
+        candidates = [name] if not member else []
+        if member and member[:1].islower():
+            candidates.append(f"{name}.{member}")
+        elif member:
+            candidates.append(f"{name}{member}")  # McpServer::Http -> McpServerHttp
+        for candidate in candidates:
+            try:
+                found = module[candidate]
+            except KeyError:
+                continue
+            if found.is_alias or not found.docstring:
+                continue  # not rendered (mkdocstrings hides undocumented members)
+            return f"[`{candidate}`][{module.path}.{candidate}]"
+        return f"`{target}`"
 
     def _role(self, tilde: str, target: str, obj: griffe.Object) -> str:
         target = target.strip()
