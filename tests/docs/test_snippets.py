@@ -106,15 +106,36 @@ def test_readme_and_quick_start_each_show_an_agent_driven_by_a_client() -> None:
         assert [r.file for r in console] == ["client.py"], _name(path)
 
 
-def test_documented_programs_pass_mypy_strict(tmp_path: Path) -> None:
+# What the docs say subclassing a generated Protocol buys: mypy compares each
+# handler with the Protocol's signature.
+WRONG_HANDLER = """\
+import acp_trio
+from acp_schema import v1
+
+
+class Agent(v1.Agent):
+    def __init__(self, conn: acp_trio.AgentSideConnection[v1.Client]) -> None:
+        self.client = conn.client
+
+    async def session_prompt(self, params: v1.NewSessionRequest) -> v1.PromptResponse:
+        return v1.PromptResponse(stop_reason="end_turn")
+"""
+
+
+@pytest.fixture(scope="module")
+def mypy_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[str]]:
+    """mypy --strict over every documented block and WRONG_HANDLER, in one run:
+    the error lines of each file."""
     pytest.importorskip("mypy")
-    files = []
+    folder = tmp_path_factory.mktemp("mypy")
+    files = {"wrong_handler.py": WRONG_HANDLER}
     for number, path in enumerate(DOCUMENTS_WITH_CODE):
         for block in _python_blocks(path):
             # one folder, unique module names: mypy checks them in one run
             name = f"doc{number}_{block.title or f'line{block.line}.py'}"
-            (tmp_path / name).write_text(block.text, encoding="utf-8")
-            files.append(name)
+            files[name] = block.text
+    for name, text in files.items():
+        (folder / name).write_text(text, encoding="utf-8")
     env = _env()
     env["MYPYPATH"] = env["PYTHONPATH"]
     proc = subprocess.run(
@@ -124,14 +145,41 @@ def test_documented_programs_pass_mypy_strict(tmp_path: Path) -> None:
             "mypy",
             "--strict",
             "--no-error-summary",
+            "--show-error-codes",
+            "--no-pretty",
             "--cache-dir",
-            str(tmp_path / ".mypy_cache"),
+            str(folder / ".mypy_cache"),
             *files,
         ],
-        cwd=tmp_path,
+        cwd=folder,
         env=env,
         capture_output=True,
         text=True,
         timeout=300,
     )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert not proc.stderr, proc.stderr
+    report: dict[str, list[str]] = {name: [] for name in files}
+    for line in proc.stdout.splitlines():
+        if ": error: " in line:
+            report[line.split(":", 1)[0]].append(line)
+    return report
+
+
+def test_documented_programs_pass_mypy_strict(
+    mypy_report: dict[str, list[str]],
+) -> None:
+    errors = [
+        e
+        for name, lines in mypy_report.items()
+        if name != "wrong_handler.py"
+        for e in lines
+    ]
+    assert not errors, "\n".join(errors)
+
+
+def test_a_handler_of_a_protocol_subclass_with_the_wrong_params_type_fails_mypy(
+    mypy_report: dict[str, list[str]],
+) -> None:
+    errors = mypy_report["wrong_handler.py"]
+    assert len(errors) == 1, errors
+    assert ":9: error: " in errors[0] and errors[0].endswith("[override]"), errors
