@@ -83,6 +83,15 @@ def lint(session: nox.Session) -> None:
 def typecheck(session: nox.Session) -> None:
     session.install("-e", ".[test]", "mypy", *CODEGEN_DEPS)
     session.run("mypy", "--strict", "generated/acp_schema", "runtime/acp_trio")
+    session.run(
+        "mypy",
+        "--strict",
+        "examples/simple_agent.py",
+        "examples/simple_client.py",
+        env={"MYPYPATH": "generated:runtime"},
+    )
+    session.install("pyright")
+    session.run("pyright", "examples/simple_agent.py", "examples/simple_client.py")
     session.run("mypy", "--strict", "codegen/acp_codegen", env=CODEGEN_ENV)
 
 

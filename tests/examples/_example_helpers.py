@@ -15,6 +15,8 @@ ROOT = Path(__file__).resolve().parents[2]
 CLIENT = str(ROOT / "examples" / "client.py")
 ECHO_AGENT = str(ROOT / "examples" / "echo_agent.py")
 HOSTILE_AGENT = str(Path(__file__).with_name("hostile_agent.py"))
+SIMPLE_AGENT = str(ROOT / "examples" / "simple_agent.py")
+SIMPLE_CLIENT = str(ROOT / "examples" / "simple_client.py")
 PYTHON = sys.executable
 TIMEOUT = 30
 
@@ -61,3 +63,14 @@ def session_id_of(output: str) -> str:
         if line.startswith("session: "):
             return line.split()[1]
     raise AssertionError(f"no session line in:\n{output}")
+
+
+async def read_until(
+    stream: trio.abc.ReceiveStream, buffer: bytearray, marker: bytes
+) -> None:
+    """Read ``stream`` into ``buffer`` until ``marker`` is in it."""
+    while marker not in buffer:
+        data = await stream.receive_some()
+        if not data:
+            raise AssertionError(f"EOF before {marker!r}: {bytes(buffer)!r}")
+        buffer += data

@@ -18,6 +18,7 @@ from _example_helpers import (
     TIMEOUT,
     agent_command,
     child_env,
+    read_until,
     run_client,
     session_id_of,
 )
@@ -191,16 +192,6 @@ async def test_loading_an_unknown_session_fails_cleanly(tmp_path: Path) -> None:
     status, _out, err = await run_client("--load", "sess_nope", agent=agent)
     assert status == 1
     assert "Resource not found" in err and "Traceback" not in err
-
-
-async def read_until(
-    stream: trio.abc.ReceiveStream, buffer: bytearray, marker: bytes
-) -> None:
-    while marker not in buffer:
-        data = await stream.receive_some()
-        if not data:
-            raise AssertionError(f"EOF before {marker!r}: {bytes(buffer)!r}")
-        buffer += data
 
 
 @pytest.mark.parametrize("protocol", [1, 2])
