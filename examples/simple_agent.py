@@ -8,9 +8,9 @@ slowly enough to be cancelled.
 Handler names: each protocol method is an ``async def`` named after its wire
 name, ``/`` becoming ``_`` (``session/new`` -> ``session_new``,
 ``fs/read_text_file`` -> ``fs_read_text_file``); ``acp_schema.v1.Agent`` lists
-them all. Write a plain class with the methods you support; do not subclass
-``v1.Agent`` (its stubs would answer every method): a method left out is
-answered -32601 (method not found). The connection parameter,
+them all. Subclass it and write the methods you support: the type checker
+then checks each against the protocol, and a method left out (a stub of the
+Protocol) is answered -32601 (method not found). The connection parameter,
 ``AgentSideConnection[v1.Client]``, tells the type checker which version you
 speak, so ``self.client`` is a typed ``v1.Client``.
 
@@ -26,7 +26,7 @@ import trio
 from acp_schema import v1
 
 
-class SimpleAgent:
+class SimpleAgent(v1.Agent):
     def __init__(self, conn: acp_trio.AgentSideConnection[v1.Client]) -> None:
         self.client = conn.client
         self.turns = 0

@@ -11,11 +11,12 @@ sends ``session/cancel`` on Ctrl-C; the turn's stop reason ends the output.
 Handler names: the client implements methods of ``acp_schema.v1.Client``,
 each named after its wire name with ``/`` as ``_``
 (``session/update`` -> ``session_update``,
-``session/request_permission`` -> ``session_request_permission``). Write a
-plain class with the methods you support; do not subclass ``v1.Client``:
-methods left out are answered -32601 (method not found). The connection
-parameter, ``ClientSideConnection[v1.Agent]``, tells the type checker which
-version you speak, so ``conn.agent`` is a typed ``v1.Agent``.
+``session/request_permission`` -> ``session_request_permission``). Subclass
+``v1.Client`` and write the methods you support: the type checker checks each
+against the protocol, and the methods left out are answered -32601 (method not
+found). The connection parameter, ``ClientSideConnection[v1.Agent]``, tells
+the type checker which version you speak, so ``conn.agent`` is a typed
+``v1.Agent``.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import trio
 from acp_schema import v1
 
 
-class SimpleClient:
+class SimpleClient(v1.Client):
     def __init__(self, conn: acp_trio.ClientSideConnection[v1.Agent]) -> None:
         self.transcript = acp_trio.SessionTranscript(version=v1)
         self.midline = False  # streamed text printed without its newline yet
