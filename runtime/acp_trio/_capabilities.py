@@ -1,39 +1,55 @@
-"""Capability checks: refuse locally what the peer did not advertise.
+"""Capability and path checks: refuse what the peer did not advertise, or may not ask.
 
 The client refuses, before sending, calls the agent's ``initialize`` response
 did not advertise (``session/load``, ``session/resume``, ``session/close``,
 ``session/list``, ``session/delete``, ``additionalDirectories``, MCP servers
 of an unsupported transport, prompt content beyond the prompt
 capabilities); the agent refuses ``fs/*``, ``terminal/*`` and
-``elicitation/create`` towards a client that did not advertise them (v1).
-Both sides require absolute ``cwd``, ``additionalDirectories`` entries and
-stdio MCP ``command``: refused at the sender, answered -32602 at the
-receiver::
+``elicitation/create`` towards a client that did not advertise them (v1)::
 
     await conn.agent.session_load(...)   # raises CapabilityError if not advertised
 
-Checks read the typed objects of the negotiated version; capabilities
-absent, ``null`` or ``false`` mean unsupported (the spec's rule).
+At the receiver, the client answers the agent's ``fs/*`` and ``terminal/*``
+requests its own ``initialize`` did not advertise with -32601 before its
+handlers see them (:class:`ReceivedCallChecks`), and ``elicitation/create``
+in a mode it did not advertise with -32602.
+
+Paths: ``cwd``, ``additionalDirectories`` entries and stdio MCP ``command``
+of the session requests, ``fs/*``'s ``path`` and ``terminal/create``'s
+``cwd`` must be absolute and contain no NUL.  The sender refuses (-32602,
+raised locally) a path absolute on no platform (:func:`is_absolute_anywhere`:
+it cannot know the receiver's host); the receiver answers -32602, with
+``data.path``, a path that is not absolute on *its* host
+(:func:`is_absolute_here`: on POSIX ``C:\\x`` and ``\\\\server\\share``
+are relative).
+
+Checks read the typed objects of the negotiated version (v1's
+``clientCapabilities``, v2's ``capabilities``); capabilities absent,
+``null`` or ``false`` mean unsupported (the spec's rule).
 """
 
 from __future__ import annotations
 
-from pathlib import PurePosixPath, PureWindowsPath
+from collections.abc import Callable
+from pathlib import PurePath, PurePosixPath, PureWindowsPath
 from typing import Any
 
 import msgspec
 
-from ._errors import INVALID_PARAMS, CapabilityError, RequestError
+from ._errors import INVALID_PARAMS, METHOD_NOT_FOUND, CapabilityError, RequestError
 
 __all__ = [
     "CLIENT_CHECKED",
     "AgentCallChecks",
+    "ReceivedCallChecks",
     "agent_capabilities",
     "check_agent_call",
     "check_client_call",
     "check_elicitation_received",
     "check_incoming",
     "client_capabilities",
+    "is_absolute_anywhere",
+    "is_absolute_here",
 ]
 
 _UNSET: Any = msgspec.UNSET
@@ -98,10 +114,35 @@ def _tag(variant: Any) -> str | None:
     return tag
 
 
-def _is_absolute(path: Any) -> bool:
-    return isinstance(path, str) and (
-        PurePosixPath(path).is_absolute() or PureWindowsPath(path).is_absolute()
+def is_absolute_anywhere(path: Any) -> bool:
+    """The sender's rule: absolute for POSIX or for Windows, no NUL.
+
+    The sender cannot know the receiver's host (a client on Windows may drive
+    an agent on Linux over a socket), so it only refuses what is absolute
+    nowhere.
+    """
+    return (
+        isinstance(path, str)
+        and "\0" not in path
+        and (PurePosixPath(path).is_absolute() or PureWindowsPath(path).is_absolute())
     )
+
+
+def is_absolute_here(path: Any) -> bool:
+    """The receiver's rule: absolute on this host, no NUL.
+
+    On POSIX ``C:\\x``, ``c:/../../etc`` and ``\\\\server\\share`` are
+    relative (they would resolve under the process's working directory); on
+    Windows ``/etc`` is (no drive).
+    """
+    return isinstance(path, str) and "\0" not in path and PurePath(path).is_absolute()
+
+
+def _bad_path(field: str, value: Any) -> dict[str, str]:
+    what = field.rsplit(".", 1)[-1].split("[", 1)[0]
+    if isinstance(value, str) and "\0" in value:
+        return {"path": field, "message": f"{what} must not contain a NUL character"}
+    return {"path": field, "message": f"{what} must be an absolute path"}
 
 
 #: Session lifecycle requests whose paths must be absolute (``session/fork``:
@@ -110,34 +151,43 @@ _PATH_CHECKED = frozenset(
     ("session_new", "session_load", "session_resume", "session_list", "session_fork")
 )
 
+#: Agent requests carrying one path that must be absolute (``terminal/create``'s
+#: ``cwd`` is optional; ``command`` may be a bare name, looked up in ``PATH``).
+_FILE_PATHS: dict[str, str] = {
+    "fs_read_text_file": "path",
+    "fs_write_text_file": "path",
+    "terminal_create": "cwd",
+}
 
-def _path_problems(handler: str, params: Any) -> dict[str, str] | None:
-    """The first non-absolute path of a session lifecycle request, if any."""
+
+def _path_problems(
+    handler: str, params: Any, absolute: Callable[[Any], bool] = is_absolute_anywhere
+) -> dict[str, str] | None:
+    """The first path of ``params`` that ``absolute`` refuses, if any."""
+    field = _FILE_PATHS.get(handler)
+    if field is not None:
+        value = _get(params, field)
+        if value is not None and not absolute(value):
+            return _bad_path(f"$.params.{field}", value)
+        return None
     if handler not in _PATH_CHECKED:
         return None
     cwd = _get(params, "cwd")
-    if cwd is not None and not _is_absolute(cwd):
-        return {"path": "$.params.cwd", "message": "cwd must be an absolute path"}
+    if cwd is not None and not absolute(cwd):
+        return _bad_path("$.params.cwd", cwd)
     for i, d in enumerate(_get(params, "additional_directories") or ()):
-        if not _is_absolute(d):
-            return {
-                "path": f"$.params.additionalDirectories[{i}]",
-                "message": "must be an absolute path",
-            }
+        if not absolute(d):
+            return _bad_path(f"$.params.additionalDirectories[{i}]", d)
     for i, server in enumerate(_get(params, "mcp_servers") or ()):
-        if _tag(server) in (None, "stdio") and not _is_absolute(
-            _get(server, "command")
-        ):
-            return {
-                "path": f"$.params.mcpServers[{i}].command",
-                "message": "must be an absolute path",
-            }
+        command = _get(server, "command")
+        if _tag(server) in (None, "stdio") and not absolute(command):
+            return _bad_path(f"$.params.mcpServers[{i}].command", command)
     return None
 
 
 def check_incoming(version: int, handler: str, params: Any) -> None:
-    """Receiver-side checks; raises :class:`RequestError` (-32602)."""
-    problem = _path_problems(handler, params)
+    """Receiver-side path rules (the host's); raises :class:`RequestError` (-32602)."""
+    problem = _path_problems(handler, params, is_absolute_here)
     if problem is not None:
         raise RequestError(INVALID_PARAMS, "Invalid params", problem)
 
@@ -316,12 +366,57 @@ def check_client_call(version: int, handler: str, params: Any, caps: Any) -> Non
         if problem is not None:
             raise CapabilityError(problem)
         return
+    missing = _client_missing(handler, caps)
+    if missing is not None:
+        raise CapabilityError(missing)
+    bad = _path_problems(handler, params)
+    if bad is not None:
+        raise RequestError(INVALID_PARAMS, "Invalid params", bad)
+
+
+def _client_missing(handler: str, caps: Any) -> str | None:
+    """Why ``caps`` (client capabilities) do not allow ``handler``, if they don't."""
     path = _CLIENT_NEEDS.get(handler)
-    if path is not None and not _on(caps, *path):
-        what = handler.replace("_", "/", 1)
-        if handler == "elicitation_complete":
-            what = "URL elicitation (elicitation/complete)"
-        raise CapabilityError(f"the client did not advertise support for {what}")
+    if path is None or _on(caps, *path):
+        return None
+    what = handler.replace("_", "/", 1)
+    if handler == "elicitation_complete":
+        what = "URL elicitation (elicitation/complete)"
+    return f"the client did not advertise support for {what}"
+
+
+class ReceivedCallChecks:
+    """The client as receiver: agent methods its ``initialize`` did not advertise.
+
+    ``refusals`` maps each such wire name of ``schema``'s incoming table to
+    the error answering it: -32601 (JSON-RPC: "the method does not exist /
+    is not available"), ``data: {"method", "message"}``, the message worded
+    as the agent side's local refusal.  A notification found there
+    (``elicitation/complete`` without URL elicitation) is dropped.
+    ``elicitation/create`` is not here: its modes are checked on its params
+    (-32602, :func:`check_elicitation_received`).  Built once per
+    (schema, capabilities): the client looks names up on each message.
+    """
+
+    __slots__ = ("caps", "refusals", "schema")
+
+    def __init__(self, schema: Any, own_caps: Any) -> None:
+        self.schema = schema
+        self.caps = own_caps
+        self.refusals: dict[str, RequestError] = {}
+        for name, method in schema.incoming.items():
+            if method.handler == "elicitation_create":
+                continue
+            missing = _client_missing(method.handler, own_caps)
+            if missing is not None:
+                self.refusals[name] = RequestError(
+                    METHOD_NOT_FOUND,
+                    f"Method not found: {name}",
+                    {
+                        "method": name,
+                        "message": missing.replace("the client", "this client"),
+                    },
+                )
 
 
 def check_elicitation_received(params: Any, own_caps: Any) -> None:

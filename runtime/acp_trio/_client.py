@@ -24,6 +24,11 @@ Calls the agent did not advertise are refused locally with
 ``session/request_permission`` of that session with outcome ``cancelled``
 (and any that arrives until that session's prompt is answered).
 
+The client's own ``initialize`` is enforced on the agent: an ``fs/*`` or
+``terminal/*`` request it did not advertise is answered -32601 without
+reaching the client object, and a path that is not absolute on this host
+(or holds a NUL) -32602.
+
 Until the agent answered ``initialize`` successfully, every request it sends
 is answered -32600 (Invalid Request, ``data: {"method": ...}``) and its
 notifications are dropped (logged), as the agent side does for the client:
@@ -116,6 +121,8 @@ class ClientSideConnection(Connection, Generic[AgentT]):
         self._cancelled_sessions: set[str] = set()
         # What agent_capabilities allow, rebuilt when they (or the version) change.
         self._agent_checks = _capabilities.AgentCallChecks(version, None)
+        # What the capabilities this client advertised refuse, likewise.
+        self._received_checks = _capabilities.ReceivedCallChecks(self.schema, None)
         #: Whether the agent answered ``initialize`` successfully (its calls are served).
         self.initialized = False
 
@@ -216,9 +223,17 @@ class ClientSideConnection(Connection, Generic[AgentT]):
     # -- incoming --------------------------------------------------------------------
 
     def refuse(self, name: str, request: bool) -> RequestError | None:
-        if self.initialized:
-            return None
-        return not_initialized(name, "the client has no initialize answer yet")
+        if not self.initialized:
+            return not_initialized(name, "the client has no initialize answer yet")
+        checks = self._received_checks
+        if (
+            checks.caps is not self.client_capabilities
+            or checks.schema is not self.schema
+        ):
+            checks = self._received_checks = _capabilities.ReceivedCallChecks(
+                self.schema, self.client_capabilities
+            )
+        return checks.refusals.get(name)  # fs/*, terminal/* not advertised
 
     def decode_params(
         self,
