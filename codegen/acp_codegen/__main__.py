@@ -1,16 +1,29 @@
-"""``python -m acp_codegen SPEC_ROOT OUT_DIR``: spec/ -> generated/acp_schema/."""
+"""``python -m acp_codegen SPEC_ROOT OUT_DIR``: spec/ -> generated/acp_schema/.
+
+Prints what the new spec added, removed and renamed (types, methods) per
+protocol version, compared with what ``OUT_DIR`` held. ``--check`` writes
+nothing: it exits 1, with a short ``--stat`` and the first lines of the
+diff (committed -> fresh), when ``OUT_DIR`` differs from what the spec
+gives.
+"""
 
 from __future__ import annotations
 
 import argparse
+import re
+import sys
+from collections.abc import Callable
 from pathlib import Path
 
-from .parse import load_module
+from .parse import SchemaError, load_module
 from .render import render_package
+from .summary import changes, diff_report, snapshot
+
+_VERSION_MODULE = re.compile(r"v\d+\.py")
 
 
-def generate(spec_root: Path, out_dir: Path) -> list[Path]:
-    """Render every ``spec_root/vN`` folder into the package at `out_dir`.
+def render(spec_root: Path) -> dict[str, str]:
+    """File name -> text of the whole package for the spec folders in `spec_root`.
 
     Each ``vN/`` folder gives module ``vN`` (the types of the unstable schema,
     a superset of the stable one, with both surfaces' method tables) and
@@ -21,13 +34,47 @@ def generate(spec_root: Path, out_dir: Path) -> list[Path]:
     for folder in sorted(spec_root.iterdir()):
         if (folder / "schema.json").is_file():
             modules[folder.name] = load_module(folder)
+    return render_package(modules)
+
+
+def bump_report(old_dir: Path, files: dict[str, str]) -> list[str]:
+    """What each version module of ``files`` changed relative to ``old_dir``."""
+    lines: list[str] = []
+    for name, text in sorted(files.items()):
+        old = old_dir / name
+        if _VERSION_MODULE.fullmatch(name) and old.is_file():
+            found = changes(snapshot(old.read_text()), snapshot(text))
+            lines += found.lines(name.removesuffix(".py"))
+    return lines
+
+
+def generate(
+    spec_root: Path, out_dir: Path, *, report: Callable[[str], None] | None = None
+) -> list[Path]:
+    """Render every ``spec_root/vN`` folder into the package at `out_dir`;
+    `report` gets the lines of `bump_report` first."""
+    files = render(spec_root)
+    if report is not None:
+        for line in bump_report(out_dir, files):
+            report(line)
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
-    for name, source in render_package(modules).items():
+    for name, source in files.items():
         path = out_dir / name
         path.write_text(source)
         written.append(path)
     return written
+
+
+def check(spec_root: Path, out_dir: Path) -> list[str]:
+    """The drift of `out_dir` from what `spec_root` gives (empty: none)."""
+    fresh = render(spec_root)
+    committed = {
+        p.name: p.read_text()
+        for p in sorted(out_dir.iterdir())
+        if p.is_file() and p.suffix in (".py", ".typed")
+    }
+    return diff_report(committed, fresh)
 
 
 def main() -> None:
@@ -38,8 +85,30 @@ def main() -> None:
     parser.add_argument(
         "out_dir", type=Path, help="the acp_schema package folder to write"
     )
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="write nothing; exit 1 with a short diff if out_dir is stale",
+    )
     args = parser.parse_args()
-    for path in generate(args.spec_root, args.out_dir):
+    try:
+        _run(args)
+    except SchemaError as error:
+        sys.exit(f"acp_codegen: {error}")
+
+
+def _run(args: argparse.Namespace) -> None:
+    if args.check:
+        drift = check(args.spec_root, args.out_dir)
+        if drift:
+            print("\n".join(drift))
+            print(
+                f"{args.out_dir} drifted from {args.spec_root}: run `nox -s generate`"
+            )
+            sys.exit(1)
+        print(f"{args.out_dir} matches {args.spec_root} and the generator")
+        return
+    for path in generate(args.spec_root, args.out_dir, report=print):
         print(f"wrote {path}")
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import msgspec
 import pytest
-from acp_codegen.__main__ import generate
+from acp_codegen.__main__ import check, generate
 
 ROOT = Path(__file__).resolve().parents[2]
 SPECS = ROOT / "tests" / "fixtures" / "specs"
@@ -24,14 +24,56 @@ def _generate_into(spec_root: Path, out: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(out.iterdir())}
 
 
-def test_committed_generated_code_has_no_drift(tmp_path: Path) -> None:
-    fresh = _generate_into(ROOT / "spec", tmp_path / "acp_schema")
-    committed = {
-        p.name: p.read_bytes()
-        for p in sorted((ROOT / "generated" / "acp_schema").iterdir())
-        if p.is_file()
-    }
-    assert fresh == committed, "generated/ differs from spec/: run `nox -s generate`"
+def test_committed_generated_code_has_no_drift() -> None:
+    drift = check(ROOT / "spec", ROOT / "generated" / "acp_schema")
+    assert not drift, "run `nox -s generate`:\n" + "\n".join(drift)
+
+
+def test_the_drift_check_prints_a_short_stat_and_the_head_of_the_diff(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "acp_schema"
+    generate(ROOT / "spec", out)
+    v1 = out / "v1.py"
+    v1.write_text(
+        v1.read_text().replace("PROTOCOL_VERSION = 1", "PROTOCOL_VERSION = 9")
+    )
+    (out / "v2.py").write_text("")  # a huge drift: still a short report
+    report = check(ROOT / "spec", out)
+    assert report[0] == " v1.py | 2 (+1 -1)"
+    assert report[1].startswith(" v2.py | ")
+    assert report[2].startswith(" 2 files changed")
+    # old (committed) -> new (what the spec gives), not reversed
+    assert "-PROTOCOL_VERSION = 9" in report and "+PROTOCOL_VERSION = 1" in report
+    assert report[4:6] == ["--- a/v1.py", "+++ b/v1.py"]
+    assert len(report) < 60 and report[-1].endswith("more diff lines)")
+
+
+def test_a_bump_reports_what_it_added_removed_and_renamed(tmp_path: Path) -> None:
+    spec_root = tmp_path / "spec"
+    shutil.copytree(ROOT / "spec", spec_root)
+    out = tmp_path / "acp_schema"
+    generate(spec_root, out)
+    shutil.rmtree(spec_root / "v2")
+    shutil.copytree(SPECS / "v2-alpha.3", spec_root / "v2")
+    lines: list[str] = []
+    generate(spec_root, out, report=lines.append)
+    assert (
+        lines[0]
+        == "v1: schema 1.21.0 -> 1.21.0: no type or method added, removed or renamed"
+    )
+    assert lines[1] == "v2: schema 2.0.0-alpha.0 -> 2.0.0-alpha.3"
+    report = "\n".join(lines)
+    assert "  methods removed (1): session/load" in lines
+    assert (
+        "  methods renamed (2): authenticate -> auth/login, logout -> auth/logout"
+        in lines
+    )
+    assert "SessionNotification -> UpdateSessionNotification" in report
+    assert "CancelNotification -> CancelSessionNotification" in report
+    assert "AuthenticateRequest -> LoginAuthRequest" in report
+    removed = next(x for x in lines if x.startswith("  types removed"))
+    assert "LoadSessionRequest" in removed and "SessionNotification," not in removed
 
 
 def test_generation_is_deterministic(tmp_path: Path) -> None:
