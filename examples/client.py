@@ -269,7 +269,9 @@ class ExampleClient:
         self.app.screen.update(params)
 
     async def session_request_permission(self, params: Any) -> Any:
-        call = params.tool_call
+        call = getattr(params, "tool_call", None)
+        if call is None:  # 2.0.0-alpha.3: a title, and the tool call as subject
+            call = params.subject.tool_call
         known = self.app.screen.transcript.tool_calls.get(call.tool_call_id)
         title = call.title if present(call.title) else known and known.title
         option = await self.app.asker.choose(
@@ -324,23 +326,22 @@ class App:
         ) as conn:
             highest = max(self.offer())
             V = v2 if highest == 2 else v1
-            info = V.Implementation(name=CLIENT_NAME, version=CLIENT_VERSION)
-            init: Any
-            if V is v2:
-                init = v2.InitializeRequest(
-                    protocol_version=2,
-                    capabilities=v2.ClientCapabilities(),
-                    client_info=info,
-                )
-            else:
-                init = v1.InitializeRequest(
-                    protocol_version=1,
-                    client_capabilities=v1.ClientCapabilities(),
-                    client_info=info,
-                )
-            response = await conn.agent.initialize(init)
+            info = {"name": CLIENT_NAME, "version": CLIENT_VERSION}
+            init = {
+                "protocolVersion": V.PROTOCOL_VERSION,
+                "clientCapabilities" if V is v1 else "capabilities": {},
+                "clientInfo": info,
+                "info": info,  # 2.0.0-alpha.3's name for clientInfo
+            }
+            # As JSON: the v2 drafts move fields; convert keeps the keys the
+            # version's type declares and drops the other spelling.
+            response = await conn.agent.initialize(
+                V.convert(init, V.AGENT_METHODS["initialize"].params)
+            )
             V = v2 if conn.protocol_version == 2 else v1
-            agent = response.agent_info
+            agent: Any = getattr(response, "agent_info", None) or getattr(
+                response, "info", None
+            )
             name = f"{agent.name} {agent.version}" if present(agent) else "(unnamed)"
             screen.line(f"agent: {name}, protocol v{conn.protocol_version}")
 
@@ -380,9 +381,8 @@ class App:
                             raise KeyboardInterrupt
                         interrupted = True
                         self.screen.line("^C: cancelling (Ctrl-C again to quit)")
-                        await conn.agent.session_cancel(
-                            V.CancelNotification(session_id=session_id)
-                        )
+                        cancel = V.AGENT_METHODS["session/cancel"].params
+                        await conn.agent.session_cancel(cancel(session_id=session_id))
                         self.screen.cancelled()
 
             await nursery.start(on_ctrl_c)  # Ctrl-C now cancels the turn
@@ -392,9 +392,11 @@ class App:
                 )
             )
             nursery.cancel_scope.cancel()
-        if result.stop_reason == "cancelled":
+        # 2.0.0-alpha.3 reports it in a state_update: not shown here
+        stop_reason = getattr(result, "stop_reason", "(not in the answer)")
+        if stop_reason == "cancelled":
             self.screen.cancelled()
-        self.screen.line(f"stop reason: {result.stop_reason}")
+        self.screen.line(f"stop reason: {stop_reason}")
         return 130 if interrupted else 0
 
 

@@ -362,14 +362,30 @@ class EchoAgent:
 
     # session setup -------------------------------------------------------------------
 
+    def convert(self, message: dict[str, Any], method: str, part: str) -> Any:
+        """``message`` (JSON, or Structs inside it) as the ``params`` or ``result``
+        type of ``method`` in this version's tables.
+
+        Where the v2 drafts move a field, both spellings are written: `convert`
+        keeps the keys the type declares and drops the rest, so the agent
+        serves each draft it is generated for (tested on 2.0.0-alpha.3).
+        """
+        table = self.V.AGENT_METHODS_UNSTABLE | self.V.CLIENT_METHODS_UNSTABLE
+        return self.V.convert(message, getattr(table[method], part))
+
     async def initialize(self, params: Any) -> Any:
-        return self.V.InitializeResponse(
-            protocol_version=self.V.PROTOCOL_VERSION,
+        info = {"name": AGENT_NAME, "title": "Echo agent", "version": AGENT_VERSION}
+        response = {
+            "protocolVersion": self.V.PROTOCOL_VERSION,
             **self.capabilities(),
-            agent_info=self.V.Implementation(
-                name=AGENT_NAME, title="Echo agent", version=AGENT_VERSION
-            ),
-        )
+            "agentInfo": info,
+            "info": info,  # 2.0.0-alpha.3's name for agentInfo
+        }
+        return self.convert(response, "initialize", "result")
+
+    def prompt_response(self, stop_reason: str) -> Any:
+        # 2.0.0-alpha.3 reports the stop reason in a state_update instead
+        return self.convert({"stopReason": stop_reason}, "session/prompt", "result")
 
     def _setup(self, session: Session, params: Any, *, new: bool = False) -> None:
         before = (session.cwd, session.additional_directories, session.mcp_servers)
@@ -547,24 +563,27 @@ class EchoAgent:
         tool_calls.append(call)
         session.history.append(call)
         await self.send(sid, self.tool_call(call))
+        subject = {
+            "toolCallId": call.tool_call_id,
+            "title": call.title,
+            "kind": call.kind,
+        }
+        request = {
+            "sessionId": sid,
+            "toolCall": subject,
+            # 2.0.0-alpha.3: a title and a subject instead of toolCall
+            "title": call.title,
+            "subject": {"type": "tool_call", "toolCall": subject},
+            "options": [
+                {"optionId": "allow", "name": "Allow once", "kind": "allow_once"},
+                {"optionId": "reject", "name": "Reject", "kind": "reject_once"},
+            ],
+        }
         answer = await self.client.session_request_permission(
-            V.RequestPermissionRequest(
-                session_id=sid,
-                tool_call=V.ToolCallUpdate(
-                    tool_call_id=call.tool_call_id, title=call.title, kind=call.kind
-                ),
-                options=[
-                    V.PermissionOption(
-                        option_id="allow", name="Allow once", kind="allow_once"
-                    ),
-                    V.PermissionOption(
-                        option_id="reject", name="Reject", kind="reject_once"
-                    ),
-                ],
-            )
+            self.convert(request, "session/request_permission", "params")
         )
         if isinstance(answer.outcome, V.RequestPermissionOutcomeCancelled):
-            return V.PromptResponse(stop_reason="cancelled")
+            return self.prompt_response("cancelled")
         if answer.outcome.option_id == "allow":
             call.status = "in_progress"
             await self.send(
@@ -603,7 +622,7 @@ class EchoAgent:
         )
         session.history.append(usage)
         await self.send(sid, self.usage(usage))
-        return V.PromptResponse(stop_reason="end_turn")
+        return self.prompt_response("end_turn")
 
     async def wait_turn(
         self, session: Session, tool_calls: list[ToolCallRecord]
@@ -628,7 +647,7 @@ class EchoAgentV1(EchoAgent):
     def capabilities(self) -> dict[str, Any]:
         V = self.V  # this version's module (stable or unstable)
         return {
-            "agent_capabilities": V.AgentCapabilities(
+            "agentCapabilities": V.AgentCapabilities(
                 load_session=True,
                 prompt_capabilities=V.PromptCapabilities(embedded_context=True),
                 mcp_capabilities=V.McpCapabilities(http=True),
@@ -653,21 +672,20 @@ class EchoAgentV2(EchoAgent):
     V = v2
 
     def capabilities(self) -> dict[str, Any]:
-        V = self.V  # this version's module (stable or unstable)
+        # As JSON: the v2 drafts move capabilities (2.0.0-alpha.3 has no
+        # session.load, resume or close; it needs none for them), and the
+        # keys a draft does not declare are dropped by convert.
+        session: dict[str, Any] = {
+            "prompt": {"embeddedContext": {}},
+            "mcp": {"stdio": {}, "http": {}},
+            "load": {},
+            "resume": {},
+            "close": {},
+            "additionalDirectories": {},
+        }
         return {
-            "capabilities": V.AgentCapabilities(
-                session=V.SessionCapabilities(
-                    prompt=V.PromptCapabilities(
-                        embedded_context=V.PromptEmbeddedContextCapabilities()
-                    ),
-                    mcp=V.McpCapabilities(
-                        stdio=V.McpStdioCapabilities(), http=V.McpHttpCapabilities()
-                    ),
-                    load=V.SessionLoadCapabilities(),
-                    resume=V.SessionResumeCapabilities(),
-                    close=V.SessionCloseCapabilities(),
-                    additional_directories=V.SessionAdditionalDirectoriesCapabilities(),
-                )
+            "capabilities": self.V.convert(
+                {"session": session}, self.V.AgentCapabilities
             )
         }
 

@@ -53,6 +53,7 @@ from ._errors import (
 )
 from ._framing import DEFAULT_MAX_MESSAGE_SIZE
 from ._schema import MethodSpec, Schema
+from ._support import support
 
 if TYPE_CHECKING:
     from acp_schema import v1, v2
@@ -268,6 +269,13 @@ class AgentSideConnection(Connection, Generic[ClientT]):
 
     def cancelled_result(self, running: Running, result: Any = None) -> bytes | None:
         if running.method.handler != "session_prompt":
+            return None
+        known = support(self.schema.module)
+        if not known.prompt_stop_reason:
+            known.warn(
+                "a cancelled session/prompt is answered like any cancelled request",
+                "its session/prompt result has no stopReason",
+            )
             return None
         if isinstance(result, msgspec.Struct) and hasattr(result, "stop_reason"):
             # returned normally after the cancel: keep its other fields (_meta, usage)

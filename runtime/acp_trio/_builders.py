@@ -665,7 +665,10 @@ def plan(
         return vocab.update("plan")(entries=items, meta=meta)
     if plan_id is None:
         raise ValueError(f"a v{vocab.version} plan needs a plan_id")
-    plan_items = _plan_items(vocab)(id=plan_id, entries=items)
+    cls = _plan_items(vocab)
+    # the plan id is ``id`` in v2's first drafts, ``planId`` in later ones and v1
+    key = "plan_id" if "plan_id" in cls.__struct_fields__ else "id"
+    plan_items = cls(**{key: plan_id}, entries=items)
     return vocab.update("plan_update")(plan=plan_items, meta=meta)
 
 

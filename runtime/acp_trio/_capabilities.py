@@ -37,6 +37,7 @@ from typing import Any
 import msgspec
 
 from ._errors import INVALID_PARAMS, METHOD_NOT_FOUND, CapabilityError, RequestError
+from ._support import support
 
 __all__ = [
     "CLIENT_CHECKED",
@@ -226,7 +227,7 @@ class AgentCallChecks:
         "version",
     )
 
-    def __init__(self, version: int, caps: Any) -> None:
+    def __init__(self, version: int, caps: Any, module: Any = None) -> None:
         self.version = version
         self.caps = caps
         self.needs: dict[str, bool] = {}
@@ -236,8 +237,8 @@ class AgentCallChecks:
         if caps is None:
             return
         if version == 1:
-            session = _get(caps, "session_capabilities")
-            load_ok = _on(caps, "load_session")
+            session_at: tuple[str, ...] = ("session_capabilities",)
+            load_at: tuple[str, ...] = ("load_session",)
             prompt = _get(caps, "prompt_capabilities")
             mcp = _get(caps, "mcp_capabilities")
             self.mcp_ok = {
@@ -246,21 +247,39 @@ class AgentCallChecks:
                 "sse": _on(mcp, "sse"),
             }
         else:
-            session = _get(caps, "session")
-            load_ok = _on(session, "load")
-            prompt = _get(session, "prompt")
-            mcp = _get(session, "mcp")
+            session_at = ("session",)
+            load_at = ("session", "load")
+            prompt = _get(caps, "session", "prompt")
+            mcp = _get(caps, "session", "mcp")
             self.mcp_ok = {"stdio": _on(mcp, "stdio"), "http": _on(mcp, "http")}
-        self.needs = {
-            "session_load": load_ok,
-            "session_resume": _on(session, "resume"),
-            "session_close": _on(session, "close"),
-            "session_list": _on(session, "list"),
-            "session_delete": _on(session, "delete"),
-            "session_fork": _on(session, "fork"),  # the unstable surface only
+        paths = {
+            "session_load": load_at,
+            "session_resume": (*session_at, "resume"),
+            "session_close": (*session_at, "close"),
+            "session_list": (*session_at, "list"),
+            "session_delete": (*session_at, "delete"),
+            "session_fork": (*session_at, "fork"),  # the unstable surface only
         }
+        self.needs = {h: _on(caps, *path) for h, path in paths.items()}
+        if module is not None:
+            self._unchecked(module, paths)
+        session = _get(caps, *session_at)
         self.additional_directories = _on(session, "additional_directories")
         self.content = {tag: _on(prompt, cap) for tag, cap in _CONTENT_CAPS.items()}
+
+    def _unchecked(self, module: Any, paths: dict[str, tuple[str, ...]]) -> None:
+        """Methods of ``module`` whose gating capability its schema does not
+        declare (a later draft moved it): sent unchecked, with one warning."""
+        known = support(module)
+        for handler, path in paths.items():
+            wire = handler.replace("_", "/", 1)
+            if known.declares("agent", *path) or not known.vocab.has_method(wire):
+                continue
+            self.needs[handler] = True
+            known.warn(
+                f"{wire} is sent without a capability check",
+                f"its agent capabilities declare no {'.'.join(path)}",
+            )
 
     def check(self, handler: str, params: Any) -> None:
         """Raise :class:`CapabilityError` (or -32602 for a path) if ``params`` may not be sent."""

@@ -57,6 +57,7 @@ from ._connection import (
 from ._errors import ProtocolVersionError, RequestError, not_initialized
 from ._framing import DEFAULT_MAX_MESSAGE_SIZE
 from ._schema import MethodSpec, Schema
+from ._support import support
 
 if TYPE_CHECKING:
     from acp_schema import v1, v2
@@ -191,7 +192,7 @@ class ClientSideConnection(Connection, Generic[AgentT]):
             or checks.version != self.schema.version
         ):
             checks = self._agent_checks = _capabilities.AgentCallChecks(
-                self.schema.version, self.agent_capabilities
+                self.schema.version, self.agent_capabilities, self.schema.module
             )
         checks.check(method.handler, params)
 
@@ -269,6 +270,14 @@ class ClientSideConnection(Connection, Generic[AgentT]):
 
     def cancelled_result(self, running: Running, result: Any = None) -> bytes | None:
         if running.method.handler != "session_request_permission":
+            return None
+        known = support(self.schema.module)
+        if not known.permission_cancelled:
+            known.warn(
+                "a cancelled session's permission request is answered like any "
+                "cancelled request",
+                "its permission outcome has no cancelled variant",
+            )
             return None
         meta = getattr(result, "meta", None)
         if isinstance(meta, dict):  # returned normally after the cancel: keep its _meta

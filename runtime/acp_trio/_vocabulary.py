@@ -111,7 +111,7 @@ class Vocabulary:
     has no answer.
     """
 
-    def __init__(self, module: types.ModuleType) -> None:
+    def __init__(self, module: Any) -> None:
         self.module = module
         self.version: int = module.PROTOCOL_VERSION
         self.schema_version: str = getattr(module, "SCHEMA_VERSION", "unknown")
@@ -152,6 +152,13 @@ class Vocabulary:
             raise self.missing(f"method {wire!r}")
 
         return self._cached(("method", wire), find)
+
+    def has_method(self, wire: str) -> bool:
+        try:
+            self.method(wire)
+        except NotInSchema:
+            return False
+        return True
 
     def params(self, wire: str) -> Any:
         """The params class of method ``wire``."""
@@ -250,10 +257,10 @@ class Vocabulary:
         return self.variant(hint, tag, "tool call content")
 
 
-_VOCABULARIES: dict[types.ModuleType, Vocabulary] = {}
+_VOCABULARIES: dict[Any, Vocabulary] = {}
 
 
-def vocabulary(module: types.ModuleType) -> Vocabulary:
+def vocabulary(module: Any) -> Vocabulary:
     """The (cached) :class:`Vocabulary` of a generated module."""
     found = _VOCABULARIES.get(module)
     if found is None:
