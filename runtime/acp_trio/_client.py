@@ -19,6 +19,10 @@ version the class declares with its connection parameter::
 ``initialize`` is sent with the client's highest version; the connection
 continues in the version the agent answers, or fails with
 :class:`~acp_trio.ProtocolVersionError` if the client does not offer it.
+A client offering several versions sends ``conn.initialize(v1_request,
+v2_request)``: one message carrying each version's fields (v1's
+``clientCapabilities`` beside v2's ``capabilities``), so an agent of either
+version reads what was advertised to it (see :mod:`acp_trio._initialize`).
 Calls the agent did not advertise are refused locally with
 :class:`~acp_trio.CapabilityError`.  ``session/cancel`` answers every pending
 ``session/request_permission`` of that session with outcome ``cancelled``
@@ -44,7 +48,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeAlias, TypeVar, cast
 import msgspec
 import trio
 
-from . import _capabilities
+from . import _capabilities, _initialize
 from ._agent import normalize_offer
 from ._connection import (
     Connection,
@@ -109,6 +113,9 @@ class ClientSideConnection(Connection, Generic[AgentT]):
         )
         self._agent = PeerProxy(self)
         self.client_capabilities: Any = None
+        # The initialize request(s) sent, by version; merged: by conn.initialize().
+        self._init_requests: dict[int, Any] = {}
+        self._merged_init = False
         self.protocol_version: int | None = None
         self.agent_capabilities: Any = None
         self.init_response: Any = None
@@ -170,7 +177,43 @@ class ClientSideConnection(Connection, Generic[AgentT]):
             self.client = self._offers[version](self)
             self.set_handler(self.client)
             pending.method = self.schema.outgoing[pending.method.name]
+            self._advertised(version)
         self.protocol_version = version
+
+    def _advertised(self, version: int) -> None:
+        """Read what this client advertised to an agent of ``version``."""
+        requests = self._init_requests
+        if version in requests or self._merged_init:
+            self.client_capabilities = _capabilities.client_capabilities(
+                requests.get(version)
+            )
+
+    async def initialize(
+        self, *requests: v1.InitializeRequest | v2.InitializeRequest
+    ) -> Any:
+        """Send one ``initialize`` carrying the fields of each request (one per version).
+
+        For a client offering several versions: the agent's version is not
+        known yet, so the message must be read right by an agent of any of
+        them.  ``protocolVersion`` is the highest of the requests'; each
+        other field comes from the request that has it (v1's
+        ``clientCapabilities`` beside v2's ``capabilities``); a field two
+        requests share must agree, else :class:`ValueError`.  The
+        capabilities this client then enforces on the agent (and reports
+        as :attr:`client_capabilities`) are those of the request of the
+        version the agent answers, none if it had none.  Returns the
+        ``InitializeResponse`` of that version::
+
+            await conn.initialize(
+                v1.InitializeRequest(protocol_version=1, client_capabilities=fs_caps),
+                v2.InitializeRequest(protocol_version=2),
+            )
+        """
+        offer = _initialize.merge_initialize(requests, self._offers)
+        method = self.schema.outgoing["initialize"]
+        self._init_requests = offer.requests
+        self._merged_init = True
+        return await self.request(method, msgspec.Raw(offer.payload))
 
     def _release(self, p: _Pending, env: Envelope) -> None:
         super()._release(p, env)
@@ -198,7 +241,10 @@ class ClientSideConnection(Connection, Generic[AgentT]):
 
     def sent(self, method: MethodSpec, params: Any) -> None:
         if method.handler == "initialize":
-            self.client_capabilities = _capabilities.client_capabilities(params)
+            if not isinstance(params, msgspec.Raw):  # one request, sent as given
+                self._init_requests = {self.schema.version: params}
+                self._merged_init = False
+            self._advertised(self.schema.version)
         elif method.handler == "session_cancel":
             self.cancel_permissions(params.session_id)
         elif method.handler == "session_prompt":

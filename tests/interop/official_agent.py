@@ -5,7 +5,8 @@ streams a plan, ``agent_message_chunk``s with a ``messageId``, a tool call
 that asks ``session/request_permission``, its updates and a ``usage_update``,
 then ends with ``end_turn``; a prompt saying "wait" runs until
 ``session/cancel`` and ends with ``cancelled``; a prompt "read /PATH" reads
-the file through the client's ``fs/read_text_file`` and says its text.
+the file through the client's ``fs/read_text_file`` and says its text, if
+the client advertised ``fs.readTextFile`` (else it says so).
 ``python official_agent.py --unstable`` also serves the SDK's unstable
 protocol (``use_unstable_protocol=True``) and advertises and answers
 ``session/fork``.
@@ -59,6 +60,7 @@ class OfficialAgent:
     def __init__(self, unstable: bool = False) -> None:
         self.unstable = unstable
         self.conn: Client | None = None
+        self.client_capabilities: Any = None
         self.cancelled: dict[str, asyncio.Event] = {}
         self.sessions: dict[str, dict[str, Any]] = {}
 
@@ -72,6 +74,7 @@ class OfficialAgent:
         client_info: Any = None,
         **kwargs: Any,
     ) -> InitializeResponse:
+        self.client_capabilities = client_capabilities
         return InitializeResponse(
             protocol_version=PROTOCOL_VERSION,
             agent_capabilities=AgentCapabilities(
@@ -134,8 +137,12 @@ class OfficialAgent:
         for piece in ("You said: ", text):
             await say(piece, "m_1")
         if text.startswith("read /"):
-            read = await conn.read_text_file(session_id=session_id, path=text[5:])
-            await say(f" ({read.content})", "m_1")
+            fs = getattr(self.client_capabilities, "fs", None)
+            if fs is not None and fs.read_text_file:
+                read = await conn.read_text_file(session_id=session_id, path=text[5:])
+                await say(f" ({read.content})", "m_1")
+            else:  # the spec: only if the client advertised it
+                await say(" (the client did not advertise fs.readTextFile)", "m_1")
         await conn.session_update(
             session_id=session_id,
             update=start_tool_call(

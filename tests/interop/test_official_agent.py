@@ -231,6 +231,80 @@ async def test_the_official_agent_reads_a_file_through_our_client(
     assert client.transcript.messages[0].text.endswith("(contents ünïcode)")
 
 
+async def test_a_client_offering_v1_and_v2_advertises_fs_to_a_v1_only_agent(
+    tmp_path: Path,
+) -> None:
+    # One initialize for both versions: v1's clientCapabilities beside v2's
+    # capabilities; the SDK's v1 agent reads the former and uses fs.
+    note = tmp_path / "note.txt"
+    note.write_text("read through fs")
+    wire = tmp_path / "wire.log"
+
+    class V2Client:
+        def __init__(self, conn: Any) -> None:
+            pass
+
+    info = INIT.client_info
+    with trio.fail_after(TIMEOUT):
+        async with acp_trio.spawn_agent(
+            [PYTHON, WIRETAP, str(wire), PYTHON, OFFICIAL_AGENT],
+            client={1: Client, 2: V2Client},
+        ) as conn:
+            init = await conn.initialize(
+                INIT,
+                v2.InitializeRequest(
+                    protocol_version=2,
+                    capabilities=v2.ClientCapabilities(meta={"v2": True}),
+                    client_info=v2.Implementation(name=info.name, version=info.version),
+                ),
+            )
+            assert isinstance(init, v1.InitializeResponse)
+            assert conn.protocol_version == 1
+            assert conn.client_capabilities == INIT.client_capabilities
+            s = await conn.agent.session_new(
+                v1.NewSessionRequest(cwd="/tmp", mcp_servers=[])
+            )
+            result = await conn.agent.session_prompt(
+                prompt(s.session_id, f"read {note}")
+            )
+    client: Client = conn.client  # type: ignore[assignment]
+    assert result.stop_reason == "end_turn"
+    assert client.reads == [str(note)]
+    assert client.transcript.messages[0].text.endswith("(read through fs)")
+    sent = read_wire(wire)[0][1]["params"]
+    assert sent == {
+        "protocolVersion": 2,
+        "capabilities": {"_meta": {"v2": True}},
+        "clientCapabilities": {"fs": {"readTextFile": True}},
+        "clientInfo": {"name": "acp-msgspec-tests", "version": "0"},
+    }
+
+
+async def test_a_v2_shaped_initialize_alone_advertises_nothing_to_a_v1_agent(
+    tmp_path: Path,
+) -> None:
+    # Why the above is needed: the v1 agent reads no fs support from it.
+    note = tmp_path / "note.txt"
+    note.write_text("never read")
+
+    class V2Client:
+        def __init__(self, conn: Any) -> None:
+            pass
+
+    with trio.fail_after(TIMEOUT):
+        async with acp_trio.spawn_agent(
+            [PYTHON, OFFICIAL_AGENT], client={1: Client, 2: V2Client}
+        ) as conn:
+            await conn.agent.initialize(v2.InitializeRequest(protocol_version=2))
+            s = await conn.agent.session_new(
+                v1.NewSessionRequest(cwd="/tmp", mcp_servers=[])
+            )
+            await conn.agent.session_prompt(prompt(s.session_id, f"read {note}"))
+    client: Client = conn.client  # type: ignore[assignment]
+    assert client.reads == []
+    assert "did not advertise fs.readTextFile" in client.transcript.messages[0].text
+
+
 class UnstableClient:
     def __init__(self, conn: acp_trio.ClientSideConnection[Any]) -> None:
         pass

@@ -120,6 +120,11 @@ async def multi_version_client(
 ) -> None:
     async with acp_trio.connect_to_agent(stream, {1: V1Client, 2: V2Client}) as conn:
         assert_type(conn, acp_trio.ClientSideConnection[Any])
+        await conn.initialize(
+            v1.InitializeRequest(protocol_version=1),
+            v2.InitializeRequest(protocol_version=2),
+        )
+        await conn.initialize(v2_new)  # E: arg-type
         if conn.protocol_version == 2:
             new = await conn.agent_v2.session_new(v2_new)
             assert_type(new, v2.NewSessionResponse)
