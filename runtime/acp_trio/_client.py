@@ -129,8 +129,10 @@ class ClientSideConnection(Connection, Generic[AgentT]):
         self._cancelled_sessions: set[str] = set()
         # What agent_capabilities allow, rebuilt when they (or the version) change.
         self._agent_checks = _capabilities.AgentCallChecks(version, None)
-        # What the capabilities this client advertised refuse, likewise.
-        self._received_checks = _capabilities.ReceivedCallChecks(self.schema, None)
+        # Agent methods the capabilities this client advertised refuse, by wire
+        # name; rebuilt when they are sent and on a version switch (one dict
+        # lookup per incoming message).
+        self._refusals: dict[str, RequestError] = {}
         #: Whether the agent answered ``initialize`` successfully (its calls are served).
         self.initialized = False
 
@@ -187,6 +189,9 @@ class ClientSideConnection(Connection, Generic[AgentT]):
             self.client_capabilities = _capabilities.client_capabilities(
                 requests.get(version)
             )
+        self._refusals = _capabilities.ReceivedCallChecks(
+            self.schema, self.client_capabilities
+        ).refusals
 
     async def initialize(
         self, *requests: v1.InitializeRequest | v2.InitializeRequest
@@ -272,15 +277,7 @@ class ClientSideConnection(Connection, Generic[AgentT]):
     def refuse(self, name: str, request: bool) -> RequestError | None:
         if not self.initialized:
             return not_initialized(name, "the client has no initialize answer yet")
-        checks = self._received_checks
-        if (
-            checks.caps is not self.client_capabilities
-            or checks.schema is not self.schema
-        ):
-            checks = self._received_checks = _capabilities.ReceivedCallChecks(
-                self.schema, self.client_capabilities
-            )
-        return checks.refusals.get(name)  # fs/*, terminal/* not advertised
+        return self._refusals.get(name)  # fs/*, terminal/* not advertised
 
     def decode_params(
         self,
