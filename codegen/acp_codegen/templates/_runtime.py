@@ -48,6 +48,7 @@ class OtherVariant(dict[str, Any]):
     ...). Values decoded into it re-encode exactly as received; build your own
     ``_``-prefixed extension variant the same way:
 
+    >>> from acp_schema.v2 import McpServerOther
     >>> server = McpServerOther({"type": "_acme_ws", "url": "wss://example.com"})
     >>> server.tag
     '_acme_ws'
@@ -144,9 +145,10 @@ class FieldRule:
 class Method:
     """One protocol method: its wire name, types and handler name.
 
+    >>> from acp_schema.v1 import AGENT_METHODS
     >>> m = AGENT_METHODS["session/new"]
-    >>> m.params, m.result, m.handler
-    (NewSessionRequest, NewSessionResponse, 'session_new')
+    >>> m.params.__name__, m.result.__name__, m.handler
+    ('NewSessionRequest', 'NewSessionResponse', 'session_new')
     """
 
     __slots__ = ("handler", "name", "notification", "params", "result")

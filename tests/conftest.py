@@ -1,0 +1,18 @@
+"""The whole suite runs with plain ``pytest`` from the project root.
+
+The project is not installed for its tests: ``pyproject.toml``'s pytest
+``pythonpath`` puts ``generated/``, ``runtime/`` and ``codegen/`` on this
+process's path, and ``PYTHONPATH`` is set here so that the processes the
+tests start (agents, clients, the generator) import the same tree.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PATHS = [str(ROOT / part) for part in ("generated", "runtime", "codegen")]
+
+_inherited = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+os.environ["PYTHONPATH"] = os.pathsep.join(dict.fromkeys([*PATHS, *_inherited]))
