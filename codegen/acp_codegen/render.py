@@ -118,7 +118,95 @@ class _OtherView:
 @dataclasses.dataclass
 class _RuleView:
     struct: str
-    fields: list[list[str]]  # the lines of each field's entry
+    lines: list[str]  # the entry of the struct in the rule table, at indent 8
+
+
+#: ``_rules`` keyword of the fields with one of the shared rules.
+_SHARED_RULES = {
+    (True, False): "default",
+    (True, True): "_default_skip",
+    (False, True): "_skip",
+}
+
+
+def _rule_view(struct: ir.Struct) -> _RuleView | None:
+    """``Struct: _rules("attr attr", _default_skip="attr", attr=FieldRule(...)),``
+    wrapped as ruff format wraps it."""
+    shared: dict[str, list[str]] = {}
+    spelled: list[tuple[str, list[str]]] = []  # attr -> its FieldRule(...) parts
+    for field in struct.fields:
+        if not field.has_rule:
+            continue
+        key = (field.default_on_error, field.skip_invalid_items)
+        if not field.has_default:
+            shared.setdefault(_SHARED_RULES[key], []).append(field.attr)
+            continue
+        parts = []
+        if field.default_on_error:
+            parts.append("default_on_error=True")
+        if field.skip_invalid_items:
+            parts.append("skip_invalid_items=True")
+        # JSON text: one token however long, decoded only when used.
+        text = json.dumps(field.default, separators=(",", ":"))
+        parts.append(f"default_json={_py(text)}")
+        spelled.append((field.attr, parts))
+    if not shared and not spelled:
+        return None
+    args: list[list[str]] = []  # each argument's lines, at indent 0
+    for keyword in ("default", "_default_skip", "_skip"):
+        if keyword in shared:
+            value = _py(" ".join(shared[keyword]))
+            args.append(
+                [value if keyword == "default" and not args else f"{keyword}={value}"]
+            )
+    for attr, parts in spelled:
+        one_line = f"{attr}=FieldRule({', '.join(parts)})"
+        if len(one_line) + 13 <= _LINE:  # at indent 12, with a trailing comma
+            args.append([one_line])
+        else:
+            args.append([f"{attr}=FieldRule(", *(f"    {p}," for p in parts), ")"])
+    head = f"{struct.name}: _rules("
+    if all(len(a) == 1 for a in args):
+        flat = ", ".join(a[0] for a in args)
+        if len(head) + len(flat) + 2 + 8 <= _LINE:  # "),", at indent 8
+            return _RuleView(struct.name, [f"{head}{flat}),"])
+        if len(flat) + 12 <= _LINE:
+            return _RuleView(struct.name, [head, f"    {flat}", "),"])
+    lines = [head]
+    for arg in args:
+        lines += [f"    {line}" for line in arg[:-1]]
+        lines.append(f"    {arg[-1]},")
+    lines.append("),")
+    return _RuleView(struct.name, lines)
+
+
+_META_WIRE = "_meta"
+
+
+def _beyond(doc: str, shared: str) -> str:
+    """``doc`` without the paragraphs of ``shared``, when it has them all."""
+    paragraphs = [p.strip() for p in doc.strip().split("\n\n")]
+    common = [p.strip() for p in shared.split("\n\n")]
+    if not all(p in paragraphs for p in common):
+        return doc
+    return "\n\n".join(p for p in paragraphs if p not in common)
+
+
+def _struct_doc(meta_doc: str) -> str:
+    doc = "Base of every generated Struct: keyword-only, camelCase on the wire."
+    if meta_doc:
+        doc += (
+            f"\n\n``meta`` (``_meta`` on the wire), on almost every type:\n{meta_doc}"
+        )
+    return doc
+
+
+def _common_meta_doc(module: ir.Module) -> str:
+    """The ``_meta`` description most types share: written once, on `_Struct`."""
+    docs = [
+        f.doc.strip() for s in module.structs for f in s.fields if f.wire == _META_WIRE
+    ]
+    return max(set(docs), key=docs.count) if docs else ""
 
 
 @dataclasses.dataclass
@@ -162,7 +250,9 @@ def _handler_view(method: ir.Method) -> _HandlerView:
     )
 
 
-def _field_view(field: ir.Field, shadowed: frozenset[str]) -> _FieldView:
+def _field_view(
+    field: ir.Field, shadowed: frozenset[str], meta_doc: str = ""
+) -> _FieldView:
     annotation = field.type.render(shadowed)
     default = None
     if not field.required:
@@ -178,6 +268,8 @@ def _field_view(field: ir.Field, shadowed: frozenset[str]) -> _FieldView:
             else f'msgspec.field(name="{field.wire}")'
         )
     doc = field.doc
+    if field.wire == _META_WIRE and meta_doc:
+        doc = _beyond(doc, meta_doc)  # the shared text is written once, on `_Struct`
     if field.has_default:
         shown = json.dumps(field.default)
         doc = f"{doc}\n\nSchema default: ``{shown}`` (UNSET here means absent)."
@@ -186,7 +278,7 @@ def _field_view(field: ir.Field, shadowed: frozenset[str]) -> _FieldView:
     )
 
 
-def _struct_view(struct: ir.Struct) -> _StructView:
+def _struct_view(struct: ir.Struct, meta_doc: str = "") -> _StructView:
     shadowed = frozenset(f.attr for f in struct.fields) & ir.SHADOWABLE_BUILTINS
     options = ["kw_only=True"]
     if struct.tag_field is not None:
@@ -198,7 +290,7 @@ def _struct_view(struct: ir.Struct) -> _StructView:
         name=struct.name,
         bases=bases,
         doc=struct.doc or struct.name,
-        fields=[_field_view(f, shadowed) for f in struct.fields],
+        fields=[_field_view(f, shadowed, meta_doc) for f in struct.fields],
         resolves_shapes=struct.resolves_shapes,
         shape_guard=struct.shape_guard,
     )
@@ -212,7 +304,10 @@ def _wrap(head: str, items: list[str], tail: str = "]", indent: int = 4) -> list
     return [head, *(f"    {item}," for item in items), tail]
 
 
-def _union_views(module: ir.Module) -> list[_AliasView]:
+def _union_views(
+    module: ir.Module,
+) -> tuple[dict[str, _AliasView], dict[str, set[str]]]:
+    """Every alias, enum and union, and the names each one's value uses."""
     views: dict[str, _AliasView] = {}
     deps: dict[str, set[str]] = {}
     for alias in module.aliases:
@@ -291,19 +386,71 @@ def _union_views(module: ir.Module) -> list[_AliasView]:
                 ]
         views[union.name] = _AliasView(union.name, union.doc, static, runtime)
         deps[union.name] = union.refs()
-    # Runtime aliases evaluate their members: order them after what they use.
-    ordered: list[_AliasView] = []
+    return views, deps
+
+
+@dataclasses.dataclass
+class _Definition:
+    kind: str  # "struct", "other" or "alias"
+    view: _StructView | _OtherView | _AliasView
+
+
+def _definitions(
+    module: ir.Module, structs: list[_StructView], others: list[_OtherView]
+) -> list[_Definition]:
+    """Every class and alias of the module, each after what it uses.
+
+    What a definition evaluates when the module runs must come first: a
+    class's base, an alias's members. What a class's fields name only in
+    annotations (not evaluated) comes first too when it can, so a reader
+    meets `ContentBlock` before the classes that hold one; where that would
+    form a cycle, the annotation is the edge given up. Otherwise the schema's
+    order.
+    """
+    aliases, alias_deps = _union_views(module)
+    defs: dict[str, _Definition] = {}
+    hard: dict[str, set[str]] = {}  # evaluated at import
+    soft: dict[str, list[str]] = {}  # annotations only
+    for struct, view in zip(module.structs, structs, strict=True):
+        defs[struct.name] = _Definition("struct", view)
+        hard[struct.name] = {struct.base} if struct.base else set()
+        soft[struct.name] = sorted(
+            {r for f in struct.fields for r in f.type.refs()}, key=_natural
+        )
+    for other in others:
+        defs[other.name] = _Definition("other", other)
+        hard[other.name] = set()
+        soft[other.name] = []
+    for name, alias in aliases.items():
+        defs[name] = _Definition("alias", alias)
+        hard[name] = set(alias_deps[name])
+        soft[name] = []
+    ordered: list[_Definition] = []
     placed: set[str] = set()
+    visiting: set[str] = set()
+
+    def needs(name: str, seen: set[str]) -> set[str]:
+        """Everything ``name`` needs evaluated first, transitively."""
+        for dep in hard.get(name, ()):
+            if dep not in seen:
+                seen.add(dep)
+                needs(dep, seen)
+        return seen
 
     def place(name: str) -> None:
-        if name in placed or name not in views:
+        if name in placed or name in visiting or name not in defs:
             return
-        placed.add(name)
-        for dep in sorted(deps[name]):
+        visiting.add(name)
+        for dep in sorted(hard[name], key=_natural):
             place(dep)
-        ordered.append(views[name])
+        for dep in soft[name]:
+            if not needs(dep, {dep}) & visiting:  # no cycle back to us
+                place(dep)
+        visiting.discard(name)
+        placed.add(name)
+        ordered.append(defs[name])
 
-    for name in views:
+    for name in defs:
         place(name)
     return ordered
 
@@ -382,31 +529,9 @@ def public_names(module: ir.Module) -> list[str]:
 
 
 def _views(module: ir.Module) -> dict[str, object]:
-    structs = [_struct_view(s) for s in module.structs]
-    rules = []
-    for struct in module.structs:
-        entries = []
-        for field in struct.fields:
-            if not field.has_rule:
-                continue
-            parts = []
-            if field.default_on_error:
-                parts.append("default_on_error=True")
-            if field.skip_invalid_items:
-                parts.append("skip_invalid_items=True")
-            if field.has_default:
-                # JSON text: one token however long, decoded only when used.
-                text = json.dumps(field.default, separators=(",", ":"))
-                parts.append(f"default_json={_py(text)}")
-            one_line = f'"{field.attr}": FieldRule({", ".join(parts)}),'
-            if len(one_line) <= _LINE - 12:
-                entries.append([one_line])
-            else:
-                entries.append(
-                    [f'"{field.attr}": FieldRule(', *(f"    {p}," for p in parts), "),"]
-                )
-        if entries:
-            rules.append(_RuleView(struct.name, entries))
+    meta_doc = _common_meta_doc(module)
+    structs = [_struct_view(s, meta_doc) for s in module.structs]
+    rules = [view for s in module.structs if (view := _rule_view(s)) is not None]
     others = [
         _OtherView(
             name=o.name,
@@ -429,9 +554,8 @@ def _views(module: ir.Module) -> dict[str, object]:
     return {
         "public_names": public_names(module),
         "module": module,
-        "structs": structs,
-        "aliases": _union_views(module),
-        "others": others,
+        "definitions": _definitions(module, structs, others),
+        "struct_doc": _struct_doc(_common_meta_doc(module)),
         "rules": rules,
         "tables": tables,
         "handlers": handlers,

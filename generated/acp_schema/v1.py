@@ -376,10 +376,32 @@ ERROR_CODE_RESOURCE_NOT_FOUND = -32002
 
 
 class _Struct(msgspec.Struct, kw_only=True, rename="camel"):
-    """Base of every generated Struct: keyword-only, camelCase on the wire."""
+    """Base of every generated Struct: keyword-only, camelCase on the wire.
+
+    ``meta`` (``_meta`` on the wire), on almost every type:
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    """
 
 
-# --- structs -----------------------------------------------------------------
+# --- types ---------------------------------------------------------------------
+# Each after what it uses. Open and by-shape unions differ between what a type
+# checker sees (every variant, the unknown one included) and what msgspec
+# decodes (the known variants, natively; the rest on the lenient path): see
+# `_runtime`.
+
+
+SessionId: TypeAlias = str
+"""A unique identifier for a conversation session between a client and agent.
+
+Sessions maintain their own context, conversation history, and state,
+allowing multiple independent interactions with the same agent.
+
+See protocol docs: [Session ID](https://agentclientprotocol.com/protocol/session-setup#session-id)
+"""
 
 
 class WriteTextFileRequest(_Struct, kw_only=True):
@@ -398,12 +420,6 @@ class WriteTextFileRequest(_Struct, kw_only=True):
     """The text content to write to the file."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class ReadTextFileRequest(_Struct, kw_only=True):
@@ -425,38 +441,325 @@ class ReadTextFileRequest(_Struct, kw_only=True):
     """Maximum number of lines to read."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
-class RequestPermissionRequest(_Struct, kw_only=True):
-    """Request for user permission to execute a tool call.
+PermissionOptionId: TypeAlias = str
+"""Unique identifier for a permission option."""
 
-    Sent when the agent needs authorization before performing a sensitive operation.
 
-    See protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/tool-calls#requesting-permission)
-    """
+PermissionOptionKind: TypeAlias = Literal[
+    "allow_once",
+    "allow_always",
+    "reject_once",
+    "reject_always",
+]
+"""The type of permission option being presented to the user.
 
-    session_id: SessionId
-    """The session ID for this request."""
+Helps clients choose appropriate icons and UI treatment.
+"""
 
-    tool_call: ToolCallUpdate
-    """Details about the tool call requiring permission."""
 
-    options: list[PermissionOption]
-    """Available permission options for the user to choose from."""
+class PermissionOption(_Struct, kw_only=True):
+    """An option presented to the user when requesting permission."""
+
+    option_id: PermissionOptionId
+    """Unique identifier for this permission option."""
+
+    name: str
+    """Human-readable label to display to the user."""
+
+    kind: PermissionOptionKind
+    """Hint about the nature of this permission option."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+
+Role: TypeAlias = Literal["assistant", "user"]
+"""The sender or recipient of messages and data in a conversation."""
+
+
+class Annotations(_Struct, kw_only=True):
+    """Optional annotations for the client. The client can use annotations to inform how objects are used or displayed"""
+
+    audience: list[Role] | UnsetType | None = UNSET
+    """Intended recipients for this content, such as the user or assistant."""
+
+    last_modified: str | UnsetType | None = UNSET
+    """Timestamp indicating when the underlying resource was last modified."""
+
+    priority: float | UnsetType | None = UNSET
+    """Relative importance of this content when clients choose what to surface."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class AudioContent(_Struct, kw_only=True, tag_field="type", tag="audio"):
+    """Audio provided to or from an LLM."""
+
+    annotations: Annotations | UnsetType | None = UNSET
+    """Optional annotations that help clients decide how to display or route this content."""
+
+    data: str
+    """Base64-encoded media payload."""
+
+    mime_type: str
+    """MIME type describing the encoded media payload."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class BlobResourceContents(_Struct, kw_only=True):
+    """Binary resource contents."""
+
+    blob: str
+    """Base64-encoded bytes for a binary resource payload."""
+
+    mime_type: str | UnsetType | None = UNSET
+    """MIME type describing the encoded media payload."""
+
+    uri: str
+    """URI associated with this resource or media payload."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class TextResourceContents(_Struct, kw_only=True):
+    """Text-based resource contents."""
+
+    mime_type: str | UnsetType | None = UNSET
+    """MIME type describing the encoded media payload."""
+
+    text: str
+    """Text payload carried by this content block."""
+
+    uri: str
+    """URI associated with this resource or media payload."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+if TYPE_CHECKING:
+    EmbeddedResourceResource: TypeAlias = Union[
+        TextResourceContents,
+        BlobResourceContents,
+    ]
+else:
+    EmbeddedResourceResource = Annotated[
+        Any,
+        ShapeUnion(
+            "EmbeddedResourceResource",
+            (
+                TextResourceContents,
+                BlobResourceContents,
+            ),
+        ),
+    ]
+"""Resource content that can be embedded in a message."""
+
+
+class EmbeddedResource(_Struct, kw_only=True, tag_field="type", tag="resource"):
+    """The contents of a resource, embedded into a prompt or tool call result."""
+
+    annotations: Annotations | UnsetType | None = UNSET
+    """Optional annotations that help clients decide how to display or route this content."""
+
+    resource: EmbeddedResourceResource
+    """Embedded resource payload, either text or binary data."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+    def __post_init__(self) -> None:
+        _CODEC.resolve_shapes(self)
+
+
+class ImageContent(_Struct, kw_only=True, tag_field="type", tag="image"):
+    """An image provided to or from an LLM."""
+
+    annotations: Annotations | UnsetType | None = UNSET
+    """Optional annotations that help clients decide how to display or route this content."""
+
+    data: str
+    """Base64-encoded media payload."""
+
+    mime_type: str
+    """MIME type describing the encoded media payload."""
+
+    uri: str | UnsetType | None = UNSET
+    """URI associated with this resource or media payload."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class ResourceLink(_Struct, kw_only=True, tag_field="type", tag="resource_link"):
+    """A resource that the server is capable of reading, included in a prompt or tool call result."""
+
+    annotations: Annotations | UnsetType | None = UNSET
+    """Optional annotations that help clients decide how to display or route this content."""
+
+    description: str | UnsetType | None = UNSET
+    """Optional human-readable details shown with this protocol object."""
+
+    mime_type: str | UnsetType | None = UNSET
+    """MIME type describing the encoded media payload."""
+
+    name: str
+    """Human-readable name shown for this protocol object."""
+
+    size: int | UnsetType | None = UNSET
+    """Optional size of the linked resource in bytes, if known."""
+
+    title: str | UnsetType | None = UNSET
+    """Optional display title for end-user UI."""
+
+    uri: str
+    """URI associated with this resource or media payload."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class TextContent(_Struct, kw_only=True, tag_field="type", tag="text"):
+    """Text provided to or from an LLM."""
+
+    annotations: Annotations | UnsetType | None = UNSET
+    """Optional annotations that help clients decide how to display or route this content."""
+
+    text: str
+    """Text payload carried by this content block."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+ContentBlock: TypeAlias = Union[
+    TextContent,
+    ImageContent,
+    AudioContent,
+    ResourceLink,
+    EmbeddedResource,
+]
+"""Content blocks represent displayable information in the Agent Client Protocol.
+
+They provide a structured way to handle various types of user-facing content—whether
+it's text from language models, images for analysis, or embedded resources for context.
+
+Content blocks appear in:
+- User prompts sent via `session/prompt`
+- Language model output streamed through `session/update` notifications
+- Progress updates and results from tool calls
+
+This structure is compatible with the Model Context Protocol (MCP), enabling
+agents to seamlessly forward content from MCP tool outputs without transformation.
+
+See protocol docs: [Content](https://agentclientprotocol.com/protocol/content)
+"""
+
+
+class Content(_Struct, kw_only=True, tag_field="type", tag="content"):
+    """Standard content block (text, images, resources)."""
+
+    content: ContentBlock
+    """The actual content block."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class Diff(_Struct, kw_only=True, tag_field="type", tag="diff"):
+    """A diff representing file modifications.
+
+    Shows changes to files in a format suitable for display in the client UI.
+
+    See protocol docs: [Content](https://agentclientprotocol.com/protocol/tool-calls#content)
     """
+
+    path: str
+    """The absolute file path being modified."""
+
+    old_text: str | UnsetType | None = UNSET
+    """The original content (None for new files)."""
+
+    new_text: str
+    """The new content after modification."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+TerminalId: TypeAlias = str
+"""Typed identifier used for terminal values on the wire."""
+
+
+class Terminal(_Struct, kw_only=True, tag_field="type", tag="terminal"):
+    """Embed a terminal created with `terminal/create` by its id.
+
+    The terminal must be added before calling `terminal/release`.
+
+    See protocol docs: [Terminal](https://agentclientprotocol.com/protocol/terminals)
+    """
+
+    terminal_id: TerminalId
+    """Identifier of the terminal instance to embed in the content stream."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+ToolCallContent: TypeAlias = Union[Content, Diff, Terminal]
+"""Content produced by a tool call.
+
+Tool calls can produce different types of content including
+standard content blocks (text, images) or file diffs.
+
+See protocol docs: [Content](https://agentclientprotocol.com/protocol/tool-calls#content)
+"""
+
+
+ToolCallId: TypeAlias = str
+"""Unique identifier for a tool call within a session."""
+
+
+class ToolCallLocation(_Struct, kw_only=True):
+    """A file location being accessed or modified by a tool.
+
+    Enables clients to implement "follow-along" features that track
+    which files the agent is working with in real-time.
+
+    See protocol docs: [Following the Agent](https://agentclientprotocol.com/protocol/tool-calls#following-the-agent)
+    """
+
+    path: str
+    """The absolute file path being accessed or modified."""
+
+    line: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
+    """Optional line number within the file."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+ToolCallStatus: TypeAlias = Literal["pending", "in_progress", "completed", "failed"]
+"""Execution status of a tool call.
+
+Tool calls progress through different statuses during their lifecycle.
+
+See protocol docs: [Status](https://agentclientprotocol.com/protocol/tool-calls#status)
+"""
+
+
+ToolKind: TypeAlias = Literal[
+    "read",
+    "edit",
+    "delete",
+    "move",
+    "search",
+    "execute",
+    "think",
+    "fetch",
+    "switch_mode",
+    "other",
+]
+"""Categories of tools that can be invoked.
+
+Tool kinds help clients choose appropriate icons and optimize how they
+display tool execution progress.
+
+See protocol docs: [Creating](https://agentclientprotocol.com/protocol/tool-calls#creating)
+"""
 
 
 class ToolCallUpdate(_Struct, kw_only=True):
@@ -504,298 +807,38 @@ class ToolCallUpdate(_Struct, kw_only=True):
     """Update the raw output."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+
+class RequestPermissionRequest(_Struct, kw_only=True):
+    """Request for user permission to execute a tool call.
+
+    Sent when the agent needs authorization before performing a sensitive operation.
+
+    See protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/tool-calls#requesting-permission)
     """
 
+    session_id: SessionId
+    """The session ID for this request."""
 
-class Annotations(_Struct, kw_only=True):
-    """Optional annotations for the client. The client can use annotations to inform how objects are used or displayed"""
+    tool_call: ToolCallUpdate
+    """Details about the tool call requiring permission."""
 
-    audience: list[Role] | UnsetType | None = UNSET
-    """Intended recipients for this content, such as the user or assistant."""
-
-    last_modified: str | UnsetType | None = UNSET
-    """Timestamp indicating when the underlying resource was last modified."""
-
-    priority: float | UnsetType | None = UNSET
-    """Relative importance of this content when clients choose what to surface."""
+    options: list[PermissionOption]
+    """Available permission options for the user to choose from."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
-class TextContent(_Struct, kw_only=True, tag_field="type", tag="text"):
-    """Text provided to or from an LLM."""
-
-    annotations: Annotations | UnsetType | None = UNSET
-    """Optional annotations that help clients decide how to display or route this content."""
-
-    text: str
-    """Text payload carried by this content block."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class ImageContent(_Struct, kw_only=True, tag_field="type", tag="image"):
-    """An image provided to or from an LLM."""
-
-    annotations: Annotations | UnsetType | None = UNSET
-    """Optional annotations that help clients decide how to display or route this content."""
-
-    data: str
-    """Base64-encoded media payload."""
-
-    mime_type: str
-    """MIME type describing the encoded media payload."""
-
-    uri: str | UnsetType | None = UNSET
-    """URI associated with this resource or media payload."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class AudioContent(_Struct, kw_only=True, tag_field="type", tag="audio"):
-    """Audio provided to or from an LLM."""
-
-    annotations: Annotations | UnsetType | None = UNSET
-    """Optional annotations that help clients decide how to display or route this content."""
-
-    data: str
-    """Base64-encoded media payload."""
-
-    mime_type: str
-    """MIME type describing the encoded media payload."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class ResourceLink(_Struct, kw_only=True, tag_field="type", tag="resource_link"):
-    """A resource that the server is capable of reading, included in a prompt or tool call result."""
-
-    annotations: Annotations | UnsetType | None = UNSET
-    """Optional annotations that help clients decide how to display or route this content."""
-
-    description: str | UnsetType | None = UNSET
-    """Optional human-readable details shown with this protocol object."""
-
-    mime_type: str | UnsetType | None = UNSET
-    """MIME type describing the encoded media payload."""
+class EnvVariable(_Struct, kw_only=True):
+    """An environment variable to set when launching an MCP server."""
 
     name: str
-    """Human-readable name shown for this protocol object."""
+    """The name of the environment variable."""
 
-    size: int | UnsetType | None = UNSET
-    """Optional size of the linked resource in bytes, if known."""
-
-    title: str | UnsetType | None = UNSET
-    """Optional display title for end-user UI."""
-
-    uri: str
-    """URI associated with this resource or media payload."""
+    value: str
+    """The value to set for the environment variable."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class TextResourceContents(_Struct, kw_only=True):
-    """Text-based resource contents."""
-
-    mime_type: str | UnsetType | None = UNSET
-    """MIME type describing the encoded media payload."""
-
-    text: str
-    """Text payload carried by this content block."""
-
-    uri: str
-    """URI associated with this resource or media payload."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class BlobResourceContents(_Struct, kw_only=True):
-    """Binary resource contents."""
-
-    blob: str
-    """Base64-encoded bytes for a binary resource payload."""
-
-    mime_type: str | UnsetType | None = UNSET
-    """MIME type describing the encoded media payload."""
-
-    uri: str
-    """URI associated with this resource or media payload."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class EmbeddedResource(_Struct, kw_only=True, tag_field="type", tag="resource"):
-    """The contents of a resource, embedded into a prompt or tool call result."""
-
-    annotations: Annotations | UnsetType | None = UNSET
-    """Optional annotations that help clients decide how to display or route this content."""
-
-    resource: EmbeddedResourceResource
-    """Embedded resource payload, either text or binary data."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __post_init__(self) -> None:
-        _CODEC.resolve_shapes(self)
-
-
-class Content(_Struct, kw_only=True, tag_field="type", tag="content"):
-    """Standard content block (text, images, resources)."""
-
-    content: ContentBlock
-    """The actual content block."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class Diff(_Struct, kw_only=True, tag_field="type", tag="diff"):
-    """A diff representing file modifications.
-
-    Shows changes to files in a format suitable for display in the client UI.
-
-    See protocol docs: [Content](https://agentclientprotocol.com/protocol/tool-calls#content)
-    """
-
-    path: str
-    """The absolute file path being modified."""
-
-    old_text: str | UnsetType | None = UNSET
-    """The original content (None for new files)."""
-
-    new_text: str
-    """The new content after modification."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class Terminal(_Struct, kw_only=True, tag_field="type", tag="terminal"):
-    """Embed a terminal created with `terminal/create` by its id.
-
-    The terminal must be added before calling `terminal/release`.
-
-    See protocol docs: [Terminal](https://agentclientprotocol.com/protocol/terminals)
-    """
-
-    terminal_id: TerminalId
-    """Identifier of the terminal instance to embed in the content stream."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class ToolCallLocation(_Struct, kw_only=True):
-    """A file location being accessed or modified by a tool.
-
-    Enables clients to implement "follow-along" features that track
-    which files the agent is working with in real-time.
-
-    See protocol docs: [Following the Agent](https://agentclientprotocol.com/protocol/tool-calls#following-the-agent)
-    """
-
-    path: str
-    """The absolute file path being accessed or modified."""
-
-    line: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
-    """Optional line number within the file."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class PermissionOption(_Struct, kw_only=True):
-    """An option presented to the user when requesting permission."""
-
-    option_id: PermissionOptionId
-    """Unique identifier for this permission option."""
-
-    name: str
-    """Human-readable label to display to the user."""
-
-    kind: PermissionOptionKind
-    """Hint about the nature of this permission option."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class CreateTerminalRequest(_Struct, kw_only=True):
@@ -828,30 +871,6 @@ class CreateTerminalRequest(_Struct, kw_only=True):
     """
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class EnvVariable(_Struct, kw_only=True):
-    """An environment variable to set when launching an MCP server."""
-
-    name: str
-    """The name of the environment variable."""
-
-    value: str
-    """The value to set for the environment variable."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class TerminalOutputRequest(_Struct, kw_only=True):
@@ -864,12 +883,6 @@ class TerminalOutputRequest(_Struct, kw_only=True):
     """The ID of the terminal to get output from."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class ReleaseTerminalRequest(_Struct, kw_only=True):
@@ -882,12 +895,6 @@ class ReleaseTerminalRequest(_Struct, kw_only=True):
     """The ID of the terminal to release."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class WaitForTerminalExitRequest(_Struct, kw_only=True):
@@ -900,12 +907,6 @@ class WaitForTerminalExitRequest(_Struct, kw_only=True):
     """The ID of the terminal to wait for."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class KillTerminalRequest(_Struct, kw_only=True):
@@ -918,169 +919,103 @@ class KillTerminalRequest(_Struct, kw_only=True):
     """The ID of the terminal to kill."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
-class ElicitationFormMode(_Struct, kw_only=True):
-    """Form-based elicitation mode where the client renders a form from the provided schema."""
-
-    requested_schema: ElicitationSchema
-    """A JSON Schema describing the form fields to present to the user."""
-
-    session_id: SessionId | UnsetType = UNSET
-    """The session this elicitation is tied to."""
-
-    tool_call_id: ToolCallId | UnsetType | None = UNSET
-    """Optional tool call within the session.
-
-    Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
-    session without a specific tool call.
-    """
-
-    request_id: RequestId | UnsetType = UNSET
-    """The request this elicitation is tied to."""
-
-
-class CreateElicitationRequestForm(
-    ElicitationFormMode, kw_only=True, tag_field="mode", tag="form"
-):
-    """Form-based elicitation where the client renders a form from the provided schema."""
-
-    message: str
-    """A human-readable message describing what input is needed."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class ElicitationUrlMode(_Struct, kw_only=True):
-    """URL-based elicitation mode where the client directs the user to a URL."""
-
-    elicitation_id: ElicitationId
-    """The unique identifier for this elicitation."""
-
-    url: str
-    """The URL to direct the user to."""
-
-    session_id: SessionId | UnsetType = UNSET
-    """The session this elicitation is tied to."""
-
-    tool_call_id: ToolCallId | UnsetType | None = UNSET
-    """Optional tool call within the session.
-
-    Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
-    session without a specific tool call.
-    """
-
-    request_id: RequestId | UnsetType = UNSET
-    """The request this elicitation is tied to."""
-
-
-class CreateElicitationRequestUrl(
-    ElicitationUrlMode, kw_only=True, tag_field="mode", tag="url"
-):
-    """URL-based elicitation where the client directs the user to a URL."""
-
-    message: str
-    """A human-readable message describing what input is needed."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class ElicitationSessionScope(_Struct, kw_only=True):
-    """Session-scoped elicitation, optionally tied to a specific tool call.
-
-    When `tool_call_id` is set, the elicitation is tied to a specific tool call.
-    This is useful when an agent receives an elicitation from an MCP server
-    during a tool call and needs to redirect it to the user.
-    """
-
-    session_id: SessionId
-    """The session this elicitation is tied to."""
-
-    tool_call_id: ToolCallId | UnsetType | None = UNSET
-    """Optional tool call within the session.
-
-    Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
-    session without a specific tool call.
-    """
-
-
-class ElicitationRequestScope(_Struct, kw_only=True):
-    """Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session
-    (e.g., during auth/configuration phases before any session is started).
-    """
-
-    request_id: RequestId
-    """The request this elicitation is tied to."""
-
-
-class ElicitationSchema(_Struct, kw_only=True):
-    """Type-safe elicitation schema for requesting structured user input.
-
-    This represents a JSON Schema object with primitive-typed properties,
-    as required by the elicitation specification.
-    """
-
-    type: ElicitationSchemaType | UnsetType = UNSET
-    """Type discriminator. Always `"object"`.
-
-    Schema default: ``"object"`` (UNSET here means absent).
-    """
+class BooleanPropertySchema(_Struct, kw_only=True, tag_field="type", tag="boolean"):
+    """Schema for boolean properties in an elicitation form."""
 
     title: str | UnsetType | None = UNSET
-    """Optional title for the schema.
+    """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
 
-    properties: dict[str, ElicitationPropertySchema] | UnsetType = UNSET
-    """Property definitions (must be primitive types).
-
-    Schema default: ``{}`` (UNSET here means absent).
-    """
-
-    required: list[str] | UnsetType | None = UNSET
-    """List of required property names.
-
-    Optional. Omitted and `null` are equivalent and mean no property names are required.
-    """
-
     description: str | UnsetType | None = UNSET
-    """Optional description of what this schema represents.
+    """Human-readable description.
 
-    Optional. Omitted and `null` are equivalent and mean no schema description is provided.
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
+
+    default: bool | UnsetType | None = UNSET
+    """Default value.
+
+    Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
+    """Optional. Omitted and `null` are equivalent and mean no metadata."""
 
-    Optional. Omitted and `null` are equivalent and mean no metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+class ElicitationPropertySchemaOther(OtherVariant):
+    """Custom or future elicitation property schema.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+
+    Clients that do not understand this property schema type should preserve
+    the raw schema when storing, replaying, proxying, or forwarding
+    elicitation requests. They MUST NOT render it as a known input control.
     """
+
+    __slots__ = ()
+    tag_field = "type"
+    known_tags = frozenset({"string", "number", "integer", "boolean", "array"})
+
+
+class IntegerPropertySchema(_Struct, kw_only=True, tag_field="type", tag="integer"):
+    """Schema for integer properties in an elicitation form."""
+
+    title: str | UnsetType | None = UNSET
+    """Optional title for the property.
+
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
+
+    description: str | UnsetType | None = UNSET
+    """Human-readable description.
+
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
+
+    minimum: int | UnsetType | None = UNSET
+    """Minimum value (inclusive).
+
+    Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
+    """
+
+    maximum: int | UnsetType | None = UNSET
+    """Maximum value (inclusive).
+
+    Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
+    """
+
+    default: int | UnsetType | None = UNSET
+    """Default value.
+
+    Optional. Omitted and `null` are equivalent and mean no default value is provided.
+    """
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+    """Optional. Omitted and `null` are equivalent and mean no metadata."""
+
+
+class MultiSelectItemsOther(OtherVariant):
+    """Custom or future typed multi-select items."""
+
+    __slots__ = ()
+    tag_field = "type"
+    known_tags = frozenset({"string"})
+
+
+class StringMultiSelectItems(_Struct, kw_only=True, tag_field="type", tag="string"):
+    """String item schema for multi-select enum properties."""
+
+    enum: list[str]
+    """Allowed enum values."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+    """Optional. Omitted and `null` are equivalent and mean no metadata."""
 
 
 class EnumOption(_Struct, kw_only=True):
@@ -1099,14 +1034,122 @@ class EnumOption(_Struct, kw_only=True):
     """
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
+    """Optional. Omitted and `null` are equivalent and mean no metadata."""
 
-    Optional. Omitted and `null` are equivalent and mean no metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+class TitledMultiSelectItems(_Struct, kw_only=True):
+    """Items definition for titled multi-select enum properties."""
+
+    any_of: list[EnumOption]
+    """Titled enum options."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+    """Optional. Omitted and `null` are equivalent and mean no metadata."""
+
+
+if TYPE_CHECKING:
+    MultiSelectItems: TypeAlias = Union[
+        StringMultiSelectItems,
+        TitledMultiSelectItems,
+        MultiSelectItemsOther,
+    ]
+else:
+    MultiSelectItems = Annotated[
+        Any,
+        ShapeUnion(
+            "MultiSelectItems",
+            (
+                StringMultiSelectItems,
+                TitledMultiSelectItems,
+                MultiSelectItemsOther,
+            ),
+        ),
+    ]
+"""Items for a multi-select (array) property schema."""
+
+
+class MultiSelectPropertySchema(_Struct, kw_only=True, tag_field="type", tag="array"):
+    """Schema for multi-select (array) properties in an elicitation form."""
+
+    title: str | UnsetType | None = UNSET
+    """Optional title for the property.
+
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
+
+    description: str | UnsetType | None = UNSET
+    """Human-readable description.
+
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
+
+    min_items: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
+    """Minimum number of items to select.
+
+    Optional. Omitted and `null` are equivalent and mean there is no minimum selection count.
+    """
+
+    max_items: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
+    """Maximum number of items to select.
+
+    Optional. Omitted and `null` are equivalent and mean there is no maximum selection count.
+    """
+
+    items: MultiSelectItems
+    """The items definition describing allowed values."""
+
+    default: list[str] | UnsetType | None = UNSET
+    """Default selected values.
+
+    Optional. Omitted and `null` are equivalent and mean no default selections are provided.
+    """
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+    """Optional. Omitted and `null` are equivalent and mean no metadata."""
+
+    def __post_init__(self) -> None:
+        _CODEC.resolve_shapes(self)
+
+
+class NumberPropertySchema(_Struct, kw_only=True, tag_field="type", tag="number"):
+    """Schema for number (floating-point) properties in an elicitation form."""
+
+    title: str | UnsetType | None = UNSET
+    """Optional title for the property.
+
+    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    """
+
+    description: str | UnsetType | None = UNSET
+    """Human-readable description.
+
+    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    """
+
+    minimum: float | UnsetType | None = UNSET
+    """Minimum value (inclusive).
+
+    Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
+    """
+
+    maximum: float | UnsetType | None = UNSET
+    """Maximum value (inclusive).
+
+    Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
+    """
+
+    default: float | UnsetType | None = UNSET
+    """Default value.
+
+    Optional. Omitted and `null` are equivalent and mean no default value is provided.
+    """
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+    """Optional. Omitted and `null` are equivalent and mean no metadata."""
+
+
+StringFormat: TypeAlias = Literal["email", "uri", "date", "date-time"]
+"""String format types for string properties in elicitation schemas."""
 
 
 class StringPropertySchema(_Struct, kw_only=True, tag_field="type", tag="string"):
@@ -1171,218 +1214,205 @@ class StringPropertySchema(_Struct, kw_only=True, tag_field="type", tag="string"
     """
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
+    """Optional. Omitted and `null` are equivalent and mean no metadata."""
 
-    Optional. Omitted and `null` are equivalent and mean no metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+if TYPE_CHECKING:
+    ElicitationPropertySchema: TypeAlias = Union[
+        StringPropertySchema,
+        NumberPropertySchema,
+        IntegerPropertySchema,
+        BooleanPropertySchema,
+        MultiSelectPropertySchema,
+        ElicitationPropertySchemaOther,
+    ]
+else:
+    ElicitationPropertySchema = Annotated[
+        Union[
+            StringPropertySchema,
+            NumberPropertySchema,
+            IntegerPropertySchema,
+            BooleanPropertySchema,
+            MultiSelectPropertySchema,
+        ],
+        OpenUnion("type", ElicitationPropertySchemaOther),
+    ]
+"""Property schema for elicitation form fields.
+
+Each variant corresponds to a JSON Schema `"type"` value.
+Single-select enums use the `String` variant with `enum` or `oneOf` set.
+Multi-select enums use the `Array` variant.
+"""
+
+
+ElicitationSchemaType: TypeAlias = Literal["object"]
+"""Type discriminator for elicitation schemas."""
+
+
+class ElicitationSchema(_Struct, kw_only=True):
+    """Type-safe elicitation schema for requesting structured user input.
+
+    This represents a JSON Schema object with primitive-typed properties,
+    as required by the elicitation specification.
     """
 
+    type: ElicitationSchemaType | UnsetType = UNSET
+    """Type discriminator. Always `"object"`.
 
-class NumberPropertySchema(_Struct, kw_only=True, tag_field="type", tag="number"):
-    """Schema for number (floating-point) properties in an elicitation form."""
+    Schema default: ``"object"`` (UNSET here means absent).
+    """
 
     title: str | UnsetType | None = UNSET
-    """Optional title for the property.
+    """Optional title for the schema.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
 
-    description: str | UnsetType | None = UNSET
-    """Human-readable description.
+    properties: dict[str, ElicitationPropertySchema] | UnsetType = UNSET
+    """Property definitions (must be primitive types).
 
-    Optional. Omitted and `null` are equivalent and mean no description is provided.
+    Schema default: ``{}`` (UNSET here means absent).
     """
 
-    minimum: float | UnsetType | None = UNSET
-    """Minimum value (inclusive).
+    required: list[str] | UnsetType | None = UNSET
+    """List of required property names.
 
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
-    """
-
-    maximum: float | UnsetType | None = UNSET
-    """Maximum value (inclusive).
-
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
-    """
-
-    default: float | UnsetType | None = UNSET
-    """Default value.
-
-    Optional. Omitted and `null` are equivalent and mean no default value is provided.
-    """
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class IntegerPropertySchema(_Struct, kw_only=True, tag_field="type", tag="integer"):
-    """Schema for integer properties in an elicitation form."""
-
-    title: str | UnsetType | None = UNSET
-    """Optional title for the property.
-
-    Optional. Omitted and `null` are equivalent and mean no title is provided.
+    Optional. Omitted and `null` are equivalent and mean no property names are required.
     """
 
     description: str | UnsetType | None = UNSET
-    """Human-readable description.
+    """Optional description of what this schema represents.
 
-    Optional. Omitted and `null` are equivalent and mean no description is provided.
-    """
-
-    minimum: int | UnsetType | None = UNSET
-    """Minimum value (inclusive).
-
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
-    """
-
-    maximum: int | UnsetType | None = UNSET
-    """Maximum value (inclusive).
-
-    Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
-    """
-
-    default: int | UnsetType | None = UNSET
-    """Default value.
-
-    Optional. Omitted and `null` are equivalent and mean no default value is provided.
+    Optional. Omitted and `null` are equivalent and mean no schema description is provided.
     """
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
+    """Optional. Omitted and `null` are equivalent and mean no metadata."""
 
-    Optional. Omitted and `null` are equivalent and mean no metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+RequestId: TypeAlias = int | str | None
+"""JSON RPC Request Id
+
+An identifier established by the Client that MUST contain a String, Number, or NULL value if included. If it is not included it is assumed to be a notification. The value SHOULD normally not be Null \\[1\\] and Numbers SHOULD NOT contain fractional parts \\[2\\]
+
+The Server MUST reply with the same value in the Response object if included. This member is used to correlate the context between the two objects.
+
+\\[1\\] The use of Null as a value for the id member in a Request object is discouraged, because this specification uses a value of Null for Responses with an unknown id. Also, because JSON-RPC 1.0 uses an id value of Null for Notifications this could cause confusion in handling.
+
+\\[2\\] Fractional parts may be problematic, since many decimal fractions cannot be represented exactly as binary fractions.
+"""
+
+
+class ElicitationFormMode(_Struct, kw_only=True):
+    """Form-based elicitation mode where the client renders a form from the provided schema."""
+
+    requested_schema: ElicitationSchema
+    """A JSON Schema describing the form fields to present to the user."""
+
+    session_id: SessionId | UnsetType = UNSET
+    """The session this elicitation is tied to."""
+
+    tool_call_id: ToolCallId | UnsetType | None = UNSET
+    """Optional tool call within the session.
+
+    Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
+    session without a specific tool call.
     """
 
+    request_id: RequestId | UnsetType = UNSET
+    """The request this elicitation is tied to."""
 
-class BooleanPropertySchema(_Struct, kw_only=True, tag_field="type", tag="boolean"):
-    """Schema for boolean properties in an elicitation form."""
 
-    title: str | UnsetType | None = UNSET
-    """Optional title for the property.
+class CreateElicitationRequestForm(
+    ElicitationFormMode, kw_only=True, tag_field="mode", tag="form"
+):
+    """Form-based elicitation where the client renders a form from the provided schema."""
 
-    Optional. Omitted and `null` are equivalent and mean no title is provided.
-    """
-
-    description: str | UnsetType | None = UNSET
-    """Human-readable description.
-
-    Optional. Omitted and `null` are equivalent and mean no description is provided.
-    """
-
-    default: bool | UnsetType | None = UNSET
-    """Default value.
-
-    Optional. Omitted and `null` are equivalent and mean no default value is provided.
-    """
+    message: str
+    """A human-readable message describing what input is needed."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
+    """Optional. Omitted and `null` are equivalent and mean no metadata."""
 
-    Optional. Omitted and `null` are equivalent and mean no metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+ElicitationId: TypeAlias = str
+"""Unique identifier for an elicitation."""
+
+
+class ElicitationUrlMode(_Struct, kw_only=True):
+    """URL-based elicitation mode where the client directs the user to a URL."""
+
+    elicitation_id: ElicitationId
+    """The unique identifier for this elicitation."""
+
+    url: str
+    """The URL to direct the user to."""
+
+    session_id: SessionId | UnsetType = UNSET
+    """The session this elicitation is tied to."""
+
+    tool_call_id: ToolCallId | UnsetType | None = UNSET
+    """Optional tool call within the session.
+
+    Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
+    session without a specific tool call.
     """
 
+    request_id: RequestId | UnsetType = UNSET
+    """The request this elicitation is tied to."""
 
-class StringMultiSelectItems(_Struct, kw_only=True, tag_field="type", tag="string"):
-    """String item schema for multi-select enum properties."""
 
-    enum: list[str]
-    """Allowed enum values."""
+class CreateElicitationRequestUrl(
+    ElicitationUrlMode, kw_only=True, tag_field="mode", tag="url"
+):
+    """URL-based elicitation where the client directs the user to a URL."""
+
+    message: str
+    """A human-readable message describing what input is needed."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
+    """Optional. Omitted and `null` are equivalent and mean no metadata."""
 
-    Optional. Omitted and `null` are equivalent and mean no metadata.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+class ElicitationSessionScope(_Struct, kw_only=True):
+    """Session-scoped elicitation, optionally tied to a specific tool call.
+
+    When `tool_call_id` is set, the elicitation is tied to a specific tool call.
+    This is useful when an agent receives an elicitation from an MCP server
+    during a tool call and needs to redirect it to the user.
+    """
+
+    session_id: SessionId
+    """The session this elicitation is tied to."""
+
+    tool_call_id: ToolCallId | UnsetType | None = UNSET
+    """Optional tool call within the session.
+
+    Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
+    session without a specific tool call.
     """
 
 
-class TitledMultiSelectItems(_Struct, kw_only=True):
-    """Items definition for titled multi-select enum properties."""
-
-    any_of: list[EnumOption]
-    """Titled enum options."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+class ElicitationRequestScope(_Struct, kw_only=True):
+    """Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session
+    (e.g., during auth/configuration phases before any session is started).
     """
 
+    request_id: RequestId
+    """The request this elicitation is tied to."""
 
-class MultiSelectPropertySchema(_Struct, kw_only=True, tag_field="type", tag="array"):
-    """Schema for multi-select (array) properties in an elicitation form."""
 
-    title: str | UnsetType | None = UNSET
-    """Optional title for the property.
+McpServerAcpId: TypeAlias = str
+"""**UNSTABLE**
 
-    Optional. Omitted and `null` are equivalent and mean no title is provided.
-    """
+This capability is not part of the spec yet, and may be removed or changed at any point.
 
-    description: str | UnsetType | None = UNSET
-    """Human-readable description.
+Unique identifier for an MCP server using the ACP transport.
 
-    Optional. Omitted and `null` are equivalent and mean no description is provided.
-    """
-
-    min_items: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
-    """Minimum number of items to select.
-
-    Optional. Omitted and `null` are equivalent and mean there is no minimum selection count.
-    """
-
-    max_items: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
-    """Maximum number of items to select.
-
-    Optional. Omitted and `null` are equivalent and mean there is no maximum selection count.
-    """
-
-    items: MultiSelectItems
-    """The items definition describing allowed values."""
-
-    default: list[str] | UnsetType | None = UNSET
-    """Default selected values.
-
-    Optional. Omitted and `null` are equivalent and mean no default selections are provided.
-    """
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __post_init__(self) -> None:
-        _CODEC.resolve_shapes(self)
+The value is opaque and generated by the ACP component providing the MCP server. It is
+used by `mcp/connect` to route connection requests back to the component that declared the
+server.
+"""
 
 
 class ConnectMcpRequest(_Struct, kw_only=True):
@@ -1397,12 +1427,15 @@ class ConnectMcpRequest(_Struct, kw_only=True):
     """The ACP MCP server ID that was provided by the component declaring the MCP server."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
+
+McpConnectionId: TypeAlias = str
+"""**UNSTABLE**
+
+This capability is not part of the spec yet, and may be removed or changed at any point.
+
+A unique identifier for an active MCP-over-ACP connection.
+"""
 
 
 class MessageMcpRequest(_Struct, kw_only=True):
@@ -1426,12 +1459,6 @@ class MessageMcpRequest(_Struct, kw_only=True):
     """
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class DisconnectMcpRequest(_Struct, kw_only=True):
@@ -1446,58 +1473,392 @@ class DisconnectMcpRequest(_Struct, kw_only=True):
     """The MCP-over-ACP connection to close."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
-class InitializeResponse(_Struct, kw_only=True):
-    """Response to the `initialize` method.
+class LogoutCapabilities(_Struct, kw_only=True):
+    """Logout capabilities supported by the agent.
 
-    Contains the negotiated protocol version and agent capabilities.
-
-    See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/initialization)
-    """
-
-    protocol_version: ProtocolVersion
-    """The protocol version the client specified if supported by the agent,
-    or the latest protocol version supported by the agent.
-
-    The client should disconnect, if it doesn't support this version.
-    """
-
-    agent_capabilities: AgentCapabilities | UnsetType = UNSET
-    """Capabilities supported by the agent.
-
-    Schema default: ``{"loadSession": false, "promptCapabilities": {"image": false, "audio": false, "embeddedContext": false}, "mcpCapabilities": {"http": false, "sse": false, "acp": false}, "sessionCapabilities": {}, "auth": {}}`` (UNSET here means absent).
-    """
-
-    auth_methods: list[AuthMethod] | UnsetType = UNSET
-    """Authentication methods supported by the agent.
-
-    Schema default: ``[]`` (UNSET here means absent).
-    """
-
-    agent_info: Implementation | UnsetType | None = UNSET
-    """Information about the Agent name and version sent to the Client.
-
-    Note: in future versions of the protocol, this will be required.
+    Supplying `{}` means the agent supports the logout method.
     """
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+
+class AgentAuthCapabilities(_Struct, kw_only=True):
+    """Authentication-related capabilities supported by the agent."""
+
+    logout: LogoutCapabilities | UnsetType | None = UNSET
+    """Whether the agent supports the logout method.
+
+    Optional. Omitted or `null` both mean the agent does not advertise support.
+    Supplying `{}` means the agent supports the logout method.
     """
 
-    def __post_init__(self) -> None:
-        if self.auth_methods:
-            _CODEC.resolve_shapes(self)
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class McpCapabilities(_Struct, kw_only=True):
+    """MCP capabilities supported by the agent"""
+
+    http: bool | UnsetType = UNSET
+    """Agent supports [`McpServer::Http`].
+
+    Schema default: ``false`` (UNSET here means absent).
+    """
+
+    sse: bool | UnsetType = UNSET
+    """Agent supports [`McpServer::Sse`].
+
+    Schema default: ``false`` (UNSET here means absent).
+    """
+
+    acp: bool | UnsetType = UNSET
+    """**UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Agent supports [`McpServer::Acp`].
+
+    Schema default: ``false`` (UNSET here means absent).
+    """
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class NesDiagnosticsCapabilities(_Struct, kw_only=True):
+    """Capabilities for diagnostics context."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class NesEditHistoryCapabilities(_Struct, kw_only=True):
+    """Capabilities for edit history context."""
+
+    max_count: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
+    """Maximum number of edit history entries the agent can use."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class NesOpenFilesCapabilities(_Struct, kw_only=True):
+    """Capabilities for open files context."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class NesRecentFilesCapabilities(_Struct, kw_only=True):
+    """Capabilities for recent files context."""
+
+    max_count: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
+    """Maximum number of recent files the agent can use."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class NesRelatedSnippetsCapabilities(_Struct, kw_only=True):
+    """Capabilities for related snippets context."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class NesUserActionsCapabilities(_Struct, kw_only=True):
+    """Capabilities for user actions context."""
+
+    max_count: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
+    """Maximum number of user actions the agent can use."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class NesContextCapabilities(_Struct, kw_only=True):
+    """Context capabilities the agent wants attached to each suggestion request."""
+
+    recent_files: NesRecentFilesCapabilities | UnsetType | None = UNSET
+    """Whether the agent wants recent files context."""
+
+    related_snippets: NesRelatedSnippetsCapabilities | UnsetType | None = UNSET
+    """Whether the agent wants related snippets context."""
+
+    edit_history: NesEditHistoryCapabilities | UnsetType | None = UNSET
+    """Whether the agent wants edit history context."""
+
+    user_actions: NesUserActionsCapabilities | UnsetType | None = UNSET
+    """Whether the agent wants user actions context."""
+
+    open_files: NesOpenFilesCapabilities | UnsetType | None = UNSET
+    """Whether the agent wants open files context."""
+
+    diagnostics: NesDiagnosticsCapabilities | UnsetType | None = UNSET
+    """Whether the agent wants diagnostics context."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+TextDocumentSyncKind: TypeAlias = Literal["full", "incremental"]
+"""How the agent wants document changes delivered."""
+
+
+class NesDocumentDidChangeCapabilities(_Struct, kw_only=True):
+    """Capabilities for `document/didChange` events."""
+
+    sync_kind: TextDocumentSyncKind
+    """The sync kind the agent wants: `"full"` or `"incremental"`."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class NesDocumentDidCloseCapabilities(_Struct, kw_only=True):
+    """Marker for `document/didClose` capability support."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class NesDocumentDidFocusCapabilities(_Struct, kw_only=True):
+    """Marker for `document/didFocus` capability support."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class NesDocumentDidOpenCapabilities(_Struct, kw_only=True):
+    """Marker for `document/didOpen` capability support."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class NesDocumentDidSaveCapabilities(_Struct, kw_only=True):
+    """Marker for `document/didSave` capability support."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class NesDocumentEventCapabilities(_Struct, kw_only=True):
+    """Document event capabilities the agent wants to receive."""
+
+    did_open: NesDocumentDidOpenCapabilities | UnsetType | None = UNSET
+    """Whether the agent wants `document/didOpen` events."""
+
+    did_change: NesDocumentDidChangeCapabilities | UnsetType | None = UNSET
+    """Whether the agent wants `document/didChange` events, and the sync kind."""
+
+    did_close: NesDocumentDidCloseCapabilities | UnsetType | None = UNSET
+    """Whether the agent wants `document/didClose` events."""
+
+    did_save: NesDocumentDidSaveCapabilities | UnsetType | None = UNSET
+    """Whether the agent wants `document/didSave` events."""
+
+    did_focus: NesDocumentDidFocusCapabilities | UnsetType | None = UNSET
+    """Whether the agent wants `document/didFocus` events."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class NesEventCapabilities(_Struct, kw_only=True):
+    """Event capabilities the agent can consume."""
+
+    document: NesDocumentEventCapabilities | UnsetType | None = UNSET
+    """Document event capabilities."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class NesCapabilities(_Struct, kw_only=True):
+    """NES capabilities advertised by the agent during initialization."""
+
+    events: NesEventCapabilities | UnsetType | None = UNSET
+    """Events the agent wants to receive."""
+
+    context: NesContextCapabilities | UnsetType | None = UNSET
+    """Context the agent wants attached to each suggestion request."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+PositionEncodingKind: TypeAlias = Literal["utf-16", "utf-32", "utf-8"]
+"""The encoding used for character offsets in positions.
+
+Follows the same conventions as LSP 3.17. The default is UTF-16.
+"""
+
+
+class PromptCapabilities(_Struct, kw_only=True):
+    """Prompt capabilities supported by the agent in `session/prompt` requests.
+
+    Baseline agent functionality requires support for [`ContentBlock::Text`]
+    and [`ContentBlock::ResourceLink`] in prompt requests.
+
+    Other variants must be explicitly opted in to.
+    Capabilities for different types of content in prompt requests.
+
+    Indicates which content types beyond the baseline (text and resource links)
+    the agent can process.
+
+    See protocol docs: [Prompt Capabilities](https://agentclientprotocol.com/protocol/initialization#prompt-capabilities)
+    """
+
+    image: bool | UnsetType = UNSET
+    """Agent supports [`ContentBlock::Image`].
+
+    Schema default: ``false`` (UNSET here means absent).
+    """
+
+    audio: bool | UnsetType = UNSET
+    """Agent supports [`ContentBlock::Audio`].
+
+    Schema default: ``false`` (UNSET here means absent).
+    """
+
+    embedded_context: bool | UnsetType = UNSET
+    """Agent supports embedded context in `session/prompt` requests.
+
+    When enabled, the Client is allowed to include [`ContentBlock::Resource`]
+    in prompt requests for pieces of context that are referenced in the message.
+
+    Schema default: ``false`` (UNSET here means absent).
+    """
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class ProvidersCapabilities(_Struct, kw_only=True):
+    """**UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Provider configuration capabilities supported by the agent.
+
+    Supplying `{}` means the agent supports provider configuration methods.
+    """
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class SessionAdditionalDirectoriesCapabilities(_Struct, kw_only=True):
+    """Capabilities for additional session directories support.
+
+    Supplying `{}` means the agent supports the `additionalDirectories` field on
+    supported session lifecycle requests. Agents that also support
+    `session/list` may return `SessionInfo.additionalDirectories` to report the
+    complete ordered additional-root list associated with a listed session.
+    """
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class SessionCloseCapabilities(_Struct, kw_only=True):
+    """Capabilities for the `session/close` method.
+
+    Supplying `{}` means the agent supports closing sessions.
+    """
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class SessionDeleteCapabilities(_Struct, kw_only=True):
+    """Capabilities for the `session/delete` method.
+
+    Supplying `{}` means the agent supports deleting sessions from `session/list`.
+    """
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class SessionForkCapabilities(_Struct, kw_only=True):
+    """**UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Capabilities for the `session/fork` method.
+
+    Supplying `{}` means the agent supports forking sessions.
+    """
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class SessionListCapabilities(_Struct, kw_only=True):
+    """Capabilities for the `session/list` method.
+
+    Supplying `{}` means the agent supports listing sessions.
+    """
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class SessionResumeCapabilities(_Struct, kw_only=True):
+    """Capabilities for the `session/resume` method.
+
+    Supplying `{}` means the agent supports resuming sessions.
+    """
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class SessionCapabilities(_Struct, kw_only=True):
+    """Session capabilities supported by the agent.
+
+    As a baseline, all Agents **MUST** support `session/new`, `session/prompt`, `session/cancel`, and `session/update`.
+
+    Optionally, they **MAY** support other session methods and notifications by specifying additional capabilities.
+
+    Note: `session/load` is still handled by the top-level `load_session` capability. This will be unified in future versions of the protocol.
+
+    See protocol docs: [Session Capabilities](https://agentclientprotocol.com/protocol/initialization#session-capabilities)
+    """
+
+    list: SessionListCapabilities | UnsetType | None = UNSET
+    """Whether the agent supports `session/list`.
+
+    Optional. Omitted or `null` both mean the agent does not advertise support.
+    Supplying `{}` means the agent supports listing sessions.
+    """
+
+    delete: SessionDeleteCapabilities | UnsetType | None = UNSET
+    """Whether the agent supports `session/delete`.
+
+    Optional. Omitted or `null` both mean the agent does not advertise support.
+    Supplying `{}` means the agent supports deleting sessions from `session/list`.
+    """
+
+    additional_directories: (
+        SessionAdditionalDirectoriesCapabilities | UnsetType | None
+    ) = UNSET
+    """Whether the agent supports `additionalDirectories` on supported session lifecycle requests.
+
+    Optional. Omitted or `null` both mean the agent does not advertise support.
+    Supplying `{}` means the agent supports `additionalDirectories` on
+    supported session lifecycle requests.
+
+    Agents that also support `session/list` may return
+    `SessionInfo.additionalDirectories` to report the complete ordered
+    additional-root list associated with a listed session.
+    """
+
+    fork: SessionForkCapabilities | UnsetType | None = UNSET
+    """**UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Whether the agent supports `session/fork`.
+
+    Optional. Omitted or `null` both mean the agent does not advertise support.
+    Supplying `{}` means the agent supports forking sessions.
+    """
+
+    resume: SessionResumeCapabilities | UnsetType | None = UNSET
+    """Whether the agent supports `session/resume`.
+
+    Optional. Omitted or `null` both mean the agent does not advertise support.
+    Supplying `{}` means the agent supports resuming sessions.
+    """
+
+    close: SessionCloseCapabilities | UnsetType | None = UNSET
+    """Whether the agent supports `session/close`.
+
+    Optional. Omitted or `null` both mean the agent does not advertise support.
+    Supplying `{}` means the agent supports closing sessions.
+    """
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
 class AgentCapabilities(_Struct, kw_only=True):
@@ -1570,549 +1931,28 @@ class AgentCapabilities(_Struct, kw_only=True):
     """
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+
+AuthMethodId: TypeAlias = str
+"""Typed identifier used for auth method values on the wire."""
+
+
+class AuthMethodAgent(_Struct, kw_only=True):
+    """Agent handles authentication itself through `authenticate`.
+
+    This is the default authentication method type.
     """
 
+    id: AuthMethodId
+    """Unique identifier for this authentication method."""
 
-class PromptCapabilities(_Struct, kw_only=True):
-    """Prompt capabilities supported by the agent in `session/prompt` requests.
+    name: str
+    """Human-readable name of the authentication method."""
 
-    Baseline agent functionality requires support for [`ContentBlock::Text`]
-    and [`ContentBlock::ResourceLink`] in prompt requests.
-
-    Other variants must be explicitly opted in to.
-    Capabilities for different types of content in prompt requests.
-
-    Indicates which content types beyond the baseline (text and resource links)
-    the agent can process.
-
-    See protocol docs: [Prompt Capabilities](https://agentclientprotocol.com/protocol/initialization#prompt-capabilities)
-    """
-
-    image: bool | UnsetType = UNSET
-    """Agent supports [`ContentBlock::Image`].
-
-    Schema default: ``false`` (UNSET here means absent).
-    """
-
-    audio: bool | UnsetType = UNSET
-    """Agent supports [`ContentBlock::Audio`].
-
-    Schema default: ``false`` (UNSET here means absent).
-    """
-
-    embedded_context: bool | UnsetType = UNSET
-    """Agent supports embedded context in `session/prompt` requests.
-
-    When enabled, the Client is allowed to include [`ContentBlock::Resource`]
-    in prompt requests for pieces of context that are referenced in the message.
-
-    Schema default: ``false`` (UNSET here means absent).
-    """
+    description: str | UnsetType | None = UNSET
+    """Optional description providing more details about this authentication method."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class McpCapabilities(_Struct, kw_only=True):
-    """MCP capabilities supported by the agent"""
-
-    http: bool | UnsetType = UNSET
-    """Agent supports [`McpServer::Http`].
-
-    Schema default: ``false`` (UNSET here means absent).
-    """
-
-    sse: bool | UnsetType = UNSET
-    """Agent supports [`McpServer::Sse`].
-
-    Schema default: ``false`` (UNSET here means absent).
-    """
-
-    acp: bool | UnsetType = UNSET
-    """**UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Agent supports [`McpServer::Acp`].
-
-    Schema default: ``false`` (UNSET here means absent).
-    """
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class SessionCapabilities(_Struct, kw_only=True):
-    """Session capabilities supported by the agent.
-
-    As a baseline, all Agents **MUST** support `session/new`, `session/prompt`, `session/cancel`, and `session/update`.
-
-    Optionally, they **MAY** support other session methods and notifications by specifying additional capabilities.
-
-    Note: `session/load` is still handled by the top-level `load_session` capability. This will be unified in future versions of the protocol.
-
-    See protocol docs: [Session Capabilities](https://agentclientprotocol.com/protocol/initialization#session-capabilities)
-    """
-
-    list: SessionListCapabilities | UnsetType | None = UNSET
-    """Whether the agent supports `session/list`.
-
-    Optional. Omitted or `null` both mean the agent does not advertise support.
-    Supplying `{}` means the agent supports listing sessions.
-    """
-
-    delete: SessionDeleteCapabilities | UnsetType | None = UNSET
-    """Whether the agent supports `session/delete`.
-
-    Optional. Omitted or `null` both mean the agent does not advertise support.
-    Supplying `{}` means the agent supports deleting sessions from `session/list`.
-    """
-
-    additional_directories: (
-        SessionAdditionalDirectoriesCapabilities | UnsetType | None
-    ) = UNSET
-    """Whether the agent supports `additionalDirectories` on supported session lifecycle requests.
-
-    Optional. Omitted or `null` both mean the agent does not advertise support.
-    Supplying `{}` means the agent supports `additionalDirectories` on
-    supported session lifecycle requests.
-
-    Agents that also support `session/list` may return
-    `SessionInfo.additionalDirectories` to report the complete ordered
-    additional-root list associated with a listed session.
-    """
-
-    fork: SessionForkCapabilities | UnsetType | None = UNSET
-    """**UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Whether the agent supports `session/fork`.
-
-    Optional. Omitted or `null` both mean the agent does not advertise support.
-    Supplying `{}` means the agent supports forking sessions.
-    """
-
-    resume: SessionResumeCapabilities | UnsetType | None = UNSET
-    """Whether the agent supports `session/resume`.
-
-    Optional. Omitted or `null` both mean the agent does not advertise support.
-    Supplying `{}` means the agent supports resuming sessions.
-    """
-
-    close: SessionCloseCapabilities | UnsetType | None = UNSET
-    """Whether the agent supports `session/close`.
-
-    Optional. Omitted or `null` both mean the agent does not advertise support.
-    Supplying `{}` means the agent supports closing sessions.
-    """
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class SessionListCapabilities(_Struct, kw_only=True):
-    """Capabilities for the `session/list` method.
-
-    Supplying `{}` means the agent supports listing sessions.
-    """
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class SessionDeleteCapabilities(_Struct, kw_only=True):
-    """Capabilities for the `session/delete` method.
-
-    Supplying `{}` means the agent supports deleting sessions from `session/list`.
-    """
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class SessionAdditionalDirectoriesCapabilities(_Struct, kw_only=True):
-    """Capabilities for additional session directories support.
-
-    Supplying `{}` means the agent supports the `additionalDirectories` field on
-    supported session lifecycle requests. Agents that also support
-    `session/list` may return `SessionInfo.additionalDirectories` to report the
-    complete ordered additional-root list associated with a listed session.
-    """
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class SessionForkCapabilities(_Struct, kw_only=True):
-    """**UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Capabilities for the `session/fork` method.
-
-    Supplying `{}` means the agent supports forking sessions.
-    """
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class SessionResumeCapabilities(_Struct, kw_only=True):
-    """Capabilities for the `session/resume` method.
-
-    Supplying `{}` means the agent supports resuming sessions.
-    """
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class SessionCloseCapabilities(_Struct, kw_only=True):
-    """Capabilities for the `session/close` method.
-
-    Supplying `{}` means the agent supports closing sessions.
-    """
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class AgentAuthCapabilities(_Struct, kw_only=True):
-    """Authentication-related capabilities supported by the agent."""
-
-    logout: LogoutCapabilities | UnsetType | None = UNSET
-    """Whether the agent supports the logout method.
-
-    Optional. Omitted or `null` both mean the agent does not advertise support.
-    Supplying `{}` means the agent supports the logout method.
-    """
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class LogoutCapabilities(_Struct, kw_only=True):
-    """Logout capabilities supported by the agent.
-
-    Supplying `{}` means the agent supports the logout method.
-    """
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class ProvidersCapabilities(_Struct, kw_only=True):
-    """**UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Provider configuration capabilities supported by the agent.
-
-    Supplying `{}` means the agent supports provider configuration methods.
-    """
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class NesCapabilities(_Struct, kw_only=True):
-    """NES capabilities advertised by the agent during initialization."""
-
-    events: NesEventCapabilities | UnsetType | None = UNSET
-    """Events the agent wants to receive."""
-
-    context: NesContextCapabilities | UnsetType | None = UNSET
-    """Context the agent wants attached to each suggestion request."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class NesEventCapabilities(_Struct, kw_only=True):
-    """Event capabilities the agent can consume."""
-
-    document: NesDocumentEventCapabilities | UnsetType | None = UNSET
-    """Document event capabilities."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class NesDocumentEventCapabilities(_Struct, kw_only=True):
-    """Document event capabilities the agent wants to receive."""
-
-    did_open: NesDocumentDidOpenCapabilities | UnsetType | None = UNSET
-    """Whether the agent wants `document/didOpen` events."""
-
-    did_change: NesDocumentDidChangeCapabilities | UnsetType | None = UNSET
-    """Whether the agent wants `document/didChange` events, and the sync kind."""
-
-    did_close: NesDocumentDidCloseCapabilities | UnsetType | None = UNSET
-    """Whether the agent wants `document/didClose` events."""
-
-    did_save: NesDocumentDidSaveCapabilities | UnsetType | None = UNSET
-    """Whether the agent wants `document/didSave` events."""
-
-    did_focus: NesDocumentDidFocusCapabilities | UnsetType | None = UNSET
-    """Whether the agent wants `document/didFocus` events."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class NesDocumentDidOpenCapabilities(_Struct, kw_only=True):
-    """Marker for `document/didOpen` capability support."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class NesDocumentDidChangeCapabilities(_Struct, kw_only=True):
-    """Capabilities for `document/didChange` events."""
-
-    sync_kind: TextDocumentSyncKind
-    """The sync kind the agent wants: `"full"` or `"incremental"`."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class NesDocumentDidCloseCapabilities(_Struct, kw_only=True):
-    """Marker for `document/didClose` capability support."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class NesDocumentDidSaveCapabilities(_Struct, kw_only=True):
-    """Marker for `document/didSave` capability support."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class NesDocumentDidFocusCapabilities(_Struct, kw_only=True):
-    """Marker for `document/didFocus` capability support."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class NesContextCapabilities(_Struct, kw_only=True):
-    """Context capabilities the agent wants attached to each suggestion request."""
-
-    recent_files: NesRecentFilesCapabilities | UnsetType | None = UNSET
-    """Whether the agent wants recent files context."""
-
-    related_snippets: NesRelatedSnippetsCapabilities | UnsetType | None = UNSET
-    """Whether the agent wants related snippets context."""
-
-    edit_history: NesEditHistoryCapabilities | UnsetType | None = UNSET
-    """Whether the agent wants edit history context."""
-
-    user_actions: NesUserActionsCapabilities | UnsetType | None = UNSET
-    """Whether the agent wants user actions context."""
-
-    open_files: NesOpenFilesCapabilities | UnsetType | None = UNSET
-    """Whether the agent wants open files context."""
-
-    diagnostics: NesDiagnosticsCapabilities | UnsetType | None = UNSET
-    """Whether the agent wants diagnostics context."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class NesRecentFilesCapabilities(_Struct, kw_only=True):
-    """Capabilities for recent files context."""
-
-    max_count: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
-    """Maximum number of recent files the agent can use."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class NesRelatedSnippetsCapabilities(_Struct, kw_only=True):
-    """Capabilities for related snippets context."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class NesEditHistoryCapabilities(_Struct, kw_only=True):
-    """Capabilities for edit history context."""
-
-    max_count: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
-    """Maximum number of edit history entries the agent can use."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class NesUserActionsCapabilities(_Struct, kw_only=True):
-    """Capabilities for user actions context."""
-
-    max_count: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
-    """Maximum number of user actions the agent can use."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class NesOpenFilesCapabilities(_Struct, kw_only=True):
-    """Capabilities for open files context."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class NesDiagnosticsCapabilities(_Struct, kw_only=True):
-    """Capabilities for diagnostics context."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class AuthMethodTerminal(_Struct, kw_only=True, tag_field="type", tag="terminal"):
@@ -2143,36 +1983,26 @@ class AuthMethodTerminal(_Struct, kw_only=True, tag_field="type", tag="terminal"
     """
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
-class AuthMethodAgent(_Struct, kw_only=True):
-    """Agent handles authentication itself through `authenticate`.
+if TYPE_CHECKING:
+    AuthMethod: TypeAlias = Union[AuthMethodTerminal, AuthMethodAgent]
+else:
+    AuthMethod = Annotated[
+        Any,
+        ShapeUnion(
+            "AuthMethod",
+            (
+                AuthMethodTerminal,
+                AuthMethodAgent,
+            ),
+        ),
+    ]
+"""Describes an available authentication method.
 
-    This is the default authentication method type.
-    """
-
-    id: AuthMethodId
-    """Unique identifier for this authentication method."""
-
-    name: str
-    """Human-readable name of the authentication method."""
-
-    description: str | UnsetType | None = UNSET
-    """Optional description providing more details about this authentication method."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
+The `type` field acts as the discriminator in the serialized JSON form.
+When no `type` is present, the method is treated as `agent`.
+"""
 
 
 class Implementation(_Struct, kw_only=True):
@@ -2199,44 +2029,103 @@ class Implementation(_Struct, kw_only=True):
     """
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+
+ProtocolVersion: TypeAlias = Annotated[int, msgspec.Meta(ge=0, le=65535)]
+"""Protocol version identifier.
+
+This version is only bumped for breaking changes.
+Non-breaking changes should be introduced via capabilities.
+"""
+
+
+class InitializeResponse(_Struct, kw_only=True):
+    """Response to the `initialize` method.
+
+    Contains the negotiated protocol version and agent capabilities.
+
+    See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/initialization)
     """
+
+    protocol_version: ProtocolVersion
+    """The protocol version the client specified if supported by the agent,
+    or the latest protocol version supported by the agent.
+
+    The client should disconnect, if it doesn't support this version.
+    """
+
+    agent_capabilities: AgentCapabilities | UnsetType = UNSET
+    """Capabilities supported by the agent.
+
+    Schema default: ``{"loadSession": false, "promptCapabilities": {"image": false, "audio": false, "embeddedContext": false}, "mcpCapabilities": {"http": false, "sse": false, "acp": false}, "sessionCapabilities": {}, "auth": {}}`` (UNSET here means absent).
+    """
+
+    auth_methods: list[AuthMethod] | UnsetType = UNSET
+    """Authentication methods supported by the agent.
+
+    Schema default: ``[]`` (UNSET here means absent).
+    """
+
+    agent_info: Implementation | UnsetType | None = UNSET
+    """Information about the Agent name and version sent to the Client.
+
+    Note: in future versions of the protocol, this will be required.
+    """
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+    def __post_init__(self) -> None:
+        if self.auth_methods:
+            _CODEC.resolve_shapes(self)
 
 
 class AuthenticateResponse(_Struct, kw_only=True):
     """Response to the `authenticate` method."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
-class ListProvidersResponse(_Struct, kw_only=True):
+LlmProtocol: TypeAlias = Union[
+    Literal["anthropic", "openai", "azure", "vertex", "bedrock"],
+    str,
+]
+"""**UNSTABLE**
+
+This capability is not part of the spec yet, and may be removed or changed at any point.
+
+Well-known API protocol identifiers for LLM providers.
+
+Agents and clients MUST handle unknown protocol identifiers gracefully.
+
+Protocol names beginning with `_` are free for custom use, like other ACP extension methods.
+Protocol names that do not begin with `_` are reserved for the ACP spec.
+"""
+
+
+class ProviderCurrentConfig(_Struct, kw_only=True):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
-    Response to `providers/list`.
+    Current effective non-secret routing configuration for a provider.
     """
 
-    providers: list[ProviderInfo]
-    """Configurable providers with current routing info suitable for UI display."""
+    api_type: LlmProtocol
+    """Protocol currently used by this provider."""
+
+    base_url: str
+    """Base URL currently used by this provider."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
+
+ProviderId: TypeAlias = str
+"""**UNSTABLE**
+
+This capability is not part of the spec yet, and may be removed or changed at any point.
+
+Unique identifier for a configurable LLM provider.
+"""
 
 
 class ProviderInfo(_Struct, kw_only=True):
@@ -2264,35 +2153,20 @@ class ProviderInfo(_Struct, kw_only=True):
     """
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
-class ProviderCurrentConfig(_Struct, kw_only=True):
+class ListProvidersResponse(_Struct, kw_only=True):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
-    Current effective non-secret routing configuration for a provider.
+    Response to `providers/list`.
     """
 
-    api_type: LlmProtocol
-    """Protocol currently used by this provider."""
-
-    base_url: str
-    """Base URL currently used by this provider."""
+    providers: list[ProviderInfo]
+    """Configurable providers with current routing info suitable for UI display."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class SetProviderResponse(_Struct, kw_only=True):
@@ -2304,12 +2178,6 @@ class SetProviderResponse(_Struct, kw_only=True):
     """
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class DisableProviderResponse(_Struct, kw_only=True):
@@ -2321,96 +2189,116 @@ class DisableProviderResponse(_Struct, kw_only=True):
     """
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class LogoutResponse(_Struct, kw_only=True):
     """Response to the `logout` method."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
-class NewSessionResponse(_Struct, kw_only=True):
-    """Response from creating a new session.
+class SessionConfigBoolean(_Struct, kw_only=True):
+    """A boolean on/off toggle session configuration option payload."""
 
-    See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/session-setup#creating-a-session)
-    """
-
-    session_id: SessionId
-    """Unique identifier for the created session.
-
-    Used in all subsequent requests for this conversation.
-    """
-
-    modes: SessionModeState | UnsetType | None = UNSET
-    """Initial mode state if supported by the Agent
-
-    See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/session-modes)
-    """
-
-    config_options: list[SessionConfigOption] | UnsetType | None = UNSET
-    """Initial session configuration options if supported by the Agent."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
+    current_value: bool
+    """The current value of the boolean option."""
 
 
-class SessionModeState(_Struct, kw_only=True):
-    """The set of modes and the one currently active."""
-
-    current_mode_id: SessionModeId
-    """The current mode the Agent is in."""
-
-    available_modes: list[SessionMode]
-    """The set of modes that the Agent can operate in"""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
+SessionConfigId: TypeAlias = str
+"""Unique identifier for a session configuration option."""
 
 
-class SessionMode(_Struct, kw_only=True):
-    """A mode the agent can operate in.
+SessionConfigOptionCategory: TypeAlias = Union[
+    Literal["mode", "model", "model_config", "thought_level"],
+    str,
+]
+"""Semantic category for a session configuration option.
 
-    See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/session-modes)
-    """
+This is intended to help Clients distinguish broadly common selectors (e.g. model selector vs
+session mode selector vs thought/reasoning level) for UX purposes (keyboard shortcuts, icons,
+placement). It MUST NOT be required for correctness. Clients MUST handle missing or unknown
+categories gracefully.
 
-    id: SessionModeId
-    """Stable identifier used to refer to this protocol object in later messages."""
+Category names beginning with `_` are free for custom use, like other ACP extension methods.
+Category names that do not begin with `_` are reserved for the ACP spec.
+"""
+
+
+class SessionConfigOptionBoolean(
+    SessionConfigBoolean, kw_only=True, tag_field="type", tag="boolean"
+):
+    """Boolean on/off toggle."""
+
+    id: SessionConfigId
+    """Unique identifier for the configuration option."""
 
     name: str
-    """Human-readable name shown for this protocol object."""
+    """Human-readable label for the option."""
 
     description: str | UnsetType | None = UNSET
-    """Optional human-readable details shown with this protocol object."""
+    """Optional description for the Client to display to the user."""
+
+    category: SessionConfigOptionCategory | UnsetType | None = UNSET
+    """Optional semantic category for this option (UX only)."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
+
+SessionConfigGroupId: TypeAlias = str
+"""Unique identifier for a session configuration option value group."""
+
+
+SessionConfigValueId: TypeAlias = str
+"""Unique identifier for a session configuration option value."""
+
+
+class SessionConfigSelectOption(_Struct, kw_only=True):
+    """A possible value for a session configuration option."""
+
+    value: SessionConfigValueId
+    """Unique identifier for this option value."""
+
+    name: str
+    """Human-readable label for this option value."""
+
+    description: str | UnsetType | None = UNSET
+    """Optional description for this option value."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class SessionConfigSelectGroup(_Struct, kw_only=True):
+    """A group of possible values for a session configuration option."""
+
+    group: SessionConfigGroupId
+    """Unique identifier for this group."""
+
+    name: str
+    """Human-readable label for this group."""
+
+    options: list[SessionConfigSelectOption]
+    """The set of option values in this group."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+if TYPE_CHECKING:
+    SessionConfigSelectOptions: TypeAlias = Union[
+        list[SessionConfigSelectOption],
+        list[SessionConfigSelectGroup],
+    ]
+else:
+    SessionConfigSelectOptions = Annotated[
+        Any,
+        ShapeUnion(
+            "SessionConfigSelectOptions",
+            (
+                list[SessionConfigSelectOption],
+                list[SessionConfigSelectGroup],
+            ),
+        ),
+    ]
+"""Possible values for a session configuration option."""
 
 
 class SessionConfigSelect(_Struct, kw_only=True):
@@ -2444,87 +2332,71 @@ class SessionConfigOptionSelect(
     """Optional semantic category for this option (UX only)."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+
+SessionConfigOption: TypeAlias = Union[
+    SessionConfigOptionSelect,
+    SessionConfigOptionBoolean,
+]
+"""A session configuration option selector and its current state."""
+
+
+SessionModeId: TypeAlias = str
+"""Unique identifier for a Session Mode."""
+
+
+class SessionMode(_Struct, kw_only=True):
+    """A mode the agent can operate in.
+
+    See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/session-modes)
     """
 
-
-class SessionConfigBoolean(_Struct, kw_only=True):
-    """A boolean on/off toggle session configuration option payload."""
-
-    current_value: bool
-    """The current value of the boolean option."""
-
-
-class SessionConfigOptionBoolean(
-    SessionConfigBoolean, kw_only=True, tag_field="type", tag="boolean"
-):
-    """Boolean on/off toggle."""
-
-    id: SessionConfigId
-    """Unique identifier for the configuration option."""
+    id: SessionModeId
+    """Stable identifier used to refer to this protocol object in later messages."""
 
     name: str
-    """Human-readable label for the option."""
+    """Human-readable name shown for this protocol object."""
 
     description: str | UnsetType | None = UNSET
-    """Optional description for the Client to display to the user."""
-
-    category: SessionConfigOptionCategory | UnsetType | None = UNSET
-    """Optional semantic category for this option (UX only)."""
+    """Optional human-readable details shown with this protocol object."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
-class SessionConfigSelectOption(_Struct, kw_only=True):
-    """A possible value for a session configuration option."""
+class SessionModeState(_Struct, kw_only=True):
+    """The set of modes and the one currently active."""
 
-    value: SessionConfigValueId
-    """Unique identifier for this option value."""
+    current_mode_id: SessionModeId
+    """The current mode the Agent is in."""
 
-    name: str
-    """Human-readable label for this option value."""
-
-    description: str | UnsetType | None = UNSET
-    """Optional description for this option value."""
+    available_modes: list[SessionMode]
+    """The set of modes that the Agent can operate in"""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+
+class NewSessionResponse(_Struct, kw_only=True):
+    """Response from creating a new session.
+
+    See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/session-setup#creating-a-session)
     """
 
+    session_id: SessionId
+    """Unique identifier for the created session.
 
-class SessionConfigSelectGroup(_Struct, kw_only=True):
-    """A group of possible values for a session configuration option."""
+    Used in all subsequent requests for this conversation.
+    """
 
-    group: SessionConfigGroupId
-    """Unique identifier for this group."""
+    modes: SessionModeState | UnsetType | None = UNSET
+    """Initial mode state if supported by the Agent
 
-    name: str
-    """Human-readable label for this group."""
+    See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/session-modes)
+    """
 
-    options: list[SessionConfigSelectOption]
-    """The set of option values in this group."""
+    config_options: list[SessionConfigOption] | UnsetType | None = UNSET
+    """Initial session configuration options if supported by the Agent."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class LoadSessionResponse(_Struct, kw_only=True):
@@ -2540,32 +2412,6 @@ class LoadSessionResponse(_Struct, kw_only=True):
     """Initial session configuration options if supported by the Agent."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class ListSessionsResponse(_Struct, kw_only=True):
-    """Response from listing sessions."""
-
-    sessions: list[SessionInfo]
-    """Array of session information objects"""
-
-    next_cursor: str | UnsetType | None = UNSET
-    """Opaque cursor token. If present, pass this in the next request's cursor parameter
-    to fetch the next page. If absent, there are no more results.
-    """
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class SessionInfo(_Struct, kw_only=True):
@@ -2592,24 +2438,26 @@ class SessionInfo(_Struct, kw_only=True):
     """ISO 8601 timestamp of last activity"""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+
+class ListSessionsResponse(_Struct, kw_only=True):
+    """Response from listing sessions."""
+
+    sessions: list[SessionInfo]
+    """Array of session information objects"""
+
+    next_cursor: str | UnsetType | None = UNSET
+    """Opaque cursor token. If present, pass this in the next request's cursor parameter
+    to fetch the next page. If absent, there are no more results.
     """
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
 class DeleteSessionResponse(_Struct, kw_only=True):
     """Response from deleting a session."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class ForkSessionResponse(_Struct, kw_only=True):
@@ -2633,12 +2481,6 @@ class ForkSessionResponse(_Struct, kw_only=True):
     """Initial session configuration options if supported by the Agent."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class ResumeSessionResponse(_Struct, kw_only=True):
@@ -2654,36 +2496,18 @@ class ResumeSessionResponse(_Struct, kw_only=True):
     """Initial session configuration options if supported by the Agent."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class CloseSessionResponse(_Struct, kw_only=True):
     """Response from closing a session."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class SetSessionModeResponse(_Struct, kw_only=True):
     """Response to `session/set_mode` method."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class SetSessionConfigOptionResponse(_Struct, kw_only=True):
@@ -2693,38 +2517,19 @@ class SetSessionConfigOptionResponse(_Struct, kw_only=True):
     """The full set of configuration options and their current values."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
-class PromptResponse(_Struct, kw_only=True):
-    """Response from processing a user prompt.
+StopReason: TypeAlias = Literal[
+    "end_turn",
+    "max_tokens",
+    "max_turn_requests",
+    "refusal",
+    "cancelled",
+]
+"""Reasons why an agent stops processing a prompt turn.
 
-    See protocol docs: [Check for Completion](https://agentclientprotocol.com/protocol/prompt-turn#4-check-for-completion)
-    """
-
-    stop_reason: StopReason
-    """Indicates why the agent stopped processing the turn."""
-
-    usage: Usage | UnsetType | None = UNSET
-    """**UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Token usage for this turn (optional).
-    """
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
+See protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/prompt-turn#stop-reasons)
+"""
 
 
 class Usage(_Struct, kw_only=True):
@@ -2754,12 +2559,26 @@ class Usage(_Struct, kw_only=True):
     """Total cache write tokens."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+
+class PromptResponse(_Struct, kw_only=True):
+    """Response from processing a user prompt.
+
+    See protocol docs: [Check for Completion](https://agentclientprotocol.com/protocol/prompt-turn#4-check-for-completion)
     """
+
+    stop_reason: StopReason
+    """Indicates why the agent stopped processing the turn."""
+
+    usage: Usage | UnsetType | None = UNSET
+    """**UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Token usage for this turn (optional).
+    """
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
 class StartNesResponse(_Struct, kw_only=True):
@@ -2769,63 +2588,10 @@ class StartNesResponse(_Struct, kw_only=True):
     """The session ID for the newly started NES session."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
-class SuggestNesResponse(_Struct, kw_only=True):
-    """Response to `nes/suggest`."""
-
-    suggestions: list[NesSuggestion]
-    """The list of suggestions."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class NesTextEdit(_Struct, kw_only=True):
-    """A text edit within a suggestion."""
-
-    range: Range
-    """The range to replace."""
-
-    new_text: str
-    """The replacement text."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class Range(_Struct, kw_only=True):
-    """A range in a text document, expressed as start and end positions."""
-
-    start: Position
-    """The start position (inclusive)."""
-
-    end: Position
-    """The end position (exclusive)."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
+NesSuggestionId: TypeAlias = str
+"""Unique identifier for a next edit suggestion."""
 
 
 class Position(_Struct, kw_only=True):
@@ -2841,12 +2607,30 @@ class Position(_Struct, kw_only=True):
     """Zero-based character offset (encoding-dependent)."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
+
+class Range(_Struct, kw_only=True):
+    """A range in a text document, expressed as start and end positions."""
+
+    start: Position
+    """The start position (inclusive)."""
+
+    end: Position
+    """The end position (exclusive)."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class NesTextEdit(_Struct, kw_only=True):
+    """A text edit within a suggestion."""
+
+    range: Range
+    """The range to replace."""
+
+    new_text: str
+    """The replacement text."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
 class NesEditSuggestion(_Struct, kw_only=True, tag_field="kind", tag="edit"):
@@ -2865,12 +2649,6 @@ class NesEditSuggestion(_Struct, kw_only=True, tag_field="kind", tag="edit"):
     """Optional suggested cursor position after applying edits."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class NesJumpSuggestion(_Struct, kw_only=True, tag_field="kind", tag="jump"):
@@ -2886,12 +2664,6 @@ class NesJumpSuggestion(_Struct, kw_only=True, tag_field="kind", tag="jump"):
     """The target position within the file."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class NesRenameSuggestion(_Struct, kw_only=True, tag_field="kind", tag="rename"):
@@ -2910,12 +2682,6 @@ class NesRenameSuggestion(_Struct, kw_only=True, tag_field="kind", tag="rename")
     """The new name for the symbol."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class NesSearchAndReplaceSuggestion(
@@ -2939,24 +2705,41 @@ class NesSearchAndReplaceSuggestion(
     """Whether `search` is a regular expression. Defaults to `false`."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
+
+NesSuggestion: TypeAlias = Union[
+    NesEditSuggestion,
+    NesJumpSuggestion,
+    NesRenameSuggestion,
+    NesSearchAndReplaceSuggestion,
+]
+"""A suggestion returned by the agent."""
+
+
+class SuggestNesResponse(_Struct, kw_only=True):
+    """Response to `nes/suggest`."""
+
+    suggestions: list[NesSuggestion]
+    """The list of suggestions."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
 class CloseNesResponse(_Struct, kw_only=True):
     """Response from closing an NES session."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
+
+ErrorCode: TypeAlias = Union[
+    Literal[-32700, -32600, -32601, -32602, -32603, -32800, -32000, -32002],
+    int,
+]
+"""Predefined error codes for common JSON-RPC and ACP-specific errors.
+
+These codes follow the JSON-RPC 2.0 specification for standard errors
+and use the reserved range (-32000 to -32099) for protocol-specific errors.
+"""
 
 
 class Error(_Struct, kw_only=True):
@@ -2984,27 +2767,8 @@ class Error(_Struct, kw_only=True):
     """
 
 
-class SessionNotification(_Struct, kw_only=True):
-    """Notification containing a session update from the agent.
-
-    Used to stream real-time progress and results during prompt processing.
-
-    See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/prompt-turn#3-agent-reports-output)
-    """
-
-    session_id: SessionId
-    """The ID of the session this update pertains to."""
-
-    update: SessionUpdate
-    """The actual update content."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
+MessageId: TypeAlias = str
+"""Unique identifier for a message within a session."""
 
 
 class ContentChunk(_Struct, kw_only=True):
@@ -3021,18 +2785,6 @@ class ContentChunk(_Struct, kw_only=True):
     """
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class UserMessageChunk(
-    ContentChunk, kw_only=True, tag_field="sessionUpdate", tag="user_message_chunk"
-):
-    """A chunk of the user's message being streamed."""
 
 
 class AgentMessageChunk(
@@ -3045,6 +2797,368 @@ class AgentThoughtChunk(
     ContentChunk, kw_only=True, tag_field="sessionUpdate", tag="agent_thought_chunk"
 ):
     """A chunk of the agent's internal reasoning being streamed."""
+
+
+class UnstructuredCommandInput(_Struct, kw_only=True):
+    """All text that was typed after the command name is provided as input."""
+
+    hint: str
+    """A hint to display when the input hasn't been provided yet"""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+AvailableCommandInput: TypeAlias = Union[UnstructuredCommandInput]
+"""The input specification for a command."""
+
+
+class AvailableCommand(_Struct, kw_only=True):
+    """Information about a command."""
+
+    name: str
+    """Command name (e.g., `create_plan`, `research_codebase`)."""
+
+    description: str
+    """Human-readable description of what the command does."""
+
+    input: AvailableCommandInput | UnsetType | None = UNSET
+    """Input for the command if required"""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class AvailableCommandsUpdate(
+    _Struct, kw_only=True, tag_field="sessionUpdate", tag="available_commands_update"
+):
+    """Available commands are ready or have changed"""
+
+    available_commands: list[AvailableCommand]
+    """Commands the agent can execute"""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+CompactionId: TypeAlias = str
+"""**UNSTABLE**
+
+This capability is not part of the spec yet, and may be removed or changed at any point.
+
+Unique identifier for a context compaction within a session.
+"""
+
+
+class CompactionSummaryChunk(
+    _Struct, kw_only=True, tag_field="sessionUpdate", tag="compaction_summary_chunk"
+):
+    """**UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    A content block appended to the retained summary of an in-progress
+    compaction. Agents send chunks only after an `in_progress` update and before
+    the terminal update for the same ID. Agents MUST only send this update when
+    the Client advertised [`ClientSessionCapabilities::compaction`].
+    """
+
+    compaction_id: CompactionId
+    """ID of the compaction whose summary receives this content."""
+
+    content: ContentBlock
+    """One content block to append."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+    """Metadata scoped to this chunk. Omission and `null` both mean absent."""
+
+
+CompactionStatus: TypeAlias = Union[
+    Literal["in_progress", "completed", "failed", "cancelled"],
+    str,
+]
+"""**UNSTABLE**
+
+This capability is not part of the spec yet, and may be removed or changed at any point.
+
+Lifecycle state of a context compaction.
+"""
+
+
+class CompactionUpdate(
+    _Struct, kw_only=True, tag_field="sessionUpdate", tag="compaction_update"
+):
+    """**UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    A context compaction upsert. The first update fixes the compaction's
+    timeline position. Later updates with the same ID patch that entity in place.
+    Agents MUST only send this update when the Client advertised
+    [`ClientSessionCapabilities::compaction`].
+
+    `summary`, `error`, and `_meta` have patch semantics: omission leaves the
+    stored value unchanged, `null` clears it, and a concrete value replaces it.
+    `summary: []` also clears the retained summary. A non-empty summary is only
+    valid with `completed`; `error` is only valid with `failed`.
+    """
+
+    compaction_id: CompactionId
+    """The Agent-owned ID of this compaction, unique within the session."""
+
+    status: CompactionStatus
+    """Current lifecycle status."""
+
+    summary: list[ContentBlock] | UnsetType | None = UNSET
+    """Complete replacement user-displayable summary retained by the compaction."""
+
+    error: str | UnsetType | None = UNSET
+    """Human-readable description of why the compaction failed."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+    """Extensible metadata patch for this compaction."""
+
+
+class ConfigOptionUpdate(
+    _Struct, kw_only=True, tag_field="sessionUpdate", tag="config_option_update"
+):
+    """Session configuration options have been updated."""
+
+    config_options: list[SessionConfigOption]
+    """The full set of configuration options and their current values."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class CurrentModeUpdate(
+    _Struct, kw_only=True, tag_field="sessionUpdate", tag="current_mode_update"
+):
+    """The current mode of the session has changed
+
+    See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/session-modes)
+    """
+
+    current_mode_id: SessionModeId
+    """The ID of the current mode"""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+NoticeSeverity: TypeAlias = Literal["info", "warning", "error"] | str
+"""**UNSTABLE**
+
+This capability is not part of the spec yet, and may be removed or changed at any point.
+
+Severity hint for a session notice.
+"""
+
+
+class Notice(_Struct, kw_only=True, tag_field="sessionUpdate", tag="notice"):
+    """**UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Fire-and-forget advisory information for the user.
+
+    Notices are live events rather than session history. Agents must not rely on
+    a notice being received, displayed, or seen by the user.
+    No Client capability is required, and unsupported Clients may ignore notices.
+
+    See RFD: [Session Notices](https://agentclientprotocol.com/rfds/session-notices)
+    """
+
+    severity: NoticeSeverity
+    """Presentation severity hint."""
+
+    title: str
+    """Required non-empty plain-text title that can stand alone."""
+
+    description: str | UnsetType | None = UNSET
+    """Optional plain-text detail or guidance.
+
+    Omitted and `null` are equivalent and mean no description was supplied.
+    """
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+    """Metadata scoped to this notice.
+
+    Omitted and `null` are equivalent and mean no metadata was supplied.
+    """
+
+
+PlanEntryPriority: TypeAlias = Literal["high", "medium", "low"]
+"""Priority levels for plan entries.
+
+Used to indicate the relative importance or urgency of different
+tasks in the execution plan.
+See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/agent-plan#plan-entries)
+"""
+
+
+PlanEntryStatus: TypeAlias = Literal["pending", "in_progress", "completed"]
+"""Status of a plan entry in the execution flow.
+
+Tracks the lifecycle of each task from planning through completion.
+See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/agent-plan#plan-entries)
+"""
+
+
+class PlanEntry(_Struct, kw_only=True):
+    """A single entry in the execution plan.
+
+    Represents a task or goal that the assistant intends to accomplish
+    as part of fulfilling the user's request.
+    See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/agent-plan#plan-entries)
+    """
+
+    content: str
+    """Human-readable description of what this task aims to accomplish."""
+
+    priority: PlanEntryPriority
+    """The relative importance of this task.
+    Used to indicate which tasks are most critical to the overall goal.
+    """
+
+    status: PlanEntryStatus
+    """Current execution status of this task."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class Plan(_Struct, kw_only=True, tag_field="sessionUpdate", tag="plan"):
+    """An execution plan for accomplishing complex tasks.
+
+    Plans consist of multiple entries representing individual tasks or goals.
+    Agents report plans to clients to provide visibility into their execution strategy.
+    Plans can evolve during execution as the agent discovers new requirements or completes tasks.
+
+    See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/agent-plan)
+    """
+
+    entries: list[PlanEntry]
+    """The list of tasks to be accomplished.
+
+    When updating a plan, the agent must send a complete list of all entries
+    with their current status. The client replaces the entire plan with each update.
+    """
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+PlanId: TypeAlias = str
+"""**UNSTABLE**
+
+This capability is not part of the spec yet, and may be removed or changed at any point.
+
+Unique identifier for a plan within a session.
+"""
+
+
+class PlanRemoved(_Struct, kw_only=True, tag_field="sessionUpdate", tag="plan_removed"):
+    """**UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Removal notice for a plan identified by ID.
+    """
+
+    plan_id: PlanId
+    """The plan ID to remove."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class PlanFile(_Struct, kw_only=True, tag_field="type", tag="file"):
+    """**UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    A plan represented by a file URI.
+    """
+
+    plan_id: PlanId
+    """The plan ID to update."""
+
+    uri: str
+    """The URI of the file containing the plan."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class PlanItems(_Struct, kw_only=True, tag_field="type", tag="items"):
+    """**UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    A plan represented as structured entries.
+    """
+
+    plan_id: PlanId
+    """The plan ID to update."""
+
+    entries: list[PlanEntry]
+    """The list of tasks to be accomplished.
+
+    When updating an item-based plan, the agent must send a complete list of all entries
+    with their current status. The client replaces that plan with each update.
+    """
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class PlanMarkdown(_Struct, kw_only=True, tag_field="type", tag="markdown"):
+    """**UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    A plan represented as raw markdown content.
+    """
+
+    plan_id: PlanId
+    """The plan ID to update."""
+
+    content: str
+    """Markdown content for the plan."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+PlanUpdateContent: TypeAlias = Union[PlanItems, PlanFile, PlanMarkdown]
+"""**UNSTABLE**
+
+This capability is not part of the spec yet, and may be removed or changed at any point.
+
+Updated content for a plan.
+"""
+
+
+class PlanUpdate(_Struct, kw_only=True, tag_field="sessionUpdate", tag="plan_update"):
+    """**UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    A content update for a plan identified by ID.
+    """
+
+    plan: PlanUpdateContent
+    """The updated plan content."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class SessionInfoUpdate(
+    _Struct, kw_only=True, tag_field="sessionUpdate", tag="session_info_update"
+):
+    """Update to session metadata. All fields are optional to support partial updates.
+
+    Agents send this notification to update session information like title or custom metadata.
+    This allows clients to display dynamic session names and track session state changes.
+    """
+
+    title: str | UnsetType | None = UNSET
+    """Human-readable title for the session. Set to null to clear."""
+
+    updated_at: str | UnsetType | None = UNSET
+    """ISO 8601 timestamp of last activity. Set to null to clear."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
 class SessionUpdateToolCallUpdate(
@@ -3102,293 +3216,6 @@ class ToolCall(_Struct, kw_only=True, tag_field="sessionUpdate", tag="tool_call"
     """Raw output returned by the tool."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class PlanEntry(_Struct, kw_only=True):
-    """A single entry in the execution plan.
-
-    Represents a task or goal that the assistant intends to accomplish
-    as part of fulfilling the user's request.
-    See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/agent-plan#plan-entries)
-    """
-
-    content: str
-    """Human-readable description of what this task aims to accomplish."""
-
-    priority: PlanEntryPriority
-    """The relative importance of this task.
-    Used to indicate which tasks are most critical to the overall goal.
-    """
-
-    status: PlanEntryStatus
-    """Current execution status of this task."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class Plan(_Struct, kw_only=True, tag_field="sessionUpdate", tag="plan"):
-    """An execution plan for accomplishing complex tasks.
-
-    Plans consist of multiple entries representing individual tasks or goals.
-    Agents report plans to clients to provide visibility into their execution strategy.
-    Plans can evolve during execution as the agent discovers new requirements or completes tasks.
-
-    See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/agent-plan)
-    """
-
-    entries: list[PlanEntry]
-    """The list of tasks to be accomplished.
-
-    When updating a plan, the agent must send a complete list of all entries
-    with their current status. The client replaces the entire plan with each update.
-    """
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class PlanItems(_Struct, kw_only=True, tag_field="type", tag="items"):
-    """**UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    A plan represented as structured entries.
-    """
-
-    plan_id: PlanId
-    """The plan ID to update."""
-
-    entries: list[PlanEntry]
-    """The list of tasks to be accomplished.
-
-    When updating an item-based plan, the agent must send a complete list of all entries
-    with their current status. The client replaces that plan with each update.
-    """
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class PlanFile(_Struct, kw_only=True, tag_field="type", tag="file"):
-    """**UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    A plan represented by a file URI.
-    """
-
-    plan_id: PlanId
-    """The plan ID to update."""
-
-    uri: str
-    """The URI of the file containing the plan."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class PlanMarkdown(_Struct, kw_only=True, tag_field="type", tag="markdown"):
-    """**UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    A plan represented as raw markdown content.
-    """
-
-    plan_id: PlanId
-    """The plan ID to update."""
-
-    content: str
-    """Markdown content for the plan."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class PlanUpdate(_Struct, kw_only=True, tag_field="sessionUpdate", tag="plan_update"):
-    """**UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    A content update for a plan identified by ID.
-    """
-
-    plan: PlanUpdateContent
-    """The updated plan content."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class PlanRemoved(_Struct, kw_only=True, tag_field="sessionUpdate", tag="plan_removed"):
-    """**UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Removal notice for a plan identified by ID.
-    """
-
-    plan_id: PlanId
-    """The plan ID to remove."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class AvailableCommand(_Struct, kw_only=True):
-    """Information about a command."""
-
-    name: str
-    """Command name (e.g., `create_plan`, `research_codebase`)."""
-
-    description: str
-    """Human-readable description of what the command does."""
-
-    input: AvailableCommandInput | UnsetType | None = UNSET
-    """Input for the command if required"""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class UnstructuredCommandInput(_Struct, kw_only=True):
-    """All text that was typed after the command name is provided as input."""
-
-    hint: str
-    """A hint to display when the input hasn't been provided yet"""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class AvailableCommandsUpdate(
-    _Struct, kw_only=True, tag_field="sessionUpdate", tag="available_commands_update"
-):
-    """Available commands are ready or have changed"""
-
-    available_commands: list[AvailableCommand]
-    """Commands the agent can execute"""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class CurrentModeUpdate(
-    _Struct, kw_only=True, tag_field="sessionUpdate", tag="current_mode_update"
-):
-    """The current mode of the session has changed
-
-    See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/session-modes)
-    """
-
-    current_mode_id: SessionModeId
-    """The ID of the current mode"""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class ConfigOptionUpdate(
-    _Struct, kw_only=True, tag_field="sessionUpdate", tag="config_option_update"
-):
-    """Session configuration options have been updated."""
-
-    config_options: list[SessionConfigOption]
-    """The full set of configuration options and their current values."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class SessionInfoUpdate(
-    _Struct, kw_only=True, tag_field="sessionUpdate", tag="session_info_update"
-):
-    """Update to session metadata. All fields are optional to support partial updates.
-
-    Agents send this notification to update session information like title or custom metadata.
-    This allows clients to display dynamic session names and track session state changes.
-    """
-
-    title: str | UnsetType | None = UNSET
-    """Human-readable title for the session. Set to null to clear."""
-
-    updated_at: str | UnsetType | None = UNSET
-    """ISO 8601 timestamp of last activity. Set to null to clear."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class Cost(_Struct, kw_only=True):
@@ -3401,12 +3228,6 @@ class Cost(_Struct, kw_only=True):
     """ISO 4217 currency code (e.g., "USD", "EUR")."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class UsageUpdate(_Struct, kw_only=True, tag_field="sessionUpdate", tag="usage_update"):
@@ -3422,102 +3243,55 @@ class UsageUpdate(_Struct, kw_only=True, tag_field="sessionUpdate", tag="usage_u
     """Cumulative session cost (optional)."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
-class Notice(_Struct, kw_only=True, tag_field="sessionUpdate", tag="notice"):
-    """**UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Fire-and-forget advisory information for the user.
-
-    Notices are live events rather than session history. Agents must not rely on
-    a notice being received, displayed, or seen by the user.
-    No Client capability is required, and unsupported Clients may ignore notices.
-
-    See RFD: [Session Notices](https://agentclientprotocol.com/rfds/session-notices)
-    """
-
-    severity: NoticeSeverity
-    """Presentation severity hint."""
-
-    title: str
-    """Required non-empty plain-text title that can stand alone."""
-
-    description: str | UnsetType | None = UNSET
-    """Optional plain-text detail or guidance.
-
-    Omitted and `null` are equivalent and mean no description was supplied.
-    """
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """Metadata scoped to this notice.
-
-    Omitted and `null` are equivalent and mean no metadata was supplied.
-    """
-
-
-class CompactionUpdate(
-    _Struct, kw_only=True, tag_field="sessionUpdate", tag="compaction_update"
+class UserMessageChunk(
+    ContentChunk, kw_only=True, tag_field="sessionUpdate", tag="user_message_chunk"
 ):
-    """**UNSTABLE**
+    """A chunk of the user's message being streamed."""
 
-    This capability is not part of the spec yet, and may be removed or changed at any point.
 
-    A context compaction upsert. The first update fixes the compaction's
-    timeline position. Later updates with the same ID patch that entity in place.
-    Agents MUST only send this update when the Client advertised
-    [`ClientSessionCapabilities::compaction`].
+SessionUpdate: TypeAlias = Union[
+    UserMessageChunk,
+    AgentMessageChunk,
+    AgentThoughtChunk,
+    ToolCall,
+    SessionUpdateToolCallUpdate,
+    Plan,
+    PlanUpdate,
+    PlanRemoved,
+    AvailableCommandsUpdate,
+    CurrentModeUpdate,
+    ConfigOptionUpdate,
+    SessionInfoUpdate,
+    UsageUpdate,
+    Notice,
+    CompactionUpdate,
+    CompactionSummaryChunk,
+]
+"""Different types of updates that can be sent during session processing.
 
-    `summary`, `error`, and `_meta` have patch semantics: omission leaves the
-    stored value unchanged, `null` clears it, and a concrete value replaces it.
-    `summary: []` also clears the retained summary. A non-empty summary is only
-    valid with `completed`; `error` is only valid with `failed`.
+These updates provide real-time feedback about the agent's progress.
+
+See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/prompt-turn#3-agent-reports-output)
+"""
+
+
+class SessionNotification(_Struct, kw_only=True):
+    """Notification containing a session update from the agent.
+
+    Used to stream real-time progress and results during prompt processing.
+
+    See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/prompt-turn#3-agent-reports-output)
     """
 
-    compaction_id: CompactionId
-    """The Agent-owned ID of this compaction, unique within the session."""
+    session_id: SessionId
+    """The ID of the session this update pertains to."""
 
-    status: CompactionStatus
-    """Current lifecycle status."""
-
-    summary: list[ContentBlock] | UnsetType | None = UNSET
-    """Complete replacement user-displayable summary retained by the compaction."""
-
-    error: str | UnsetType | None = UNSET
-    """Human-readable description of why the compaction failed."""
+    update: SessionUpdate
+    """The actual update content."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """Extensible metadata patch for this compaction."""
-
-
-class CompactionSummaryChunk(
-    _Struct, kw_only=True, tag_field="sessionUpdate", tag="compaction_summary_chunk"
-):
-    """**UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    A content block appended to the retained summary of an in-progress
-    compaction. Agents send chunks only after an `in_progress` update and before
-    the terminal update for the same ID. Agents MUST only send this update when
-    the Client advertised [`ClientSessionCapabilities::compaction`].
-    """
-
-    compaction_id: CompactionId
-    """ID of the compaction whose summary receives this content."""
-
-    content: ContentBlock
-    """One content block to append."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """Metadata scoped to this chunk. Omission and `null` both mean absent."""
 
 
 class CompleteElicitationNotification(_Struct, kw_only=True):
@@ -3527,14 +3301,7 @@ class CompleteElicitationNotification(_Struct, kw_only=True):
     """The ID of the elicitation that completed."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
+    """Optional. Omitted and `null` are equivalent and mean no metadata."""
 
 
 class MessageMcpNotification(_Struct, kw_only=True):
@@ -3561,44 +3328,188 @@ class MessageMcpNotification(_Struct, kw_only=True):
     """
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+
+class AuthCapabilities(_Struct, kw_only=True):
+    """Authentication capabilities supported by the client.
+
+    Advertised during initialization to inform the agent which authentication
+    method types the client can handle. This governs opt-in types that require
+    additional client-side support.
     """
 
+    terminal: bool | UnsetType = UNSET
+    """Whether the client supports `terminal` authentication methods.
 
-class InitializeRequest(_Struct, kw_only=True):
-    """Request parameters for the initialize method.
+    The client should set this to `true` only when it can reproduce the
+    configured agent invocation in an interactive terminal. When `true`, the
+    agent may include `terminal` entries in its authentication methods.
 
-    Sent by the client to establish connection and negotiate capabilities.
-
-    See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/initialization)
-    """
-
-    protocol_version: ProtocolVersion
-    """The latest protocol version supported by the client."""
-
-    client_capabilities: ClientCapabilities | UnsetType = UNSET
-    """Capabilities supported by the client.
-
-    Schema default: ``{"fs": {"readTextFile": false, "writeTextFile": false}, "terminal": false, "auth": {"terminal": false}}`` (UNSET here means absent).
-    """
-
-    client_info: Implementation | UnsetType | None = UNSET
-    """Information about the Client name and version sent to the Agent.
-
-    Note: in future versions of the protocol, this will be required.
+    Schema default: ``false`` (UNSET here means absent).
     """
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+
+class NesJumpCapabilities(_Struct, kw_only=True):
+    """Marker for jump suggestion support."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class NesRenameCapabilities(_Struct, kw_only=True):
+    """Marker for rename suggestion support."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class NesSearchAndReplaceCapabilities(_Struct, kw_only=True):
+    """Marker for search and replace suggestion support."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class ClientNesCapabilities(_Struct, kw_only=True):
+    """NES capabilities advertised by the client during initialization."""
+
+    jump: NesJumpCapabilities | UnsetType | None = UNSET
+    """Whether the client supports the `jump` suggestion kind."""
+
+    rename: NesRenameCapabilities | UnsetType | None = UNSET
+    """Whether the client supports the `rename` suggestion kind."""
+
+    search_and_replace: NesSearchAndReplaceCapabilities | UnsetType | None = UNSET
+    """Whether the client supports the `searchAndReplace` suggestion kind."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class CompactionCapabilities(_Struct, kw_only=True):
+    """**UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Client support for ID-addressed context compaction updates.
     """
+
+
+class BooleanConfigOptionCapabilities(_Struct, kw_only=True):
+    """Capabilities for boolean session configuration options.
+
+    Supplying `{}` means the client supports boolean session configuration options.
+    """
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class SessionConfigOptionsCapabilities(_Struct, kw_only=True):
+    """Session configuration option capabilities supported by the client."""
+
+    boolean: BooleanConfigOptionCapabilities | UnsetType | None = UNSET
+    """Whether the client supports boolean session configuration options.
+
+    Optional. Omitted or `null` both mean the client does not advertise support.
+    Supplying `{}` means agents may include `type: "boolean"` entries in
+    `configOptions`, and the client may send `session/set_config_option`
+    requests with `type: "boolean"` and a boolean `value`.
+    """
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class ClientSessionCapabilities(_Struct, kw_only=True):
+    """Session-related capabilities supported by the client."""
+
+    compaction: CompactionCapabilities | UnsetType | None = UNSET
+    """**UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Support for ID-addressed context compaction updates. Omitted or `null`
+    means unsupported; `{}` advertises the complete compaction contract.
+    """
+
+    config_options: SessionConfigOptionsCapabilities | UnsetType | None = UNSET
+    """Config option capabilities supported by the client.
+
+    Omitted or `null` both mean the client does not advertise support for any
+    config option extensions.
+    """
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class ElicitationFormCapabilities(_Struct, kw_only=True):
+    """Form-based elicitation capabilities.
+
+    Supplying `{}` means the client supports form-based elicitation.
+    """
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+    """Optional. Omitted and `null` are equivalent and mean no metadata."""
+
+
+class ElicitationUrlCapabilities(_Struct, kw_only=True):
+    """URL-based elicitation capabilities.
+
+    Supplying `{}` means the client supports URL-based elicitation.
+    """
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+    """Optional. Omitted and `null` are equivalent and mean no metadata."""
+
+
+class ElicitationCapabilities(_Struct, kw_only=True):
+    """Elicitation capabilities supported by the client."""
+
+    form: ElicitationFormCapabilities | UnsetType | None = UNSET
+    """Whether the client supports form-based elicitation.
+
+    Optional. Omitted and `null` are equivalent and mean form support is not advertised.
+    Supplying `{}` explicitly advertises form support.
+    """
+
+    url: ElicitationUrlCapabilities | UnsetType | None = UNSET
+    """Whether the client supports URL-based elicitation.
+
+    Optional. Omitted or `null` both mean the client does not advertise support.
+    Supplying `{}` means the client supports URL-based elicitation.
+    """
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+    """Optional. Omitted and `null` are equivalent and mean no metadata."""
+
+
+class FileSystemCapabilities(_Struct, kw_only=True):
+    """File system capabilities that a client may support.
+
+    See protocol docs: [FileSystem](https://agentclientprotocol.com/protocol/initialization#filesystem)
+    """
+
+    read_text_file: bool | UnsetType = UNSET
+    """Whether the Client supports `fs/read_text_file` requests.
+
+    Schema default: ``false`` (UNSET here means absent).
+    """
+
+    write_text_file: bool | UnsetType = UNSET
+    """Whether the Client supports `fs/write_text_file` requests.
+
+    Schema default: ``false`` (UNSET here means absent).
+    """
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class PlanCapabilities(_Struct, kw_only=True):
+    """**UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Capabilities for receiving `plan_update` and `plan_removed` session updates.
+    """
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
 class ClientCapabilities(_Struct, kw_only=True):
@@ -3677,275 +3588,32 @@ class ClientCapabilities(_Struct, kw_only=True):
     """
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+
+class InitializeRequest(_Struct, kw_only=True):
+    """Request parameters for the initialize method.
+
+    Sent by the client to establish connection and negotiate capabilities.
+
+    See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/initialization)
     """
 
+    protocol_version: ProtocolVersion
+    """The latest protocol version supported by the client."""
 
-class FileSystemCapabilities(_Struct, kw_only=True):
-    """File system capabilities that a client may support.
+    client_capabilities: ClientCapabilities | UnsetType = UNSET
+    """Capabilities supported by the client.
 
-    See protocol docs: [FileSystem](https://agentclientprotocol.com/protocol/initialization#filesystem)
+    Schema default: ``{"fs": {"readTextFile": false, "writeTextFile": false}, "terminal": false, "auth": {"terminal": false}}`` (UNSET here means absent).
     """
 
-    read_text_file: bool | UnsetType = UNSET
-    """Whether the Client supports `fs/read_text_file` requests.
+    client_info: Implementation | UnsetType | None = UNSET
+    """Information about the Client name and version sent to the Agent.
 
-    Schema default: ``false`` (UNSET here means absent).
-    """
-
-    write_text_file: bool | UnsetType = UNSET
-    """Whether the Client supports `fs/write_text_file` requests.
-
-    Schema default: ``false`` (UNSET here means absent).
-    """
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class ClientSessionCapabilities(_Struct, kw_only=True):
-    """Session-related capabilities supported by the client."""
-
-    compaction: CompactionCapabilities | UnsetType | None = UNSET
-    """**UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Support for ID-addressed context compaction updates. Omitted or `null`
-    means unsupported; `{}` advertises the complete compaction contract.
-    """
-
-    config_options: SessionConfigOptionsCapabilities | UnsetType | None = UNSET
-    """Config option capabilities supported by the client.
-
-    Omitted or `null` both mean the client does not advertise support for any
-    config option extensions.
+    Note: in future versions of the protocol, this will be required.
     """
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class CompactionCapabilities(_Struct, kw_only=True):
-    """**UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Client support for ID-addressed context compaction updates.
-    """
-
-
-class SessionConfigOptionsCapabilities(_Struct, kw_only=True):
-    """Session configuration option capabilities supported by the client."""
-
-    boolean: BooleanConfigOptionCapabilities | UnsetType | None = UNSET
-    """Whether the client supports boolean session configuration options.
-
-    Optional. Omitted or `null` both mean the client does not advertise support.
-    Supplying `{}` means agents may include `type: "boolean"` entries in
-    `configOptions`, and the client may send `session/set_config_option`
-    requests with `type: "boolean"` and a boolean `value`.
-    """
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class BooleanConfigOptionCapabilities(_Struct, kw_only=True):
-    """Capabilities for boolean session configuration options.
-
-    Supplying `{}` means the client supports boolean session configuration options.
-    """
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class PlanCapabilities(_Struct, kw_only=True):
-    """**UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Capabilities for receiving `plan_update` and `plan_removed` session updates.
-    """
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class AuthCapabilities(_Struct, kw_only=True):
-    """Authentication capabilities supported by the client.
-
-    Advertised during initialization to inform the agent which authentication
-    method types the client can handle. This governs opt-in types that require
-    additional client-side support.
-    """
-
-    terminal: bool | UnsetType = UNSET
-    """Whether the client supports `terminal` authentication methods.
-
-    The client should set this to `true` only when it can reproduce the
-    configured agent invocation in an interactive terminal. When `true`, the
-    agent may include `terminal` entries in its authentication methods.
-
-    Schema default: ``false`` (UNSET here means absent).
-    """
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class ElicitationCapabilities(_Struct, kw_only=True):
-    """Elicitation capabilities supported by the client."""
-
-    form: ElicitationFormCapabilities | UnsetType | None = UNSET
-    """Whether the client supports form-based elicitation.
-
-    Optional. Omitted and `null` are equivalent and mean form support is not advertised.
-    Supplying `{}` explicitly advertises form support.
-    """
-
-    url: ElicitationUrlCapabilities | UnsetType | None = UNSET
-    """Whether the client supports URL-based elicitation.
-
-    Optional. Omitted or `null` both mean the client does not advertise support.
-    Supplying `{}` means the client supports URL-based elicitation.
-    """
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class ElicitationFormCapabilities(_Struct, kw_only=True):
-    """Form-based elicitation capabilities.
-
-    Supplying `{}` means the client supports form-based elicitation.
-    """
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class ElicitationUrlCapabilities(_Struct, kw_only=True):
-    """URL-based elicitation capabilities.
-
-    Supplying `{}` means the client supports URL-based elicitation.
-    """
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class ClientNesCapabilities(_Struct, kw_only=True):
-    """NES capabilities advertised by the client during initialization."""
-
-    jump: NesJumpCapabilities | UnsetType | None = UNSET
-    """Whether the client supports the `jump` suggestion kind."""
-
-    rename: NesRenameCapabilities | UnsetType | None = UNSET
-    """Whether the client supports the `rename` suggestion kind."""
-
-    search_and_replace: NesSearchAndReplaceCapabilities | UnsetType | None = UNSET
-    """Whether the client supports the `searchAndReplace` suggestion kind."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class NesJumpCapabilities(_Struct, kw_only=True):
-    """Marker for jump suggestion support."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class NesRenameCapabilities(_Struct, kw_only=True):
-    """Marker for rename suggestion support."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class NesSearchAndReplaceCapabilities(_Struct, kw_only=True):
-    """Marker for search and replace suggestion support."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class AuthenticateRequest(_Struct, kw_only=True):
@@ -3960,12 +3628,6 @@ class AuthenticateRequest(_Struct, kw_only=True):
     """
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class ListProvidersRequest(_Struct, kw_only=True):
@@ -3977,12 +3639,6 @@ class ListProvidersRequest(_Struct, kw_only=True):
     """
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class SetProviderRequest(_Struct, kw_only=True):
@@ -4010,12 +3666,6 @@ class SetProviderRequest(_Struct, kw_only=True):
     """
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class DisableProviderRequest(_Struct, kw_only=True):
@@ -4030,12 +3680,6 @@ class DisableProviderRequest(_Struct, kw_only=True):
     """Provider ID to disable."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class LogoutRequest(_Struct, kw_only=True):
@@ -4045,105 +3689,6 @@ class LogoutRequest(_Struct, kw_only=True):
     """
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class NewSessionRequest(_Struct, kw_only=True):
-    """Request parameters for creating a new session.
-
-    See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/session-setup#creating-a-session)
-    """
-
-    cwd: str
-    """The working directory for this session. Must be an absolute path."""
-
-    additional_directories: list[str] | UnsetType = UNSET
-    """Additional workspace roots for this session. Each path must be absolute.
-
-    These expand the session's filesystem scope without changing `cwd`, which
-    remains the base for relative paths. When omitted or empty, no
-    additional roots are activated for the new session.
-    """
-
-    mcp_servers: list[McpServer]
-    """List of MCP (Model Context Protocol) servers the agent should connect to."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __post_init__(self) -> None:
-        if self.mcp_servers:
-            _CODEC.resolve_shapes(self)
-
-
-class HttpHeader(_Struct, kw_only=True):
-    """An HTTP header to set when making requests to the MCP server."""
-
-    name: str
-    """The name of the HTTP header."""
-
-    value: str
-    """The value to set for the HTTP header."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class McpServerHttp(_Struct, kw_only=True, tag_field="type", tag="http"):
-    """HTTP transport configuration for MCP."""
-
-    name: str
-    """Human-readable name identifying this MCP server."""
-
-    url: str
-    """URL to the MCP server."""
-
-    headers: list[HttpHeader]
-    """HTTP headers to set when making requests to the MCP server."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class McpServerSse(_Struct, kw_only=True, tag_field="type", tag="sse"):
-    """SSE transport configuration for MCP."""
-
-    name: str
-    """Human-readable name identifying this MCP server."""
-
-    url: str
-    """URL to the MCP server."""
-
-    headers: list[HttpHeader]
-    """HTTP headers to set when making requests to the MCP server."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class McpServerAcp(_Struct, kw_only=True, tag_field="type", tag="acp"):
@@ -4168,12 +3713,48 @@ class McpServerAcp(_Struct, kw_only=True, tag_field="type", tag="acp"):
     """
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
+
+class HttpHeader(_Struct, kw_only=True):
+    """An HTTP header to set when making requests to the MCP server."""
+
+    name: str
+    """The name of the HTTP header."""
+
+    value: str
+    """The value to set for the HTTP header."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class McpServerHttp(_Struct, kw_only=True, tag_field="type", tag="http"):
+    """HTTP transport configuration for MCP."""
+
+    name: str
+    """Human-readable name identifying this MCP server."""
+
+    url: str
+    """URL to the MCP server."""
+
+    headers: list[HttpHeader]
+    """HTTP headers to set when making requests to the MCP server."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class McpServerSse(_Struct, kw_only=True, tag_field="type", tag="sse"):
+    """SSE transport configuration for MCP."""
+
+    name: str
+    """Human-readable name identifying this MCP server."""
+
+    url: str
+    """URL to the MCP server."""
+
+    headers: list[HttpHeader]
+    """HTTP headers to set when making requests to the MCP server."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
 class McpServerStdio(_Struct, kw_only=True):
@@ -4192,12 +3773,62 @@ class McpServerStdio(_Struct, kw_only=True):
     """Environment variables to set when launching the MCP server."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+
+if TYPE_CHECKING:
+    McpServer: TypeAlias = Union[
+        McpServerHttp,
+        McpServerSse,
+        McpServerAcp,
+        McpServerStdio,
+    ]
+else:
+    McpServer = Annotated[
+        Any,
+        ShapeUnion(
+            "McpServer",
+            (
+                McpServerHttp,
+                McpServerSse,
+                McpServerAcp,
+                McpServerStdio,
+            ),
+        ),
+    ]
+"""Configuration for connecting to an MCP (Model Context Protocol) server.
+
+MCP servers provide tools and context that the agent can use when
+processing prompts.
+
+See protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/session-setup#mcp-servers)
+"""
+
+
+class NewSessionRequest(_Struct, kw_only=True):
+    """Request parameters for creating a new session.
+
+    See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/session-setup#creating-a-session)
     """
+
+    cwd: str
+    """The working directory for this session. Must be an absolute path."""
+
+    additional_directories: list[str] | UnsetType = UNSET
+    """Additional workspace roots for this session. Each path must be absolute.
+
+    These expand the session's filesystem scope without changing `cwd`, which
+    remains the base for relative paths. When omitted or empty, no
+    additional roots are activated for the new session.
+    """
+
+    mcp_servers: list[McpServer]
+    """List of MCP (Model Context Protocol) servers the agent should connect to."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+    def __post_init__(self) -> None:
+        if self.mcp_servers:
+            _CODEC.resolve_shapes(self)
 
 
 class LoadSessionRequest(_Struct, kw_only=True):
@@ -4227,12 +3858,6 @@ class LoadSessionRequest(_Struct, kw_only=True):
     """The ID of the session to load."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
     def __post_init__(self) -> None:
         if self.mcp_servers:
@@ -4252,12 +3877,6 @@ class ListSessionsRequest(_Struct, kw_only=True):
     """Opaque cursor token from a previous response's nextCursor field for cursor-based pagination"""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class DeleteSessionRequest(_Struct, kw_only=True):
@@ -4270,12 +3889,6 @@ class DeleteSessionRequest(_Struct, kw_only=True):
     """The ID of the session to delete."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class ForkSessionRequest(_Struct, kw_only=True):
@@ -4309,12 +3922,6 @@ class ForkSessionRequest(_Struct, kw_only=True):
     """List of MCP servers to connect to for this session."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
     def __post_init__(self) -> None:
         if self.mcp_servers:
@@ -4349,12 +3956,6 @@ class ResumeSessionRequest(_Struct, kw_only=True):
     """List of MCP servers to connect to for this session."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
     def __post_init__(self) -> None:
         if self.mcp_servers:
@@ -4375,12 +3976,6 @@ class CloseSessionRequest(_Struct, kw_only=True):
     """The ID of the session to close."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class SetSessionModeRequest(_Struct, kw_only=True):
@@ -4393,12 +3988,6 @@ class SetSessionModeRequest(_Struct, kw_only=True):
     """The ID of the mode to set."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class SetSessionConfigOptionRequestBoolean(
@@ -4413,12 +4002,6 @@ class SetSessionConfigOptionRequestBoolean(
     """The ID of the configuration option to set."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
     value: bool
     """The boolean value."""
@@ -4439,12 +4022,6 @@ class SetSessionConfigOptionRequestValueId(_Struct, kw_only=True):
     """The ID of the configuration option to set."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
     value: SessionConfigValueId
     """The value ID."""
@@ -4478,51 +4055,6 @@ class PromptRequest(_Struct, kw_only=True):
     """
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class StartNesRequest(_Struct, kw_only=True):
-    """Request to start an NES session."""
-
-    workspace_uri: str | UnsetType | None = UNSET
-    """The root URI of the workspace."""
-
-    workspace_folders: list[WorkspaceFolder] | UnsetType | None = UNSET
-    """The workspace folders."""
-
-    repository: NesRepository | UnsetType | None = UNSET
-    """Repository metadata, if the workspace is a git repository."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class WorkspaceFolder(_Struct, kw_only=True):
-    """A workspace folder."""
-
-    uri: str
-    """The URI of the folder."""
-
-    name: str
-    """The display name of the folder."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class NesRepository(_Struct, kw_only=True):
@@ -4538,12 +4070,178 @@ class NesRepository(_Struct, kw_only=True):
     """The remote URL of the repository."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
+
+class WorkspaceFolder(_Struct, kw_only=True):
+    """A workspace folder."""
+
+    uri: str
+    """The URI of the folder."""
+
+    name: str
+    """The display name of the folder."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class StartNesRequest(_Struct, kw_only=True):
+    """Request to start an NES session."""
+
+    workspace_uri: str | UnsetType | None = UNSET
+    """The root URI of the workspace."""
+
+    workspace_folders: list[WorkspaceFolder] | UnsetType | None = UNSET
+    """The workspace folders."""
+
+    repository: NesRepository | UnsetType | None = UNSET
+    """Repository metadata, if the workspace is a git repository."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+NesDiagnosticSeverity: TypeAlias = Literal[
+    "error",
+    "warning",
+    "information",
+    "hint",
+]
+"""Severity of a diagnostic."""
+
+
+class NesDiagnostic(_Struct, kw_only=True):
+    """A diagnostic (error, warning, etc.)."""
+
+    uri: str
+    """The URI of the file containing the diagnostic."""
+
+    range: Range
+    """The range of the diagnostic."""
+
+    severity: NesDiagnosticSeverity
+    """The severity of the diagnostic."""
+
+    message: str
+    """The diagnostic message."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class NesEditHistoryEntry(_Struct, kw_only=True):
+    """An entry in the edit history."""
+
+    uri: str
+    """The URI of the edited file."""
+
+    diff: str
+    """A diff representing the edit."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class NesOpenFile(_Struct, kw_only=True):
+    """An open file in the editor."""
+
+    uri: str
+    """The URI of the file."""
+
+    language_id: str
+    """The language identifier."""
+
+    visible_range: Range | UnsetType | None = UNSET
+    """The visible range in the editor, if any."""
+
+    last_focused_ms: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
+    """Timestamp in milliseconds since epoch of when the file was last focused."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class NesRecentFile(_Struct, kw_only=True):
+    """A recently accessed file."""
+
+    uri: str
+    """The URI of the file."""
+
+    language_id: str
+    """The language identifier."""
+
+    text: str
+    """The full text content of the file."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class NesExcerpt(_Struct, kw_only=True):
+    """A code excerpt from a file."""
+
+    start_line: Annotated[int, msgspec.Meta(ge=0)]
+    """The start line of the excerpt (zero-based)."""
+
+    end_line: Annotated[int, msgspec.Meta(ge=0)]
+    """The end line of the excerpt (zero-based)."""
+
+    text: str
+    """The text content of the excerpt."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class NesRelatedSnippet(_Struct, kw_only=True):
+    """A related code snippet from a file."""
+
+    uri: str
+    """The URI of the file containing the snippets."""
+
+    excerpts: list[NesExcerpt]
+    """The code excerpts."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class NesUserAction(_Struct, kw_only=True):
+    """A user action (typing, cursor movement, etc.)."""
+
+    action: str
+    """The kind of action (e.g., "insertChar", "cursorMovement")."""
+
+    uri: str
+    """The URI of the file where the action occurred."""
+
+    position: Position
+    """The position where the action occurred."""
+
+    timestamp_ms: Annotated[int, msgspec.Meta(ge=0)]
+    """Timestamp in milliseconds since epoch."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class NesSuggestContext(_Struct, kw_only=True):
+    """Context attached to a suggestion request."""
+
+    recent_files: list[NesRecentFile] | UnsetType | None = UNSET
+    """Recently accessed files."""
+
+    related_snippets: list[NesRelatedSnippet] | UnsetType | None = UNSET
+    """Related code snippets."""
+
+    edit_history: list[NesEditHistoryEntry] | UnsetType | None = UNSET
+    """Recent edit history."""
+
+    user_actions: list[NesUserAction] | UnsetType | None = UNSET
+    """Recent user actions (typing, navigation, etc.)."""
+
+    open_files: list[NesOpenFile] | UnsetType | None = UNSET
+    """Currently open files in the editor."""
+
+    diagnostics: list[NesDiagnostic] | UnsetType | None = UNSET
+    """Current diagnostics (errors, warnings)."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+NesTriggerKind: TypeAlias = Literal["automatic", "diagnostic", "manual"]
+"""What triggered the suggestion request."""
 
 
 class SuggestNesRequest(_Struct, kw_only=True):
@@ -4571,192 +4269,6 @@ class SuggestNesRequest(_Struct, kw_only=True):
     """Context for the suggestion, included based on agent capabilities."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class NesSuggestContext(_Struct, kw_only=True):
-    """Context attached to a suggestion request."""
-
-    recent_files: list[NesRecentFile] | UnsetType | None = UNSET
-    """Recently accessed files."""
-
-    related_snippets: list[NesRelatedSnippet] | UnsetType | None = UNSET
-    """Related code snippets."""
-
-    edit_history: list[NesEditHistoryEntry] | UnsetType | None = UNSET
-    """Recent edit history."""
-
-    user_actions: list[NesUserAction] | UnsetType | None = UNSET
-    """Recent user actions (typing, navigation, etc.)."""
-
-    open_files: list[NesOpenFile] | UnsetType | None = UNSET
-    """Currently open files in the editor."""
-
-    diagnostics: list[NesDiagnostic] | UnsetType | None = UNSET
-    """Current diagnostics (errors, warnings)."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class NesRecentFile(_Struct, kw_only=True):
-    """A recently accessed file."""
-
-    uri: str
-    """The URI of the file."""
-
-    language_id: str
-    """The language identifier."""
-
-    text: str
-    """The full text content of the file."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class NesRelatedSnippet(_Struct, kw_only=True):
-    """A related code snippet from a file."""
-
-    uri: str
-    """The URI of the file containing the snippets."""
-
-    excerpts: list[NesExcerpt]
-    """The code excerpts."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class NesExcerpt(_Struct, kw_only=True):
-    """A code excerpt from a file."""
-
-    start_line: Annotated[int, msgspec.Meta(ge=0)]
-    """The start line of the excerpt (zero-based)."""
-
-    end_line: Annotated[int, msgspec.Meta(ge=0)]
-    """The end line of the excerpt (zero-based)."""
-
-    text: str
-    """The text content of the excerpt."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class NesEditHistoryEntry(_Struct, kw_only=True):
-    """An entry in the edit history."""
-
-    uri: str
-    """The URI of the edited file."""
-
-    diff: str
-    """A diff representing the edit."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class NesUserAction(_Struct, kw_only=True):
-    """A user action (typing, cursor movement, etc.)."""
-
-    action: str
-    """The kind of action (e.g., "insertChar", "cursorMovement")."""
-
-    uri: str
-    """The URI of the file where the action occurred."""
-
-    position: Position
-    """The position where the action occurred."""
-
-    timestamp_ms: Annotated[int, msgspec.Meta(ge=0)]
-    """Timestamp in milliseconds since epoch."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class NesOpenFile(_Struct, kw_only=True):
-    """An open file in the editor."""
-
-    uri: str
-    """The URI of the file."""
-
-    language_id: str
-    """The language identifier."""
-
-    visible_range: Range | UnsetType | None = UNSET
-    """The visible range in the editor, if any."""
-
-    last_focused_ms: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
-    """Timestamp in milliseconds since epoch of when the file was last focused."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class NesDiagnostic(_Struct, kw_only=True):
-    """A diagnostic (error, warning, etc.)."""
-
-    uri: str
-    """The URI of the file containing the diagnostic."""
-
-    range: Range
-    """The range of the diagnostic."""
-
-    severity: NesDiagnosticSeverity
-    """The severity of the diagnostic."""
-
-    message: str
-    """The diagnostic message."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class CloseNesRequest(_Struct, kw_only=True):
@@ -4770,24 +4282,12 @@ class CloseNesRequest(_Struct, kw_only=True):
     """The ID of the NES session to close."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class WriteTextFileResponse(_Struct, kw_only=True):
     """Response to `fs/write_text_file`"""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class ReadTextFileResponse(_Struct, kw_only=True):
@@ -4797,27 +4297,6 @@ class ReadTextFileResponse(_Struct, kw_only=True):
     """Content payload returned by this response."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class RequestPermissionResponse(_Struct, kw_only=True):
-    """Response to a permission request."""
-
-    outcome: RequestPermissionOutcome
-    """The user's decision on the permission request."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class RequestPermissionOutcomeCancelled(
@@ -4842,12 +4321,22 @@ class SelectedPermissionOutcome(
     """The ID of the option the user selected."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
+
+RequestPermissionOutcome: TypeAlias = Union[
+    RequestPermissionOutcomeCancelled,
+    SelectedPermissionOutcome,
+]
+"""The outcome of a permission request."""
+
+
+class RequestPermissionResponse(_Struct, kw_only=True):
+    """Response to a permission request."""
+
+    outcome: RequestPermissionOutcome
+    """The user's decision on the permission request."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
 class CreateTerminalResponse(_Struct, kw_only=True):
@@ -4857,12 +4346,18 @@ class CreateTerminalResponse(_Struct, kw_only=True):
     """The unique identifier for the created terminal."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
+
+class TerminalExitStatus(_Struct, kw_only=True):
+    """Exit status of a terminal command."""
+
+    exit_code: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
+    """The process exit code (may be null if terminated by signal)."""
+
+    signal: str | UnsetType | None = UNSET
+    """The signal that terminated the process (may be null if exited normally)."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
 class TerminalOutputResponse(_Struct, kw_only=True):
@@ -4878,42 +4373,12 @@ class TerminalOutputResponse(_Struct, kw_only=True):
     """Exit status if the command has completed."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class TerminalExitStatus(_Struct, kw_only=True):
-    """Exit status of a terminal command."""
-
-    exit_code: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
-    """The process exit code (may be null if terminated by signal)."""
-
-    signal: str | UnsetType | None = UNSET
-    """The signal that terminated the process (may be null if exited normally)."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class ReleaseTerminalResponse(_Struct, kw_only=True):
     """Response to terminal/release method"""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class WaitForTerminalExitResponse(_Struct, kw_only=True):
@@ -4926,24 +4391,16 @@ class WaitForTerminalExitResponse(_Struct, kw_only=True):
     """The signal that terminated the process (may be null if exited normally)."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class KillTerminalResponse(_Struct, kw_only=True):
     """Response to `terminal/kill` method"""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
+
+ElicitationContentValue: TypeAlias = str | int | float | bool | list[str]
+"""Allowed wire representations for [`ElicitationContentValue`]."""
 
 
 class ElicitationAcceptAction(_Struct, kw_only=True):
@@ -4959,14 +4416,7 @@ class CreateElicitationResponseAccept(
     """The user accepted and provided content."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
+    """Optional. Omitted and `null` are equivalent and mean no metadata."""
 
 
 class CreateElicitationResponseDecline(
@@ -4975,14 +4425,7 @@ class CreateElicitationResponseDecline(
     """The user declined the elicitation."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
+    """Optional. Omitted and `null` are equivalent and mean no metadata."""
 
 
 class CreateElicitationResponseCancel(
@@ -4991,14 +4434,7 @@ class CreateElicitationResponseCancel(
     """The elicitation was cancelled."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
+    """Optional. Omitted and `null` are equivalent and mean no metadata."""
 
 
 class ConnectMcpResponse(_Struct, kw_only=True):
@@ -5013,12 +4449,6 @@ class ConnectMcpResponse(_Struct, kw_only=True):
     """The unique identifier for this MCP-over-ACP connection."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class DisconnectMcpResponse(_Struct, kw_only=True):
@@ -5030,12 +4460,6 @@ class DisconnectMcpResponse(_Struct, kw_only=True):
     """
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class CancelNotification(_Struct, kw_only=True):
@@ -5048,12 +4472,6 @@ class CancelNotification(_Struct, kw_only=True):
     """The ID of the session to cancel operations for."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class DidOpenDocumentNotification(_Struct, kw_only=True):
@@ -5075,12 +4493,22 @@ class DidOpenDocumentNotification(_Struct, kw_only=True):
     """The full text content of the document."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+
+class TextDocumentContentChangeEvent(_Struct, kw_only=True):
+    """A content change event for a document.
+
+    When `range` is `None`, `text` is the full content of the document.
+    When `range` is `Some`, `text` replaces the given range.
     """
+
+    range: Range | UnsetType | None = UNSET
+    """The range of the document that changed. If `None`, the entire content is replaced."""
+
+    text: str
+    """The new text for the range, or the full document content if `range` is `None`."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
 class DidChangeDocumentNotification(_Struct, kw_only=True):
@@ -5099,34 +4527,6 @@ class DidChangeDocumentNotification(_Struct, kw_only=True):
     """The content changes."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class TextDocumentContentChangeEvent(_Struct, kw_only=True):
-    """A content change event for a document.
-
-    When `range` is `None`, `text` is the full content of the document.
-    When `range` is `Some`, `text` replaces the given range.
-    """
-
-    range: Range | UnsetType | None = UNSET
-    """The range of the document that changed. If `None`, the entire content is replaced."""
-
-    text: str
-    """The new text for the range, or the full document content if `range` is `None`."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class DidCloseDocumentNotification(_Struct, kw_only=True):
@@ -5139,12 +4539,6 @@ class DidCloseDocumentNotification(_Struct, kw_only=True):
     """The URI of the closed document."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class DidSaveDocumentNotification(_Struct, kw_only=True):
@@ -5157,12 +4551,6 @@ class DidSaveDocumentNotification(_Struct, kw_only=True):
     """The URI of the saved document."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class DidFocusDocumentNotification(_Struct, kw_only=True):
@@ -5184,12 +4572,6 @@ class DidFocusDocumentNotification(_Struct, kw_only=True):
     """The portion of the file currently visible in the editor viewport."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class AcceptNesNotification(_Struct, kw_only=True):
@@ -5202,12 +4584,10 @@ class AcceptNesNotification(_Struct, kw_only=True):
     """The ID of the accepted suggestion."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
+
+NesRejectReason: TypeAlias = Literal["rejected", "ignored", "replaced", "cancelled"]
+"""The reason a suggestion was rejected."""
 
 
 class RejectNesNotification(_Struct, kw_only=True):
@@ -5223,12 +4603,6 @@ class RejectNesNotification(_Struct, kw_only=True):
     """The reason for rejection."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class CancelRequestNotification(_Struct, kw_only=True):
@@ -5241,15 +4615,6 @@ class CancelRequestNotification(_Struct, kw_only=True):
     """The ID of the request to cancel."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-# --- variants kept raw -------------------------------------------------------
 
 
 class CreateElicitationRequestOther(OtherVariant):
@@ -5269,31 +4634,6 @@ class CreateElicitationRequestOther(OtherVariant):
     known_tags = frozenset({"form", "url"})
 
 
-class ElicitationPropertySchemaOther(OtherVariant):
-    """Custom or future elicitation property schema.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Clients that do not understand this property schema type should preserve
-    the raw schema when storing, replaying, proxying, or forwarding
-    elicitation requests. They MUST NOT render it as a known input control.
-    """
-
-    __slots__ = ()
-    tag_field = "type"
-    known_tags = frozenset({"string", "number", "integer", "boolean", "array"})
-
-
-class MultiSelectItemsOther(OtherVariant):
-    """Custom or future typed multi-select items."""
-
-    __slots__ = ()
-    tag_field = "type"
-    known_tags = frozenset({"string"})
-
-
 class CreateElicitationResponseOther(OtherVariant):
     """Custom or future elicitation action.
 
@@ -5311,52 +4651,6 @@ class CreateElicitationResponseOther(OtherVariant):
     known_tags = frozenset({"accept", "decline", "cancel"})
 
 
-# --- type aliases and unions -------------------------------------------------
-# Open and by-shape unions differ between what a type checker sees (every
-# variant, the unknown one included) and what msgspec decodes (the known
-# variants, natively; the rest on the lenient path): see `_runtime`.
-
-SessionId: TypeAlias = str
-"""A unique identifier for a conversation session between a client and agent.
-
-Sessions maintain their own context, conversation history, and state,
-allowing multiple independent interactions with the same agent.
-
-See protocol docs: [Session ID](https://agentclientprotocol.com/protocol/session-setup#session-id)
-"""
-
-ToolCallId: TypeAlias = str
-"""Unique identifier for a tool call within a session."""
-
-TerminalId: TypeAlias = str
-"""Typed identifier used for terminal values on the wire."""
-
-PermissionOptionId: TypeAlias = str
-"""Unique identifier for a permission option."""
-
-ElicitationId: TypeAlias = str
-"""Unique identifier for an elicitation."""
-
-McpServerAcpId: TypeAlias = str
-"""**UNSTABLE**
-
-This capability is not part of the spec yet, and may be removed or changed at any point.
-
-Unique identifier for an MCP server using the ACP transport.
-
-The value is opaque and generated by the ACP component providing the MCP server. It is
-used by `mcp/connect` to route connection requests back to the component that declared the
-server.
-"""
-
-McpConnectionId: TypeAlias = str
-"""**UNSTABLE**
-
-This capability is not part of the spec yet, and may be removed or changed at any point.
-
-A unique identifier for an active MCP-over-ACP connection.
-"""
-
 ExtRequest: TypeAlias = Any
 """Allows for sending an arbitrary request that is not part of the ACP spec.
 Extension methods provide a way to add custom functionality while maintaining
@@ -5365,38 +4659,6 @@ protocol compatibility.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
 """
 
-ProtocolVersion: TypeAlias = Annotated[int, msgspec.Meta(ge=0, le=65535)]
-"""Protocol version identifier.
-
-This version is only bumped for breaking changes.
-Non-breaking changes should be introduced via capabilities.
-"""
-
-AuthMethodId: TypeAlias = str
-"""Typed identifier used for auth method values on the wire."""
-
-ProviderId: TypeAlias = str
-"""**UNSTABLE**
-
-This capability is not part of the spec yet, and may be removed or changed at any point.
-
-Unique identifier for a configurable LLM provider.
-"""
-
-SessionModeId: TypeAlias = str
-"""Unique identifier for a Session Mode."""
-
-SessionConfigId: TypeAlias = str
-"""Unique identifier for a session configuration option."""
-
-SessionConfigValueId: TypeAlias = str
-"""Unique identifier for a session configuration option value."""
-
-SessionConfigGroupId: TypeAlias = str
-"""Unique identifier for a session configuration option value group."""
-
-NesSuggestionId: TypeAlias = str
-"""Unique identifier for a next edit suggestion."""
 
 ExtResponse: TypeAlias = Any
 """Allows for sending an arbitrary response to an [`ExtRequest`] that is not part of the ACP spec.
@@ -5405,6 +4667,7 @@ protocol compatibility.
 
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
 """
+
 
 MessageMcpResponse: TypeAlias = Any
 """**UNSTABLE**
@@ -5416,24 +4679,6 @@ Response to `mcp/message`.
 This is the inner MCP response result payload. Any JSON value is valid.
 """
 
-MessageId: TypeAlias = str
-"""Unique identifier for a message within a session."""
-
-PlanId: TypeAlias = str
-"""**UNSTABLE**
-
-This capability is not part of the spec yet, and may be removed or changed at any point.
-
-Unique identifier for a plan within a session.
-"""
-
-CompactionId: TypeAlias = str
-"""**UNSTABLE**
-
-This capability is not part of the spec yet, and may be removed or changed at any point.
-
-Unique identifier for a context compaction within a session.
-"""
 
 ExtNotification: TypeAlias = Any
 """Allows the Agent to send an arbitrary notification that is not part of the ACP spec.
@@ -5443,225 +4688,6 @@ while maintaining protocol compatibility.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
 """
 
-ToolKind: TypeAlias = Literal[
-    "read",
-    "edit",
-    "delete",
-    "move",
-    "search",
-    "execute",
-    "think",
-    "fetch",
-    "switch_mode",
-    "other",
-]
-"""Categories of tools that can be invoked.
-
-Tool kinds help clients choose appropriate icons and optimize how they
-display tool execution progress.
-
-See protocol docs: [Creating](https://agentclientprotocol.com/protocol/tool-calls#creating)
-"""
-
-ToolCallStatus: TypeAlias = Literal["pending", "in_progress", "completed", "failed"]
-"""Execution status of a tool call.
-
-Tool calls progress through different statuses during their lifecycle.
-
-See protocol docs: [Status](https://agentclientprotocol.com/protocol/tool-calls#status)
-"""
-
-Role: TypeAlias = Literal["assistant", "user"]
-"""The sender or recipient of messages and data in a conversation."""
-
-PermissionOptionKind: TypeAlias = Literal[
-    "allow_once",
-    "allow_always",
-    "reject_once",
-    "reject_always",
-]
-"""The type of permission option being presented to the user.
-
-Helps clients choose appropriate icons and UI treatment.
-"""
-
-ElicitationSchemaType: TypeAlias = Literal["object"]
-"""Type discriminator for elicitation schemas."""
-
-StringFormat: TypeAlias = Literal["email", "uri", "date", "date-time"]
-"""String format types for string properties in elicitation schemas."""
-
-TextDocumentSyncKind: TypeAlias = Literal["full", "incremental"]
-"""How the agent wants document changes delivered."""
-
-PositionEncodingKind: TypeAlias = Literal["utf-16", "utf-32", "utf-8"]
-"""The encoding used for character offsets in positions.
-
-Follows the same conventions as LSP 3.17. The default is UTF-16.
-"""
-
-LlmProtocol: TypeAlias = Union[
-    Literal["anthropic", "openai", "azure", "vertex", "bedrock"],
-    str,
-]
-"""**UNSTABLE**
-
-This capability is not part of the spec yet, and may be removed or changed at any point.
-
-Well-known API protocol identifiers for LLM providers.
-
-Agents and clients MUST handle unknown protocol identifiers gracefully.
-
-Protocol names beginning with `_` are free for custom use, like other ACP extension methods.
-Protocol names that do not begin with `_` are reserved for the ACP spec.
-"""
-
-SessionConfigOptionCategory: TypeAlias = Union[
-    Literal["mode", "model", "model_config", "thought_level"],
-    str,
-]
-"""Semantic category for a session configuration option.
-
-This is intended to help Clients distinguish broadly common selectors (e.g. model selector vs
-session mode selector vs thought/reasoning level) for UX purposes (keyboard shortcuts, icons,
-placement). It MUST NOT be required for correctness. Clients MUST handle missing or unknown
-categories gracefully.
-
-Category names beginning with `_` are free for custom use, like other ACP extension methods.
-Category names that do not begin with `_` are reserved for the ACP spec.
-"""
-
-StopReason: TypeAlias = Literal[
-    "end_turn",
-    "max_tokens",
-    "max_turn_requests",
-    "refusal",
-    "cancelled",
-]
-"""Reasons why an agent stops processing a prompt turn.
-
-See protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/prompt-turn#stop-reasons)
-"""
-
-ErrorCode: TypeAlias = Union[
-    Literal[-32700, -32600, -32601, -32602, -32603, -32800, -32000, -32002],
-    int,
-]
-"""Predefined error codes for common JSON-RPC and ACP-specific errors.
-
-These codes follow the JSON-RPC 2.0 specification for standard errors
-and use the reserved range (-32000 to -32099) for protocol-specific errors.
-"""
-
-PlanEntryPriority: TypeAlias = Literal["high", "medium", "low"]
-"""Priority levels for plan entries.
-
-Used to indicate the relative importance or urgency of different
-tasks in the execution plan.
-See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/agent-plan#plan-entries)
-"""
-
-PlanEntryStatus: TypeAlias = Literal["pending", "in_progress", "completed"]
-"""Status of a plan entry in the execution flow.
-
-Tracks the lifecycle of each task from planning through completion.
-See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/agent-plan#plan-entries)
-"""
-
-NoticeSeverity: TypeAlias = Literal["info", "warning", "error"] | str
-"""**UNSTABLE**
-
-This capability is not part of the spec yet, and may be removed or changed at any point.
-
-Severity hint for a session notice.
-"""
-
-CompactionStatus: TypeAlias = Union[
-    Literal["in_progress", "completed", "failed", "cancelled"],
-    str,
-]
-"""**UNSTABLE**
-
-This capability is not part of the spec yet, and may be removed or changed at any point.
-
-Lifecycle state of a context compaction.
-"""
-
-NesTriggerKind: TypeAlias = Literal["automatic", "diagnostic", "manual"]
-"""What triggered the suggestion request."""
-
-NesDiagnosticSeverity: TypeAlias = Literal[
-    "error",
-    "warning",
-    "information",
-    "hint",
-]
-"""Severity of a diagnostic."""
-
-NesRejectReason: TypeAlias = Literal["rejected", "ignored", "replaced", "cancelled"]
-"""The reason a suggestion was rejected."""
-
-RequestId: TypeAlias = int | str | None
-"""JSON RPC Request Id
-
-An identifier established by the Client that MUST contain a String, Number, or NULL value if included. If it is not included it is assumed to be a notification. The value SHOULD normally not be Null \\[1\\] and Numbers SHOULD NOT contain fractional parts \\[2\\]
-
-The Server MUST reply with the same value in the Response object if included. This member is used to correlate the context between the two objects.
-
-\\[1\\] The use of Null as a value for the id member in a Request object is discouraged, because this specification uses a value of Null for Responses with an unknown id. Also, because JSON-RPC 1.0 uses an id value of Null for Notifications this could cause confusion in handling.
-
-\\[2\\] Fractional parts may be problematic, since many decimal fractions cannot be represented exactly as binary fractions.
-"""
-
-ToolCallContent: TypeAlias = Union[Content, Diff, Terminal]
-"""Content produced by a tool call.
-
-Tool calls can produce different types of content including
-standard content blocks (text, images) or file diffs.
-
-See protocol docs: [Content](https://agentclientprotocol.com/protocol/tool-calls#content)
-"""
-
-ContentBlock: TypeAlias = Union[
-    TextContent,
-    ImageContent,
-    AudioContent,
-    ResourceLink,
-    EmbeddedResource,
-]
-"""Content blocks represent displayable information in the Agent Client Protocol.
-
-They provide a structured way to handle various types of user-facing content—whether
-it's text from language models, images for analysis, or embedded resources for context.
-
-Content blocks appear in:
-- User prompts sent via `session/prompt`
-- Language model output streamed through `session/update` notifications
-- Progress updates and results from tool calls
-
-This structure is compatible with the Model Context Protocol (MCP), enabling
-agents to seamlessly forward content from MCP tool outputs without transformation.
-
-See protocol docs: [Content](https://agentclientprotocol.com/protocol/content)
-"""
-
-if TYPE_CHECKING:
-    EmbeddedResourceResource: TypeAlias = Union[
-        TextResourceContents,
-        BlobResourceContents,
-    ]
-else:
-    EmbeddedResourceResource = Annotated[
-        Any,
-        ShapeUnion(
-            "EmbeddedResourceResource",
-            (
-                TextResourceContents,
-                BlobResourceContents,
-            ),
-        ),
-    ]
-"""Resource content that can be embedded in a message."""
 
 if TYPE_CHECKING:
     CreateElicitationRequest: TypeAlias = Union[
@@ -5681,167 +4707,6 @@ either via a form or by directing them to a URL.
 Elicitations are tied to a session (optionally a tool call) or a request.
 """
 
-if TYPE_CHECKING:
-    ElicitationPropertySchema: TypeAlias = Union[
-        StringPropertySchema,
-        NumberPropertySchema,
-        IntegerPropertySchema,
-        BooleanPropertySchema,
-        MultiSelectPropertySchema,
-        ElicitationPropertySchemaOther,
-    ]
-else:
-    ElicitationPropertySchema = Annotated[
-        Union[
-            StringPropertySchema,
-            NumberPropertySchema,
-            IntegerPropertySchema,
-            BooleanPropertySchema,
-            MultiSelectPropertySchema,
-        ],
-        OpenUnion("type", ElicitationPropertySchemaOther),
-    ]
-"""Property schema for elicitation form fields.
-
-Each variant corresponds to a JSON Schema `"type"` value.
-Single-select enums use the `String` variant with `enum` or `oneOf` set.
-Multi-select enums use the `Array` variant.
-"""
-
-if TYPE_CHECKING:
-    MultiSelectItems: TypeAlias = Union[
-        StringMultiSelectItems,
-        TitledMultiSelectItems,
-        MultiSelectItemsOther,
-    ]
-else:
-    MultiSelectItems = Annotated[
-        Any,
-        ShapeUnion(
-            "MultiSelectItems",
-            (
-                StringMultiSelectItems,
-                TitledMultiSelectItems,
-                MultiSelectItemsOther,
-            ),
-        ),
-    ]
-"""Items for a multi-select (array) property schema."""
-
-if TYPE_CHECKING:
-    AuthMethod: TypeAlias = Union[AuthMethodTerminal, AuthMethodAgent]
-else:
-    AuthMethod = Annotated[
-        Any,
-        ShapeUnion(
-            "AuthMethod",
-            (
-                AuthMethodTerminal,
-                AuthMethodAgent,
-            ),
-        ),
-    ]
-"""Describes an available authentication method.
-
-The `type` field acts as the discriminator in the serialized JSON form.
-When no `type` is present, the method is treated as `agent`.
-"""
-
-SessionConfigOption: TypeAlias = Union[
-    SessionConfigOptionSelect,
-    SessionConfigOptionBoolean,
-]
-"""A session configuration option selector and its current state."""
-
-if TYPE_CHECKING:
-    SessionConfigSelectOptions: TypeAlias = Union[
-        list[SessionConfigSelectOption],
-        list[SessionConfigSelectGroup],
-    ]
-else:
-    SessionConfigSelectOptions = Annotated[
-        Any,
-        ShapeUnion(
-            "SessionConfigSelectOptions",
-            (
-                list[SessionConfigSelectOption],
-                list[SessionConfigSelectGroup],
-            ),
-        ),
-    ]
-"""Possible values for a session configuration option."""
-
-NesSuggestion: TypeAlias = Union[
-    NesEditSuggestion,
-    NesJumpSuggestion,
-    NesRenameSuggestion,
-    NesSearchAndReplaceSuggestion,
-]
-"""A suggestion returned by the agent."""
-
-SessionUpdate: TypeAlias = Union[
-    UserMessageChunk,
-    AgentMessageChunk,
-    AgentThoughtChunk,
-    ToolCall,
-    SessionUpdateToolCallUpdate,
-    Plan,
-    PlanUpdate,
-    PlanRemoved,
-    AvailableCommandsUpdate,
-    CurrentModeUpdate,
-    ConfigOptionUpdate,
-    SessionInfoUpdate,
-    UsageUpdate,
-    Notice,
-    CompactionUpdate,
-    CompactionSummaryChunk,
-]
-"""Different types of updates that can be sent during session processing.
-
-These updates provide real-time feedback about the agent's progress.
-
-See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/prompt-turn#3-agent-reports-output)
-"""
-
-PlanUpdateContent: TypeAlias = Union[PlanItems, PlanFile, PlanMarkdown]
-"""**UNSTABLE**
-
-This capability is not part of the spec yet, and may be removed or changed at any point.
-
-Updated content for a plan.
-"""
-
-AvailableCommandInput: TypeAlias = Union[UnstructuredCommandInput]
-"""The input specification for a command."""
-
-if TYPE_CHECKING:
-    McpServer: TypeAlias = Union[
-        McpServerHttp,
-        McpServerSse,
-        McpServerAcp,
-        McpServerStdio,
-    ]
-else:
-    McpServer = Annotated[
-        Any,
-        ShapeUnion(
-            "McpServer",
-            (
-                McpServerHttp,
-                McpServerSse,
-                McpServerAcp,
-                McpServerStdio,
-            ),
-        ),
-    ]
-"""Configuration for connecting to an MCP (Model Context Protocol) server.
-
-MCP servers provide tools and context that the agent can use when
-processing prompts.
-
-See protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/session-setup#mcp-servers)
-"""
 
 if TYPE_CHECKING:
     SetSessionConfigOptionRequest: TypeAlias = Union[
@@ -5861,11 +4726,6 @@ else:
     ]
 """Request parameters for setting a session configuration option."""
 
-RequestPermissionOutcome: TypeAlias = Union[
-    RequestPermissionOutcomeCancelled,
-    SelectedPermissionOutcome,
-]
-"""The outcome of a permission request."""
 
 if TYPE_CHECKING:
     CreateElicitationResponse: TypeAlias = Union[
@@ -5885,859 +4745,324 @@ else:
     ]
 """Response from the client to an elicitation request."""
 
-ElicitationContentValue: TypeAlias = str | int | float | bool | list[str]
-"""Allowed wire representations for [`ElicitationContentValue`]."""
-
 
 # --- lenient rules (x-deserialize-*) -----------------------------------------
 
+_DEFAULT = FieldRule(default_on_error=True)
+_DEFAULT_SKIP = FieldRule(default_on_error=True, skip_invalid_items=True)
+_SKIP = FieldRule(skip_invalid_items=True)
+
+
+def _rules(
+    default: str = "",
+    /,
+    *,
+    _default_skip: str = "",
+    _skip: str = "",
+    **spelled: FieldRule,
+) -> dict[str, FieldRule]:
+    """One Struct's rules: attribute names, space-separated, per shared rule
+    (``x-deserialize-default-on-error``: a bad value falls back to the default
+    or to absent; ``x-deserialize-skip-invalid-items``: bad array items are
+    dropped), and the rules that carry a schema default, spelled out."""
+    rules = dict.fromkeys(default.split(), _DEFAULT)
+    rules.update(dict.fromkeys(_default_skip.split(), _DEFAULT_SKIP))
+    rules.update(dict.fromkeys(_skip.split(), _SKIP))
+    rules.update(spelled)
+    return rules
+
+
 _CODEC = Codec(
     {
-        WriteTextFileRequest: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        ReadTextFileRequest: {
-            "line": FieldRule(default_on_error=True),
-            "limit": FieldRule(default_on_error=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        RequestPermissionRequest: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        ToolCallUpdate: {
-            "kind": FieldRule(default_on_error=True),
-            "status": FieldRule(default_on_error=True),
-            "title": FieldRule(default_on_error=True),
-            "name": FieldRule(default_on_error=True),
-            "content": FieldRule(default_on_error=True, skip_invalid_items=True),
-            "locations": FieldRule(default_on_error=True, skip_invalid_items=True),
-            "raw_input": FieldRule(default_on_error=True),
-            "raw_output": FieldRule(default_on_error=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        Annotations: {
-            "audience": FieldRule(default_on_error=True, skip_invalid_items=True),
-            "last_modified": FieldRule(default_on_error=True),
-            "priority": FieldRule(default_on_error=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        TextContent: {
-            "annotations": FieldRule(default_on_error=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        ImageContent: {
-            "annotations": FieldRule(default_on_error=True),
-            "uri": FieldRule(default_on_error=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        AudioContent: {
-            "annotations": FieldRule(default_on_error=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        ResourceLink: {
-            "annotations": FieldRule(default_on_error=True),
-            "description": FieldRule(default_on_error=True),
-            "mime_type": FieldRule(default_on_error=True),
-            "size": FieldRule(default_on_error=True),
-            "title": FieldRule(default_on_error=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        TextResourceContents: {
-            "mime_type": FieldRule(default_on_error=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        BlobResourceContents: {
-            "mime_type": FieldRule(default_on_error=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        EmbeddedResource: {
-            "annotations": FieldRule(default_on_error=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        Content: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        Diff: {
-            "old_text": FieldRule(default_on_error=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        Terminal: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        ToolCallLocation: {
-            "line": FieldRule(default_on_error=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        PermissionOption: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        CreateTerminalRequest: {
-            "args": FieldRule(default_on_error=True, skip_invalid_items=True),
-            "env": FieldRule(default_on_error=True, skip_invalid_items=True),
-            "cwd": FieldRule(default_on_error=True),
-            "output_byte_limit": FieldRule(default_on_error=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        EnvVariable: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        TerminalOutputRequest: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        ReleaseTerminalRequest: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        WaitForTerminalExitRequest: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        KillTerminalRequest: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        ElicitationFormMode: {
-            "tool_call_id": FieldRule(default_on_error=True),
-        },
-        CreateElicitationRequestForm: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        ElicitationUrlMode: {
-            "tool_call_id": FieldRule(default_on_error=True),
-        },
-        CreateElicitationRequestUrl: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        ElicitationSessionScope: {
-            "tool_call_id": FieldRule(default_on_error=True),
-        },
-        ElicitationSchema: {
-            "type": FieldRule(default_on_error=True, default_json='"object"'),
-            "title": FieldRule(default_on_error=True),
-            "description": FieldRule(default_on_error=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        EnumOption: {
-            "description": FieldRule(default_on_error=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        StringPropertySchema: {
-            "title": FieldRule(default_on_error=True),
-            "description": FieldRule(default_on_error=True),
-            "default": FieldRule(default_on_error=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        NumberPropertySchema: {
-            "title": FieldRule(default_on_error=True),
-            "description": FieldRule(default_on_error=True),
-            "default": FieldRule(default_on_error=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        IntegerPropertySchema: {
-            "title": FieldRule(default_on_error=True),
-            "description": FieldRule(default_on_error=True),
-            "default": FieldRule(default_on_error=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        BooleanPropertySchema: {
-            "title": FieldRule(default_on_error=True),
-            "description": FieldRule(default_on_error=True),
-            "default": FieldRule(default_on_error=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        StringMultiSelectItems: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        TitledMultiSelectItems: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        MultiSelectPropertySchema: {
-            "title": FieldRule(default_on_error=True),
-            "description": FieldRule(default_on_error=True),
-            "default": FieldRule(default_on_error=True, skip_invalid_items=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        ConnectMcpRequest: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        MessageMcpRequest: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        DisconnectMcpRequest: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        InitializeResponse: {
-            "agent_capabilities": FieldRule(
+        WriteTextFileRequest: _rules("meta"),
+        ReadTextFileRequest: _rules("line limit meta"),
+        RequestPermissionRequest: _rules("meta"),
+        ToolCallUpdate: _rules(
+            "kind status title name raw_input raw_output meta",
+            _default_skip="content locations",
+        ),
+        Annotations: _rules("last_modified priority meta", _default_skip="audience"),
+        TextContent: _rules("annotations meta"),
+        ImageContent: _rules("annotations uri meta"),
+        AudioContent: _rules("annotations meta"),
+        ResourceLink: _rules("annotations description mime_type size title meta"),
+        TextResourceContents: _rules("mime_type meta"),
+        BlobResourceContents: _rules("mime_type meta"),
+        EmbeddedResource: _rules("annotations meta"),
+        Content: _rules("meta"),
+        Diff: _rules("old_text meta"),
+        Terminal: _rules("meta"),
+        ToolCallLocation: _rules("line meta"),
+        PermissionOption: _rules("meta"),
+        CreateTerminalRequest: _rules(
+            "cwd output_byte_limit meta", _default_skip="args env"
+        ),
+        EnvVariable: _rules("meta"),
+        TerminalOutputRequest: _rules("meta"),
+        ReleaseTerminalRequest: _rules("meta"),
+        WaitForTerminalExitRequest: _rules("meta"),
+        KillTerminalRequest: _rules("meta"),
+        ElicitationFormMode: _rules("tool_call_id"),
+        CreateElicitationRequestForm: _rules("meta"),
+        ElicitationUrlMode: _rules("tool_call_id"),
+        CreateElicitationRequestUrl: _rules("meta"),
+        ElicitationSessionScope: _rules("tool_call_id"),
+        ElicitationSchema: _rules(
+            "title description meta",
+            type=FieldRule(default_on_error=True, default_json='"object"'),
+        ),
+        EnumOption: _rules("description meta"),
+        StringPropertySchema: _rules("title description default meta"),
+        NumberPropertySchema: _rules("title description default meta"),
+        IntegerPropertySchema: _rules("title description default meta"),
+        BooleanPropertySchema: _rules("title description default meta"),
+        StringMultiSelectItems: _rules("meta"),
+        TitledMultiSelectItems: _rules("meta"),
+        MultiSelectPropertySchema: _rules(
+            "title description meta", _default_skip="default"
+        ),
+        ConnectMcpRequest: _rules("meta"),
+        MessageMcpRequest: _rules("meta"),
+        DisconnectMcpRequest: _rules("meta"),
+        InitializeResponse: _rules(
+            "agent_info meta",
+            agent_capabilities=FieldRule(
                 default_on_error=True,
                 default_json='{"loadSession":false,"promptCapabilities":{"image":false,"audio":false,"embeddedContext":false},"mcpCapabilities":{"http":false,"sse":false,"acp":false},"sessionCapabilities":{},"auth":{}}',
             ),
-            "auth_methods": FieldRule(
+            auth_methods=FieldRule(
                 default_on_error=True,
                 skip_invalid_items=True,
                 default_json="[]",
             ),
-            "agent_info": FieldRule(default_on_error=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        AgentCapabilities: {
-            "load_session": FieldRule(default_on_error=True, default_json="false"),
-            "prompt_capabilities": FieldRule(
+        ),
+        AgentCapabilities: _rules(
+            "providers nes position_encoding meta",
+            load_session=FieldRule(default_on_error=True, default_json="false"),
+            prompt_capabilities=FieldRule(
                 default_on_error=True,
                 default_json='{"image":false,"audio":false,"embeddedContext":false}',
             ),
-            "mcp_capabilities": FieldRule(
+            mcp_capabilities=FieldRule(
                 default_on_error=True,
                 default_json='{"http":false,"sse":false,"acp":false}',
             ),
-            "session_capabilities": FieldRule(default_on_error=True, default_json="{}"),
-            "auth": FieldRule(default_on_error=True, default_json="{}"),
-            "providers": FieldRule(default_on_error=True),
-            "nes": FieldRule(default_on_error=True),
-            "position_encoding": FieldRule(default_on_error=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        PromptCapabilities: {
-            "image": FieldRule(default_on_error=True, default_json="false"),
-            "audio": FieldRule(default_on_error=True, default_json="false"),
-            "embedded_context": FieldRule(default_on_error=True, default_json="false"),
-            "meta": FieldRule(default_on_error=True),
-        },
-        McpCapabilities: {
-            "http": FieldRule(default_on_error=True, default_json="false"),
-            "sse": FieldRule(default_on_error=True, default_json="false"),
-            "acp": FieldRule(default_on_error=True, default_json="false"),
-            "meta": FieldRule(default_on_error=True),
-        },
-        SessionCapabilities: {
-            "list": FieldRule(default_on_error=True),
-            "delete": FieldRule(default_on_error=True),
-            "additional_directories": FieldRule(default_on_error=True),
-            "fork": FieldRule(default_on_error=True),
-            "resume": FieldRule(default_on_error=True),
-            "close": FieldRule(default_on_error=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        SessionListCapabilities: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        SessionDeleteCapabilities: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        SessionAdditionalDirectoriesCapabilities: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        SessionForkCapabilities: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        SessionResumeCapabilities: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        SessionCloseCapabilities: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        AgentAuthCapabilities: {
-            "logout": FieldRule(default_on_error=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        LogoutCapabilities: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        ProvidersCapabilities: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        NesCapabilities: {
-            "events": FieldRule(default_on_error=True),
-            "context": FieldRule(default_on_error=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        NesEventCapabilities: {
-            "document": FieldRule(default_on_error=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        NesDocumentEventCapabilities: {
-            "did_open": FieldRule(default_on_error=True),
-            "did_change": FieldRule(default_on_error=True),
-            "did_close": FieldRule(default_on_error=True),
-            "did_save": FieldRule(default_on_error=True),
-            "did_focus": FieldRule(default_on_error=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        NesDocumentDidOpenCapabilities: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        NesDocumentDidChangeCapabilities: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        NesDocumentDidCloseCapabilities: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        NesDocumentDidSaveCapabilities: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        NesDocumentDidFocusCapabilities: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        NesContextCapabilities: {
-            "recent_files": FieldRule(default_on_error=True),
-            "related_snippets": FieldRule(default_on_error=True),
-            "edit_history": FieldRule(default_on_error=True),
-            "user_actions": FieldRule(default_on_error=True),
-            "open_files": FieldRule(default_on_error=True),
-            "diagnostics": FieldRule(default_on_error=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        NesRecentFilesCapabilities: {
-            "max_count": FieldRule(default_on_error=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        NesRelatedSnippetsCapabilities: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        NesEditHistoryCapabilities: {
-            "max_count": FieldRule(default_on_error=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        NesUserActionsCapabilities: {
-            "max_count": FieldRule(default_on_error=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        NesOpenFilesCapabilities: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        NesDiagnosticsCapabilities: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        AuthMethodTerminal: {
-            "description": FieldRule(default_on_error=True),
-            "args": FieldRule(default_on_error=True, skip_invalid_items=True),
-            "env": FieldRule(default_on_error=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        AuthMethodAgent: {
-            "description": FieldRule(default_on_error=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        Implementation: {
-            "title": FieldRule(default_on_error=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        AuthenticateResponse: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        ListProvidersResponse: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        ProviderInfo: {
-            "supported": FieldRule(default_on_error=True, skip_invalid_items=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        ProviderCurrentConfig: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        SetProviderResponse: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        DisableProviderResponse: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        LogoutResponse: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        NewSessionResponse: {
-            "modes": FieldRule(default_on_error=True),
-            "config_options": FieldRule(default_on_error=True, skip_invalid_items=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        SessionModeState: {
-            "available_modes": FieldRule(
-                default_on_error=True,
-                skip_invalid_items=True,
-            ),
-            "meta": FieldRule(default_on_error=True),
-        },
-        SessionMode: {
-            "description": FieldRule(default_on_error=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        SessionConfigOptionSelect: {
-            "description": FieldRule(default_on_error=True),
-            "category": FieldRule(default_on_error=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        SessionConfigOptionBoolean: {
-            "description": FieldRule(default_on_error=True),
-            "category": FieldRule(default_on_error=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        SessionConfigSelectOption: {
-            "description": FieldRule(default_on_error=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        SessionConfigSelectGroup: {
-            "options": FieldRule(default_on_error=True, skip_invalid_items=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        LoadSessionResponse: {
-            "modes": FieldRule(default_on_error=True),
-            "config_options": FieldRule(default_on_error=True, skip_invalid_items=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        ListSessionsResponse: {
-            "sessions": FieldRule(default_on_error=True, skip_invalid_items=True),
-            "next_cursor": FieldRule(default_on_error=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        SessionInfo: {
-            "additional_directories": FieldRule(
-                default_on_error=True,
-                skip_invalid_items=True,
-            ),
-            "title": FieldRule(default_on_error=True),
-            "updated_at": FieldRule(default_on_error=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        DeleteSessionResponse: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        ForkSessionResponse: {
-            "modes": FieldRule(default_on_error=True),
-            "config_options": FieldRule(default_on_error=True, skip_invalid_items=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        ResumeSessionResponse: {
-            "modes": FieldRule(default_on_error=True),
-            "config_options": FieldRule(default_on_error=True, skip_invalid_items=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        CloseSessionResponse: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        SetSessionModeResponse: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        SetSessionConfigOptionResponse: {
-            "config_options": FieldRule(default_on_error=True, skip_invalid_items=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        PromptResponse: {
-            "usage": FieldRule(default_on_error=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        Usage: {
-            "thought_tokens": FieldRule(default_on_error=True),
-            "cached_read_tokens": FieldRule(default_on_error=True),
-            "cached_write_tokens": FieldRule(default_on_error=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        StartNesResponse: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        SuggestNesResponse: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        NesTextEdit: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        Range: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        Position: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        NesEditSuggestion: {
-            "cursor_position": FieldRule(default_on_error=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        NesJumpSuggestion: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        NesRenameSuggestion: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        NesSearchAndReplaceSuggestion: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        CloseNesResponse: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        Error: {
-            "data": FieldRule(default_on_error=True),
-        },
-        SessionNotification: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        ContentChunk: {
-            "message_id": FieldRule(default_on_error=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        ToolCall: {
-            "name": FieldRule(default_on_error=True),
-            "kind": FieldRule(default_on_error=True),
-            "status": FieldRule(default_on_error=True),
-            "content": FieldRule(default_on_error=True, skip_invalid_items=True),
-            "locations": FieldRule(default_on_error=True, skip_invalid_items=True),
-            "raw_input": FieldRule(default_on_error=True),
-            "raw_output": FieldRule(default_on_error=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        PlanEntry: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        Plan: {
-            "entries": FieldRule(default_on_error=True, skip_invalid_items=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        PlanItems: {
-            "entries": FieldRule(default_on_error=True, skip_invalid_items=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        PlanFile: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        PlanMarkdown: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        PlanUpdate: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        PlanRemoved: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        AvailableCommand: {
-            "input": FieldRule(default_on_error=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        UnstructuredCommandInput: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        AvailableCommandsUpdate: {
-            "available_commands": FieldRule(
-                default_on_error=True,
-                skip_invalid_items=True,
-            ),
-            "meta": FieldRule(default_on_error=True),
-        },
-        CurrentModeUpdate: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        ConfigOptionUpdate: {
-            "config_options": FieldRule(default_on_error=True, skip_invalid_items=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        SessionInfoUpdate: {
-            "title": FieldRule(default_on_error=True),
-            "updated_at": FieldRule(default_on_error=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        Cost: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        UsageUpdate: {
-            "cost": FieldRule(default_on_error=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        Notice: {
-            "description": FieldRule(default_on_error=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        CompactionUpdate: {
-            "summary": FieldRule(default_on_error=True, skip_invalid_items=True),
-            "error": FieldRule(default_on_error=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        CompactionSummaryChunk: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        CompleteElicitationNotification: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        MessageMcpNotification: {
-            "params": FieldRule(default_on_error=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        InitializeRequest: {
-            "client_capabilities": FieldRule(
+            session_capabilities=FieldRule(default_on_error=True, default_json="{}"),
+            auth=FieldRule(default_on_error=True, default_json="{}"),
+        ),
+        PromptCapabilities: _rules(
+            "meta",
+            image=FieldRule(default_on_error=True, default_json="false"),
+            audio=FieldRule(default_on_error=True, default_json="false"),
+            embedded_context=FieldRule(default_on_error=True, default_json="false"),
+        ),
+        McpCapabilities: _rules(
+            "meta",
+            http=FieldRule(default_on_error=True, default_json="false"),
+            sse=FieldRule(default_on_error=True, default_json="false"),
+            acp=FieldRule(default_on_error=True, default_json="false"),
+        ),
+        SessionCapabilities: _rules(
+            "list delete additional_directories fork resume close meta"
+        ),
+        SessionListCapabilities: _rules("meta"),
+        SessionDeleteCapabilities: _rules("meta"),
+        SessionAdditionalDirectoriesCapabilities: _rules("meta"),
+        SessionForkCapabilities: _rules("meta"),
+        SessionResumeCapabilities: _rules("meta"),
+        SessionCloseCapabilities: _rules("meta"),
+        AgentAuthCapabilities: _rules("logout meta"),
+        LogoutCapabilities: _rules("meta"),
+        ProvidersCapabilities: _rules("meta"),
+        NesCapabilities: _rules("events context meta"),
+        NesEventCapabilities: _rules("document meta"),
+        NesDocumentEventCapabilities: _rules(
+            "did_open did_change did_close did_save did_focus meta"
+        ),
+        NesDocumentDidOpenCapabilities: _rules("meta"),
+        NesDocumentDidChangeCapabilities: _rules("meta"),
+        NesDocumentDidCloseCapabilities: _rules("meta"),
+        NesDocumentDidSaveCapabilities: _rules("meta"),
+        NesDocumentDidFocusCapabilities: _rules("meta"),
+        NesContextCapabilities: _rules(
+            "recent_files related_snippets edit_history user_actions open_files diagnostics meta",
+        ),
+        NesRecentFilesCapabilities: _rules("max_count meta"),
+        NesRelatedSnippetsCapabilities: _rules("meta"),
+        NesEditHistoryCapabilities: _rules("max_count meta"),
+        NesUserActionsCapabilities: _rules("max_count meta"),
+        NesOpenFilesCapabilities: _rules("meta"),
+        NesDiagnosticsCapabilities: _rules("meta"),
+        AuthMethodTerminal: _rules("description env meta", _default_skip="args"),
+        AuthMethodAgent: _rules("description meta"),
+        Implementation: _rules("title meta"),
+        AuthenticateResponse: _rules("meta"),
+        ListProvidersResponse: _rules("meta"),
+        ProviderInfo: _rules("meta", _default_skip="supported"),
+        ProviderCurrentConfig: _rules("meta"),
+        SetProviderResponse: _rules("meta"),
+        DisableProviderResponse: _rules("meta"),
+        LogoutResponse: _rules("meta"),
+        NewSessionResponse: _rules("modes meta", _default_skip="config_options"),
+        SessionModeState: _rules("meta", _default_skip="available_modes"),
+        SessionMode: _rules("description meta"),
+        SessionConfigOptionSelect: _rules("description category meta"),
+        SessionConfigOptionBoolean: _rules("description category meta"),
+        SessionConfigSelectOption: _rules("description meta"),
+        SessionConfigSelectGroup: _rules("meta", _default_skip="options"),
+        LoadSessionResponse: _rules("modes meta", _default_skip="config_options"),
+        ListSessionsResponse: _rules("next_cursor meta", _default_skip="sessions"),
+        SessionInfo: _rules(
+            "title updated_at meta", _default_skip="additional_directories"
+        ),
+        DeleteSessionResponse: _rules("meta"),
+        ForkSessionResponse: _rules("modes meta", _default_skip="config_options"),
+        ResumeSessionResponse: _rules("modes meta", _default_skip="config_options"),
+        CloseSessionResponse: _rules("meta"),
+        SetSessionModeResponse: _rules("meta"),
+        SetSessionConfigOptionResponse: _rules("meta", _default_skip="config_options"),
+        PromptResponse: _rules("usage meta"),
+        Usage: _rules("thought_tokens cached_read_tokens cached_write_tokens meta"),
+        StartNesResponse: _rules("meta"),
+        SuggestNesResponse: _rules("meta"),
+        NesTextEdit: _rules("meta"),
+        Range: _rules("meta"),
+        Position: _rules("meta"),
+        NesEditSuggestion: _rules("cursor_position meta"),
+        NesJumpSuggestion: _rules("meta"),
+        NesRenameSuggestion: _rules("meta"),
+        NesSearchAndReplaceSuggestion: _rules("meta"),
+        CloseNesResponse: _rules("meta"),
+        Error: _rules("data"),
+        SessionNotification: _rules("meta"),
+        ContentChunk: _rules("message_id meta"),
+        ToolCall: _rules(
+            "name kind status raw_input raw_output meta",
+            _default_skip="content locations",
+        ),
+        PlanEntry: _rules("meta"),
+        Plan: _rules("meta", _default_skip="entries"),
+        PlanItems: _rules("meta", _default_skip="entries"),
+        PlanFile: _rules("meta"),
+        PlanMarkdown: _rules("meta"),
+        PlanUpdate: _rules("meta"),
+        PlanRemoved: _rules("meta"),
+        AvailableCommand: _rules("input meta"),
+        UnstructuredCommandInput: _rules("meta"),
+        AvailableCommandsUpdate: _rules("meta", _default_skip="available_commands"),
+        CurrentModeUpdate: _rules("meta"),
+        ConfigOptionUpdate: _rules("meta", _default_skip="config_options"),
+        SessionInfoUpdate: _rules("title updated_at meta"),
+        Cost: _rules("meta"),
+        UsageUpdate: _rules("cost meta"),
+        Notice: _rules("description meta"),
+        CompactionUpdate: _rules("error meta", _default_skip="summary"),
+        CompactionSummaryChunk: _rules("meta"),
+        CompleteElicitationNotification: _rules("meta"),
+        MessageMcpNotification: _rules("params meta"),
+        InitializeRequest: _rules(
+            "client_info meta",
+            client_capabilities=FieldRule(
                 default_on_error=True,
                 default_json='{"fs":{"readTextFile":false,"writeTextFile":false},"terminal":false,"auth":{"terminal":false}}',
             ),
-            "client_info": FieldRule(default_on_error=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        ClientCapabilities: {
-            "fs": FieldRule(
+        ),
+        ClientCapabilities: _rules(
+            "session plan elicitation nes meta",
+            _default_skip="position_encodings",
+            fs=FieldRule(
                 default_on_error=True,
                 default_json='{"readTextFile":false,"writeTextFile":false}',
             ),
-            "terminal": FieldRule(default_on_error=True, default_json="false"),
-            "session": FieldRule(default_on_error=True),
-            "plan": FieldRule(default_on_error=True),
-            "auth": FieldRule(default_on_error=True, default_json='{"terminal":false}'),
-            "elicitation": FieldRule(default_on_error=True),
-            "nes": FieldRule(default_on_error=True),
-            "position_encodings": FieldRule(
-                default_on_error=True,
-                skip_invalid_items=True,
-            ),
-            "meta": FieldRule(default_on_error=True),
-        },
-        FileSystemCapabilities: {
-            "read_text_file": FieldRule(default_on_error=True, default_json="false"),
-            "write_text_file": FieldRule(default_on_error=True, default_json="false"),
-            "meta": FieldRule(default_on_error=True),
-        },
-        ClientSessionCapabilities: {
-            "compaction": FieldRule(default_on_error=True),
-            "config_options": FieldRule(default_on_error=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        SessionConfigOptionsCapabilities: {
-            "boolean": FieldRule(default_on_error=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        BooleanConfigOptionCapabilities: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        PlanCapabilities: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        AuthCapabilities: {
-            "terminal": FieldRule(default_on_error=True, default_json="false"),
-            "meta": FieldRule(default_on_error=True),
-        },
-        ElicitationCapabilities: {
-            "form": FieldRule(default_on_error=True),
-            "url": FieldRule(default_on_error=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        ElicitationFormCapabilities: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        ElicitationUrlCapabilities: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        ClientNesCapabilities: {
-            "jump": FieldRule(default_on_error=True),
-            "rename": FieldRule(default_on_error=True),
-            "search_and_replace": FieldRule(default_on_error=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        NesJumpCapabilities: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        NesRenameCapabilities: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        NesSearchAndReplaceCapabilities: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        AuthenticateRequest: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        ListProvidersRequest: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        SetProviderRequest: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        DisableProviderRequest: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        LogoutRequest: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        NewSessionRequest: {
-            "additional_directories": FieldRule(
-                default_on_error=True,
-                skip_invalid_items=True,
-            ),
-            "mcp_servers": FieldRule(default_on_error=True, skip_invalid_items=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        HttpHeader: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        McpServerHttp: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        McpServerSse: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        McpServerAcp: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        McpServerStdio: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        LoadSessionRequest: {
-            "mcp_servers": FieldRule(default_on_error=True, skip_invalid_items=True),
-            "additional_directories": FieldRule(
-                default_on_error=True,
-                skip_invalid_items=True,
-            ),
-            "meta": FieldRule(default_on_error=True),
-        },
-        ListSessionsRequest: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        DeleteSessionRequest: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        ForkSessionRequest: {
-            "additional_directories": FieldRule(
-                default_on_error=True,
-                skip_invalid_items=True,
-            ),
-            "mcp_servers": FieldRule(default_on_error=True, skip_invalid_items=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        ResumeSessionRequest: {
-            "additional_directories": FieldRule(
-                default_on_error=True,
-                skip_invalid_items=True,
-            ),
-            "mcp_servers": FieldRule(default_on_error=True, skip_invalid_items=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        CloseSessionRequest: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        SetSessionModeRequest: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        SetSessionConfigOptionRequestBoolean: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        SetSessionConfigOptionRequestValueId: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        PromptRequest: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        StartNesRequest: {
-            "workspace_uri": FieldRule(default_on_error=True),
-            "repository": FieldRule(default_on_error=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        WorkspaceFolder: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        NesRepository: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        SuggestNesRequest: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        NesSuggestContext: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        NesRecentFile: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        NesRelatedSnippet: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        NesExcerpt: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        NesEditHistoryEntry: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        NesUserAction: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        NesOpenFile: {
-            "visible_range": FieldRule(default_on_error=True),
-            "last_focused_ms": FieldRule(default_on_error=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        NesDiagnostic: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        CloseNesRequest: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        WriteTextFileResponse: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        ReadTextFileResponse: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        RequestPermissionResponse: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        SelectedPermissionOutcome: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        CreateTerminalResponse: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        TerminalOutputResponse: {
-            "exit_status": FieldRule(default_on_error=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        TerminalExitStatus: {
-            "exit_code": FieldRule(default_on_error=True),
-            "signal": FieldRule(default_on_error=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        ReleaseTerminalResponse: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        WaitForTerminalExitResponse: {
-            "exit_code": FieldRule(default_on_error=True),
-            "signal": FieldRule(default_on_error=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        KillTerminalResponse: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        CreateElicitationResponseAccept: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        CreateElicitationResponseDecline: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        CreateElicitationResponseCancel: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        ConnectMcpResponse: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        DisconnectMcpResponse: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        CancelNotification: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        DidOpenDocumentNotification: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        DidChangeDocumentNotification: {
-            "content_changes": FieldRule(
-                default_on_error=True,
-                skip_invalid_items=True,
-            ),
-            "meta": FieldRule(default_on_error=True),
-        },
-        TextDocumentContentChangeEvent: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        DidCloseDocumentNotification: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        DidSaveDocumentNotification: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        DidFocusDocumentNotification: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        AcceptNesNotification: {
-            "meta": FieldRule(default_on_error=True),
-        },
-        RejectNesNotification: {
-            "reason": FieldRule(default_on_error=True),
-            "meta": FieldRule(default_on_error=True),
-        },
-        CancelRequestNotification: {
-            "meta": FieldRule(default_on_error=True),
-        },
+            terminal=FieldRule(default_on_error=True, default_json="false"),
+            auth=FieldRule(default_on_error=True, default_json='{"terminal":false}'),
+        ),
+        FileSystemCapabilities: _rules(
+            "meta",
+            read_text_file=FieldRule(default_on_error=True, default_json="false"),
+            write_text_file=FieldRule(default_on_error=True, default_json="false"),
+        ),
+        ClientSessionCapabilities: _rules("compaction config_options meta"),
+        SessionConfigOptionsCapabilities: _rules("boolean meta"),
+        BooleanConfigOptionCapabilities: _rules("meta"),
+        PlanCapabilities: _rules("meta"),
+        AuthCapabilities: _rules(
+            "meta", terminal=FieldRule(default_on_error=True, default_json="false")
+        ),
+        ElicitationCapabilities: _rules("form url meta"),
+        ElicitationFormCapabilities: _rules("meta"),
+        ElicitationUrlCapabilities: _rules("meta"),
+        ClientNesCapabilities: _rules("jump rename search_and_replace meta"),
+        NesJumpCapabilities: _rules("meta"),
+        NesRenameCapabilities: _rules("meta"),
+        NesSearchAndReplaceCapabilities: _rules("meta"),
+        AuthenticateRequest: _rules("meta"),
+        ListProvidersRequest: _rules("meta"),
+        SetProviderRequest: _rules("meta"),
+        DisableProviderRequest: _rules("meta"),
+        LogoutRequest: _rules("meta"),
+        NewSessionRequest: _rules(
+            "meta", _default_skip="additional_directories mcp_servers"
+        ),
+        HttpHeader: _rules("meta"),
+        McpServerHttp: _rules("meta"),
+        McpServerSse: _rules("meta"),
+        McpServerAcp: _rules("meta"),
+        McpServerStdio: _rules("meta"),
+        LoadSessionRequest: _rules(
+            "meta", _default_skip="mcp_servers additional_directories"
+        ),
+        ListSessionsRequest: _rules("meta"),
+        DeleteSessionRequest: _rules("meta"),
+        ForkSessionRequest: _rules(
+            "meta", _default_skip="additional_directories mcp_servers"
+        ),
+        ResumeSessionRequest: _rules(
+            "meta", _default_skip="additional_directories mcp_servers"
+        ),
+        CloseSessionRequest: _rules("meta"),
+        SetSessionModeRequest: _rules("meta"),
+        SetSessionConfigOptionRequestBoolean: _rules("meta"),
+        SetSessionConfigOptionRequestValueId: _rules("meta"),
+        PromptRequest: _rules("meta"),
+        StartNesRequest: _rules("workspace_uri repository meta"),
+        WorkspaceFolder: _rules("meta"),
+        NesRepository: _rules("meta"),
+        SuggestNesRequest: _rules("meta"),
+        NesSuggestContext: _rules("meta"),
+        NesRecentFile: _rules("meta"),
+        NesRelatedSnippet: _rules("meta"),
+        NesExcerpt: _rules("meta"),
+        NesEditHistoryEntry: _rules("meta"),
+        NesUserAction: _rules("meta"),
+        NesOpenFile: _rules("visible_range last_focused_ms meta"),
+        NesDiagnostic: _rules("meta"),
+        CloseNesRequest: _rules("meta"),
+        WriteTextFileResponse: _rules("meta"),
+        ReadTextFileResponse: _rules("meta"),
+        RequestPermissionResponse: _rules("meta"),
+        SelectedPermissionOutcome: _rules("meta"),
+        CreateTerminalResponse: _rules("meta"),
+        TerminalOutputResponse: _rules("exit_status meta"),
+        TerminalExitStatus: _rules("exit_code signal meta"),
+        ReleaseTerminalResponse: _rules("meta"),
+        WaitForTerminalExitResponse: _rules("exit_code signal meta"),
+        KillTerminalResponse: _rules("meta"),
+        CreateElicitationResponseAccept: _rules("meta"),
+        CreateElicitationResponseDecline: _rules("meta"),
+        CreateElicitationResponseCancel: _rules("meta"),
+        ConnectMcpResponse: _rules("meta"),
+        DisconnectMcpResponse: _rules("meta"),
+        CancelNotification: _rules("meta"),
+        DidOpenDocumentNotification: _rules("meta"),
+        DidChangeDocumentNotification: _rules("meta", _default_skip="content_changes"),
+        TextDocumentContentChangeEvent: _rules("meta"),
+        DidCloseDocumentNotification: _rules("meta"),
+        DidSaveDocumentNotification: _rules("meta"),
+        DidFocusDocumentNotification: _rules("meta"),
+        AcceptNesNotification: _rules("meta"),
+        RejectNesNotification: _rules("reason meta"),
+        CancelRequestNotification: _rules("meta"),
     }
 )
 

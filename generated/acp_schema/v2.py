@@ -370,36 +370,358 @@ The agent requires user input via a URL-based elicitation before it can proceed.
 
 
 class _Struct(msgspec.Struct, kw_only=True, rename="camel"):
-    """Base of every generated Struct: keyword-only, camelCase on the wire."""
+    """Base of every generated Struct: keyword-only, camelCase on the wire.
 
-
-# --- structs -----------------------------------------------------------------
-
-
-class RequestPermissionRequest(_Struct, kw_only=True):
-    """Request for user permission to execute a tool call.
-
-    Sent when the agent needs authorization before performing a sensitive operation.
-
-    See protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/tool-calls#requesting-permission)
-    """
-
-    session_id: SessionId
-    """The session ID for this request."""
-
-    tool_call: ToolCallUpdate
-    """Details about the tool call requiring permission."""
-
-    options: list[PermissionOption]
-    """Available permission options for the user to choose from."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    ``meta`` (``_meta`` on the wire), on almost every type:
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
     """
+
+
+# --- types ---------------------------------------------------------------------
+# Each after what it uses. Open and by-shape unions differ between what a type
+# checker sees (every variant, the unknown one included) and what msgspec
+# decodes (the known variants, natively; the rest on the lenient path): see
+# `_runtime`.
+
+
+PermissionOptionId: TypeAlias = str
+"""Unique identifier for a permission option."""
+
+
+PermissionOptionKind: TypeAlias = Union[
+    Literal["allow_once", "allow_always", "reject_once", "reject_always"],
+    str,
+]
+"""The type of permission option being presented to the user.
+
+Helps clients choose appropriate icons and UI treatment.
+"""
+
+
+class PermissionOption(_Struct, kw_only=True):
+    """An option presented to the user when requesting permission."""
+
+    option_id: PermissionOptionId
+    """Unique identifier for this permission option."""
+
+    name: str
+    """Human-readable label to display to the user."""
+
+    kind: PermissionOptionKind
+    """Hint about the nature of this permission option."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+SessionId: TypeAlias = str
+"""A unique identifier for a conversation session between a client and agent.
+
+Sessions maintain their own context, conversation history, and state,
+allowing multiple independent interactions with the same agent.
+
+See protocol docs: [Session ID](https://agentclientprotocol.com/protocol/session-setup#session-id)
+"""
+
+
+Role: TypeAlias = Literal["assistant", "user"] | str
+"""The sender or recipient of messages and data in a conversation."""
+
+
+class Annotations(_Struct, kw_only=True):
+    """Optional annotations for the client. The client can use annotations to inform how objects are used or displayed"""
+
+    audience: list[Role] | UnsetType | None = UNSET
+
+    last_modified: str | UnsetType | None = UNSET
+
+    priority: float | UnsetType | None = UNSET
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class AudioContent(_Struct, kw_only=True, tag_field="type", tag="audio"):
+    """Audio provided to or from an LLM."""
+
+    annotations: Annotations | UnsetType | None = UNSET
+
+    data: str
+
+    mime_type: str
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class ContentBlockOther(OtherVariant):
+    """Custom or future content block.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+
+    Receivers that do not understand this content block type should preserve
+    the raw payload when storing, replaying, proxying, or forwarding content,
+    and otherwise ignore it or display it generically.
+    """
+
+    __slots__ = ()
+    tag_field = "type"
+    known_tags = frozenset({"text", "image", "audio", "resource_link", "resource"})
+
+
+class BlobResourceContents(_Struct, kw_only=True):
+    """Binary resource contents."""
+
+    blob: str
+
+    mime_type: str | UnsetType | None = UNSET
+
+    uri: str
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class TextResourceContents(_Struct, kw_only=True):
+    """Text-based resource contents."""
+
+    mime_type: str | UnsetType | None = UNSET
+
+    text: str
+
+    uri: str
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+if TYPE_CHECKING:
+    EmbeddedResourceResource: TypeAlias = Union[
+        TextResourceContents,
+        BlobResourceContents,
+    ]
+else:
+    EmbeddedResourceResource = Annotated[
+        Any,
+        ShapeUnion(
+            "EmbeddedResourceResource",
+            (
+                TextResourceContents,
+                BlobResourceContents,
+            ),
+        ),
+    ]
+"""Resource content that can be embedded in a message."""
+
+
+class EmbeddedResource(_Struct, kw_only=True, tag_field="type", tag="resource"):
+    """The contents of a resource, embedded into a prompt or tool call result."""
+
+    annotations: Annotations | UnsetType | None = UNSET
+
+    resource: EmbeddedResourceResource
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+    def __post_init__(self) -> None:
+        _CODEC.resolve_shapes(self)
+
+
+class ImageContent(_Struct, kw_only=True, tag_field="type", tag="image"):
+    """An image provided to or from an LLM."""
+
+    annotations: Annotations | UnsetType | None = UNSET
+
+    data: str
+
+    mime_type: str
+
+    uri: str | UnsetType | None = UNSET
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class ResourceLink(_Struct, kw_only=True, tag_field="type", tag="resource_link"):
+    """A resource that the server is capable of reading, included in a prompt or tool call result."""
+
+    annotations: Annotations | UnsetType | None = UNSET
+
+    description: str | UnsetType | None = UNSET
+
+    mime_type: str | UnsetType | None = UNSET
+
+    name: str
+
+    size: int | UnsetType | None = UNSET
+
+    title: str | UnsetType | None = UNSET
+
+    uri: str
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class TextContent(_Struct, kw_only=True, tag_field="type", tag="text"):
+    """Text provided to or from an LLM."""
+
+    annotations: Annotations | UnsetType | None = UNSET
+
+    text: str
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+if TYPE_CHECKING:
+    ContentBlock: TypeAlias = Union[
+        TextContent,
+        ImageContent,
+        AudioContent,
+        ResourceLink,
+        EmbeddedResource,
+        ContentBlockOther,
+    ]
+else:
+    ContentBlock = Annotated[
+        Union[TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource],
+        OpenUnion("type", ContentBlockOther),
+    ]
+"""Content blocks represent displayable information in the Agent Client Protocol.
+
+They provide a structured way to handle various types of user-facing content—whether
+it's text from language models, images for analysis, or embedded resources for context.
+
+Content blocks appear in:
+- User prompts sent via `session/prompt`
+- Language model output reported through `session/update` notifications as
+  message updates or streamed chunks
+- Progress updates and results from tool calls
+
+This structure is compatible with the Model Context Protocol (MCP), enabling
+agents to seamlessly forward content from MCP tool outputs without transformation.
+
+See protocol docs: [Content](https://agentclientprotocol.com/protocol/content)
+"""
+
+
+class Content(_Struct, kw_only=True, tag_field="type", tag="content"):
+    """Standard content block (text, images, resources)."""
+
+    content: ContentBlock
+    """The actual content block."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class Diff(_Struct, kw_only=True, tag_field="type", tag="diff"):
+    """A diff representing file modifications.
+
+    Shows changes to files in a format suitable for display in the client UI.
+
+    See protocol docs: [Content](https://agentclientprotocol.com/protocol/tool-calls#content)
+    """
+
+    path: str
+    """The file path being modified."""
+
+    old_text: str | UnsetType | None = UNSET
+    """The original content (None for new files)."""
+
+    new_text: str
+    """The new content after modification."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class ToolCallContentOther(OtherVariant):
+    """Custom or future tool call content.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+
+    Receivers that do not understand this content type should preserve the
+    raw payload when storing, replaying, proxying, or forwarding tool call
+    output, and otherwise ignore it or display it generically.
+    """
+
+    __slots__ = ()
+    tag_field = "type"
+    known_tags = frozenset({"content", "diff"})
+
+
+if TYPE_CHECKING:
+    ToolCallContent: TypeAlias = Union[Content, Diff, ToolCallContentOther]
+else:
+    ToolCallContent = Annotated[
+        Union[Content, Diff],
+        OpenUnion("type", ToolCallContentOther),
+    ]
+"""Content produced by a tool call.
+
+Tool calls can produce different types of content including
+standard content blocks (text, images) or file diffs.
+
+See protocol docs: [Content](https://agentclientprotocol.com/protocol/tool-calls#content)
+"""
+
+
+ToolCallId: TypeAlias = str
+"""Unique identifier for a tool call within a session."""
+
+
+class ToolCallLocation(_Struct, kw_only=True):
+    """A file location being accessed or modified by a tool.
+
+    Enables clients to implement "follow-along" features that track
+    which files the agent is working with in real-time.
+
+    See protocol docs: [Following the Agent](https://agentclientprotocol.com/protocol/tool-calls#following-the-agent)
+    """
+
+    path: str
+    """The file path being accessed or modified."""
+
+    line: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
+    """Optional line number within the file."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+ToolCallStatus: TypeAlias = Union[
+    Literal["pending", "in_progress", "completed", "failed"],
+    str,
+]
+"""Execution status of a tool call.
+
+Tool calls progress through different statuses during their lifecycle.
+
+See protocol docs: [Status](https://agentclientprotocol.com/protocol/tool-calls#status)
+"""
+
+
+ToolKind: TypeAlias = Union[
+    Literal[
+        "read",
+        "edit",
+        "delete",
+        "move",
+        "search",
+        "execute",
+        "think",
+        "fetch",
+        "switch_mode",
+        "other",
+    ],
+    str,
+]
+"""Categories of tools that can be invoked.
+
+Tool kinds help clients choose appropriate icons and optimize how they
+display tool execution progress.
+
+See protocol docs: [Creating](https://agentclientprotocol.com/protocol/tool-calls#creating)
+"""
 
 
 class ToolCallUpdate(_Struct, kw_only=True):
@@ -447,399 +769,62 @@ class ToolCallUpdate(_Struct, kw_only=True):
     """Raw output returned by the tool."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
+class RequestPermissionRequest(_Struct, kw_only=True):
+    """Request for user permission to execute a tool call.
 
-class Annotations(_Struct, kw_only=True):
-    """Optional annotations for the client. The client can use annotations to inform how objects are used or displayed"""
+    Sent when the agent needs authorization before performing a sensitive operation.
 
-    audience: list[Role] | UnsetType | None = UNSET
-
-    last_modified: str | UnsetType | None = UNSET
-
-    priority: float | UnsetType | None = UNSET
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class TextContent(_Struct, kw_only=True, tag_field="type", tag="text"):
-    """Text provided to or from an LLM."""
-
-    annotations: Annotations | UnsetType | None = UNSET
-
-    text: str
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class ImageContent(_Struct, kw_only=True, tag_field="type", tag="image"):
-    """An image provided to or from an LLM."""
-
-    annotations: Annotations | UnsetType | None = UNSET
-
-    data: str
-
-    mime_type: str
-
-    uri: str | UnsetType | None = UNSET
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class AudioContent(_Struct, kw_only=True, tag_field="type", tag="audio"):
-    """Audio provided to or from an LLM."""
-
-    annotations: Annotations | UnsetType | None = UNSET
-
-    data: str
-
-    mime_type: str
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class ResourceLink(_Struct, kw_only=True, tag_field="type", tag="resource_link"):
-    """A resource that the server is capable of reading, included in a prompt or tool call result."""
-
-    annotations: Annotations | UnsetType | None = UNSET
-
-    description: str | UnsetType | None = UNSET
-
-    mime_type: str | UnsetType | None = UNSET
-
-    name: str
-
-    size: int | UnsetType | None = UNSET
-
-    title: str | UnsetType | None = UNSET
-
-    uri: str
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class TextResourceContents(_Struct, kw_only=True):
-    """Text-based resource contents."""
-
-    mime_type: str | UnsetType | None = UNSET
-
-    text: str
-
-    uri: str
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class BlobResourceContents(_Struct, kw_only=True):
-    """Binary resource contents."""
-
-    blob: str
-
-    mime_type: str | UnsetType | None = UNSET
-
-    uri: str
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class EmbeddedResource(_Struct, kw_only=True, tag_field="type", tag="resource"):
-    """The contents of a resource, embedded into a prompt or tool call result."""
-
-    annotations: Annotations | UnsetType | None = UNSET
-
-    resource: EmbeddedResourceResource
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __post_init__(self) -> None:
-        _CODEC.resolve_shapes(self)
-
-
-class Content(_Struct, kw_only=True, tag_field="type", tag="content"):
-    """Standard content block (text, images, resources)."""
-
-    content: ContentBlock
-    """The actual content block."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class Diff(_Struct, kw_only=True, tag_field="type", tag="diff"):
-    """A diff representing file modifications.
-
-    Shows changes to files in a format suitable for display in the client UI.
-
-    See protocol docs: [Content](https://agentclientprotocol.com/protocol/tool-calls#content)
-    """
-
-    path: str
-    """The file path being modified."""
-
-    old_text: str | UnsetType | None = UNSET
-    """The original content (None for new files)."""
-
-    new_text: str
-    """The new content after modification."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class ToolCallLocation(_Struct, kw_only=True):
-    """A file location being accessed or modified by a tool.
-
-    Enables clients to implement "follow-along" features that track
-    which files the agent is working with in real-time.
-
-    See protocol docs: [Following the Agent](https://agentclientprotocol.com/protocol/tool-calls#following-the-agent)
-    """
-
-    path: str
-    """The file path being accessed or modified."""
-
-    line: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
-    """Optional line number within the file."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class PermissionOption(_Struct, kw_only=True):
-    """An option presented to the user when requesting permission."""
-
-    option_id: PermissionOptionId
-    """Unique identifier for this permission option."""
-
-    name: str
-    """Human-readable label to display to the user."""
-
-    kind: PermissionOptionKind
-    """Hint about the nature of this permission option."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class ElicitationFormMode(_Struct, kw_only=True):
-    """**UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Form-based elicitation mode where the client renders a form from the provided schema.
-    """
-
-    requested_schema: ElicitationSchema
-    """A JSON Schema describing the form fields to present to the user."""
-
-    session_id: SessionId | UnsetType = UNSET
-    """The session this elicitation is tied to."""
-
-    tool_call_id: ToolCallId | UnsetType | None = UNSET
-    """Optional tool call within the session."""
-
-    request_id: RequestId | UnsetType = UNSET
-    """The request this elicitation is tied to."""
-
-
-class CreateElicitationRequestForm(
-    ElicitationFormMode, kw_only=True, tag_field="mode", tag="form"
-):
-    """Form-based elicitation where the client renders a form from the provided schema."""
-
-    message: str
-    """A human-readable message describing what input is needed."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class ElicitationUrlMode(_Struct, kw_only=True):
-    """**UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    URL-based elicitation mode where the client directs the user to a URL.
-    """
-
-    elicitation_id: ElicitationId
-    """The unique identifier for this elicitation."""
-
-    url: str
-    """The URL to direct the user to."""
-
-    session_id: SessionId | UnsetType = UNSET
-    """The session this elicitation is tied to."""
-
-    tool_call_id: ToolCallId | UnsetType | None = UNSET
-    """Optional tool call within the session."""
-
-    request_id: RequestId | UnsetType = UNSET
-    """The request this elicitation is tied to."""
-
-
-class CreateElicitationRequestUrl(
-    ElicitationUrlMode, kw_only=True, tag_field="mode", tag="url"
-):
-    """URL-based elicitation where the client directs the user to a URL."""
-
-    message: str
-    """A human-readable message describing what input is needed."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class ElicitationSessionScope(_Struct, kw_only=True):
-    """**UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Session-scoped elicitation, optionally tied to a specific tool call.
-
-    When `tool_call_id` is set, the elicitation is tied to a specific tool call.
-    This is useful when an agent receives an elicitation from an MCP server
-    during a tool call and needs to redirect it to the user.
+    See protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/tool-calls#requesting-permission)
     """
 
     session_id: SessionId
-    """The session this elicitation is tied to."""
+    """The session ID for this request."""
 
-    tool_call_id: ToolCallId | UnsetType | None = UNSET
-    """Optional tool call within the session."""
+    tool_call: ToolCallUpdate
+    """Details about the tool call requiring permission."""
 
-
-class ElicitationRequestScope(_Struct, kw_only=True):
-    """**UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session
-    (e.g., during auth/configuration phases before any session is started).
-    """
-
-    request_id: RequestId
-    """The request this elicitation is tied to."""
-
-
-class ElicitationSchema(_Struct, kw_only=True):
-    """Type-safe elicitation schema for requesting structured user input.
-
-    This represents a JSON Schema object with primitive-typed properties,
-    as required by the elicitation specification.
-    """
-
-    type: ElicitationSchemaType | UnsetType = UNSET
-    """Type discriminator. Always `"object"`.
-
-    Schema default: ``"object"`` (UNSET here means absent).
-    """
-
-    title: str | UnsetType | None = UNSET
-    """Optional title for the schema."""
-
-    properties: dict[str, ElicitationPropertySchema] | UnsetType = UNSET
-    """Property definitions (must be primitive types).
-
-    Schema default: ``{}`` (UNSET here means absent).
-    """
-
-    required: list[str] | UnsetType | None = UNSET
-    """List of required property names."""
-
-    description: str | UnsetType | None = UNSET
-    """Optional description of what this schema represents."""
+    options: list[PermissionOption]
+    """Available permission options for the user to choose from."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
+
+class BooleanPropertySchema(_Struct, kw_only=True, tag_field="type", tag="boolean"):
+    """Schema for boolean properties in an elicitation form."""
+
+    title: str | UnsetType | None = UNSET
+    """Optional title for the property."""
+
+    description: str | UnsetType | None = UNSET
+    """Human-readable description."""
+
+    default: bool | UnsetType | None = UNSET
+    """Default value."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class IntegerPropertySchema(_Struct, kw_only=True, tag_field="type", tag="integer"):
+    """Schema for integer properties in an elicitation form."""
+
+    title: str | UnsetType | None = UNSET
+    """Optional title for the property."""
+
+    description: str | UnsetType | None = UNSET
+    """Human-readable description."""
+
+    minimum: int | UnsetType | None = UNSET
+    """Minimum value (inclusive)."""
+
+    maximum: int | UnsetType | None = UNSET
+    """Maximum value (inclusive)."""
+
+    default: int | UnsetType | None = UNSET
+    """Default value."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
 class EnumOption(_Struct, kw_only=True):
@@ -852,12 +837,102 @@ class EnumOption(_Struct, kw_only=True):
     """Human-readable title for this option."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
+
+class TitledMultiSelectItems(_Struct, kw_only=True):
+    """Items definition for titled multi-select enum properties."""
+
+    any_of: list[EnumOption]
+    """Titled enum options."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+ElicitationStringType: TypeAlias = Literal["string"]
+"""Items definition for untitled multi-select enum properties."""
+
+
+class UntitledMultiSelectItems(_Struct, kw_only=True):
+    """Items definition for untitled multi-select enum properties."""
+
+    type: ElicitationStringType
+    """Item type discriminator. Must be `"string"`."""
+
+    enum: list[str]
+    """Allowed enum values."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+if TYPE_CHECKING:
+    MultiSelectItems: TypeAlias = Union[
+        UntitledMultiSelectItems,
+        TitledMultiSelectItems,
+    ]
+else:
+    MultiSelectItems = Annotated[
+        Any,
+        ShapeUnion(
+            "MultiSelectItems",
+            (
+                UntitledMultiSelectItems,
+                TitledMultiSelectItems,
+            ),
+        ),
+    ]
+"""Items for a multi-select (array) property schema."""
+
+
+class MultiSelectPropertySchema(_Struct, kw_only=True, tag_field="type", tag="array"):
+    """Schema for multi-select (array) properties in an elicitation form."""
+
+    title: str | UnsetType | None = UNSET
+    """Optional title for the property."""
+
+    description: str | UnsetType | None = UNSET
+    """Human-readable description."""
+
+    min_items: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
+    """Minimum number of items to select."""
+
+    max_items: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
+    """Maximum number of items to select."""
+
+    items: MultiSelectItems
+    """The items definition describing allowed values."""
+
+    default: list[str] | UnsetType | None = UNSET
+    """Default selected values."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+    def __post_init__(self) -> None:
+        _CODEC.resolve_shapes(self)
+
+
+class NumberPropertySchema(_Struct, kw_only=True, tag_field="type", tag="number"):
+    """Schema for number (floating-point) properties in an elicitation form."""
+
+    title: str | UnsetType | None = UNSET
+    """Optional title for the property."""
+
+    description: str | UnsetType | None = UNSET
+    """Human-readable description."""
+
+    minimum: float | UnsetType | None = UNSET
+    """Minimum value (inclusive)."""
+
+    maximum: float | UnsetType | None = UNSET
+    """Maximum value (inclusive)."""
+
+    default: float | UnsetType | None = UNSET
+    """Default value."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+StringFormat: TypeAlias = Literal["email", "uri", "date", "date-time"] | str
+"""String format types for string properties in elicitation schemas."""
 
 
 class StringPropertySchema(_Struct, kw_only=True, tag_field="type", tag="string"):
@@ -895,153 +970,190 @@ class StringPropertySchema(_Struct, kw_only=True, tag_field="type", tag="string"
     """Titled enum options for titled single-select enums."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+
+ElicitationPropertySchema: TypeAlias = Union[
+    StringPropertySchema,
+    NumberPropertySchema,
+    IntegerPropertySchema,
+    BooleanPropertySchema,
+    MultiSelectPropertySchema,
+]
+"""Property schema for elicitation form fields.
+
+Each variant corresponds to a JSON Schema `"type"` value.
+Single-select enums use the `String` variant with `enum` or `oneOf` set.
+Multi-select enums use the `Array` variant.
+"""
+
+
+ElicitationSchemaType: TypeAlias = Literal["object"]
+"""Type discriminator for elicitation schemas."""
+
+
+class ElicitationSchema(_Struct, kw_only=True):
+    """Type-safe elicitation schema for requesting structured user input.
+
+    This represents a JSON Schema object with primitive-typed properties,
+    as required by the elicitation specification.
     """
 
+    type: ElicitationSchemaType | UnsetType = UNSET
+    """Type discriminator. Always `"object"`.
 
-class NumberPropertySchema(_Struct, kw_only=True, tag_field="type", tag="number"):
-    """Schema for number (floating-point) properties in an elicitation form."""
+    Schema default: ``"object"`` (UNSET here means absent).
+    """
 
     title: str | UnsetType | None = UNSET
-    """Optional title for the property."""
+    """Optional title for the schema."""
+
+    properties: dict[str, ElicitationPropertySchema] | UnsetType = UNSET
+    """Property definitions (must be primitive types).
+
+    Schema default: ``{}`` (UNSET here means absent).
+    """
+
+    required: list[str] | UnsetType | None = UNSET
+    """List of required property names."""
 
     description: str | UnsetType | None = UNSET
-    """Human-readable description."""
-
-    minimum: float | UnsetType | None = UNSET
-    """Minimum value (inclusive)."""
-
-    maximum: float | UnsetType | None = UNSET
-    """Maximum value (inclusive)."""
-
-    default: float | UnsetType | None = UNSET
-    """Default value."""
+    """Optional description of what this schema represents."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+
+RequestId: TypeAlias = int | str | None
+"""JSON RPC Request Id
+
+An identifier established by the Client that MUST contain a String, Number, or NULL value if included. If it is not included it is assumed to be a notification. The value SHOULD normally not be Null \\[1\\] and Numbers SHOULD NOT contain fractional parts \\[2\\]
+
+The Server MUST reply with the same value in the Response object if included. This member is used to correlate the context between the two objects.
+
+\\[1\\] The use of Null as a value for the id member in a Request object is discouraged, because this specification uses a value of Null for Responses with an unknown id. Also, because JSON-RPC 1.0 uses an id value of Null for Notifications this could cause confusion in handling.
+
+\\[2\\] Fractional parts may be problematic, since many decimal fractions cannot be represented exactly as binary fractions.
+"""
+
+
+class ElicitationFormMode(_Struct, kw_only=True):
+    """**UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Form-based elicitation mode where the client renders a form from the provided schema.
     """
 
+    requested_schema: ElicitationSchema
+    """A JSON Schema describing the form fields to present to the user."""
 
-class IntegerPropertySchema(_Struct, kw_only=True, tag_field="type", tag="integer"):
-    """Schema for integer properties in an elicitation form."""
+    session_id: SessionId | UnsetType = UNSET
+    """The session this elicitation is tied to."""
 
-    title: str | UnsetType | None = UNSET
-    """Optional title for the property."""
+    tool_call_id: ToolCallId | UnsetType | None = UNSET
+    """Optional tool call within the session."""
 
-    description: str | UnsetType | None = UNSET
-    """Human-readable description."""
+    request_id: RequestId | UnsetType = UNSET
+    """The request this elicitation is tied to."""
 
-    minimum: int | UnsetType | None = UNSET
-    """Minimum value (inclusive)."""
 
-    maximum: int | UnsetType | None = UNSET
-    """Maximum value (inclusive)."""
+class CreateElicitationRequestForm(
+    ElicitationFormMode, kw_only=True, tag_field="mode", tag="form"
+):
+    """Form-based elicitation where the client renders a form from the provided schema."""
 
-    default: int | UnsetType | None = UNSET
-    """Default value."""
+    message: str
+    """A human-readable message describing what input is needed."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+
+ElicitationId: TypeAlias = str
+"""**UNSTABLE**
+
+This capability is not part of the spec yet, and may be removed or changed at any point.
+
+Unique identifier for an elicitation.
+"""
+
+
+class ElicitationUrlMode(_Struct, kw_only=True):
+    """**UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    URL-based elicitation mode where the client directs the user to a URL.
     """
 
+    elicitation_id: ElicitationId
+    """The unique identifier for this elicitation."""
 
-class BooleanPropertySchema(_Struct, kw_only=True, tag_field="type", tag="boolean"):
-    """Schema for boolean properties in an elicitation form."""
+    url: str
+    """The URL to direct the user to."""
 
-    title: str | UnsetType | None = UNSET
-    """Optional title for the property."""
+    session_id: SessionId | UnsetType = UNSET
+    """The session this elicitation is tied to."""
 
-    description: str | UnsetType | None = UNSET
-    """Human-readable description."""
+    tool_call_id: ToolCallId | UnsetType | None = UNSET
+    """Optional tool call within the session."""
 
-    default: bool | UnsetType | None = UNSET
-    """Default value."""
+    request_id: RequestId | UnsetType = UNSET
+    """The request this elicitation is tied to."""
+
+
+class CreateElicitationRequestUrl(
+    ElicitationUrlMode, kw_only=True, tag_field="mode", tag="url"
+):
+    """URL-based elicitation where the client directs the user to a URL."""
+
+    message: str
+    """A human-readable message describing what input is needed."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+
+class ElicitationSessionScope(_Struct, kw_only=True):
+    """**UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Session-scoped elicitation, optionally tied to a specific tool call.
+
+    When `tool_call_id` is set, the elicitation is tied to a specific tool call.
+    This is useful when an agent receives an elicitation from an MCP server
+    during a tool call and needs to redirect it to the user.
     """
 
+    session_id: SessionId
+    """The session this elicitation is tied to."""
 
-class UntitledMultiSelectItems(_Struct, kw_only=True):
-    """Items definition for untitled multi-select enum properties."""
+    tool_call_id: ToolCallId | UnsetType | None = UNSET
+    """Optional tool call within the session."""
 
-    type: ElicitationStringType
-    """Item type discriminator. Must be `"string"`."""
 
-    enum: list[str]
-    """Allowed enum values."""
+class ElicitationRequestScope(_Struct, kw_only=True):
+    """**UNSTABLE**
 
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
+    This capability is not part of the spec yet, and may be removed or changed at any point.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session
+    (e.g., during auth/configuration phases before any session is started).
     """
 
-
-class TitledMultiSelectItems(_Struct, kw_only=True):
-    """Items definition for titled multi-select enum properties."""
-
-    any_of: list[EnumOption]
-    """Titled enum options."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
+    request_id: RequestId
+    """The request this elicitation is tied to."""
 
 
-class MultiSelectPropertySchema(_Struct, kw_only=True, tag_field="type", tag="array"):
-    """Schema for multi-select (array) properties in an elicitation form."""
+McpServerAcpId: TypeAlias = str
+"""**UNSTABLE**
 
-    title: str | UnsetType | None = UNSET
-    """Optional title for the property."""
+This capability is not part of the spec yet, and may be removed or changed at any point.
 
-    description: str | UnsetType | None = UNSET
-    """Human-readable description."""
+Unique identifier for an MCP server using the ACP transport.
 
-    min_items: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
-    """Minimum number of items to select."""
-
-    max_items: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
-    """Maximum number of items to select."""
-
-    items: MultiSelectItems
-    """The items definition describing allowed values."""
-
-    default: list[str] | UnsetType | None = UNSET
-    """Default selected values."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __post_init__(self) -> None:
-        _CODEC.resolve_shapes(self)
+The value is opaque and generated by the ACP component providing the MCP server. It is
+used by `mcp/connect` to route connection requests back to the component that declared the
+server.
+"""
 
 
 class ConnectMcpRequest(_Struct, kw_only=True):
@@ -1056,12 +1168,15 @@ class ConnectMcpRequest(_Struct, kw_only=True):
     """The ACP MCP server ID that was provided by the component declaring the MCP server."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
+
+McpConnectionId: TypeAlias = str
+"""**UNSTABLE**
+
+This capability is not part of the spec yet, and may be removed or changed at any point.
+
+A unique identifier for an active MCP-over-ACP connection.
+"""
 
 
 class MessageMcpRequest(_Struct, kw_only=True):
@@ -1085,12 +1200,6 @@ class MessageMcpRequest(_Struct, kw_only=True):
     """
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class DisconnectMcpRequest(_Struct, kw_only=True):
@@ -1105,81 +1214,189 @@ class DisconnectMcpRequest(_Struct, kw_only=True):
     """The MCP-over-ACP connection to close."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
-class InitializeResponse(_Struct, kw_only=True):
-    """Response to the `initialize` method.
+class LogoutCapabilities(_Struct, kw_only=True):
+    """Logout capabilities supported by the agent.
 
-    Contains the negotiated protocol version and agent capabilities.
-
-    See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/initialization)
-    """
-
-    protocol_version: ProtocolVersion
-    """The protocol version the client specified if supported by the agent,
-    or the latest protocol version supported by the agent.
-
-    The client should disconnect, if it doesn't support this version.
-    """
-
-    capabilities: AgentCapabilities | UnsetType = UNSET
-    """Capabilities supported by the agent.
-
-    Schema default: ``{"auth": {}}`` (UNSET here means absent).
-    """
-
-    auth_methods: list[AuthMethod] | UnsetType = UNSET
-    """Authentication methods supported by the agent.
-
-    Schema default: ``[]`` (UNSET here means absent).
-    """
-
-    agent_info: Implementation | UnsetType | None = UNSET
-    """Information about the Agent name and version sent to the Client.
-
-    Note: in future versions of the protocol, this will be required.
+    By supplying `{}` it means that the agent supports the logout method.
     """
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+
+class AgentAuthCapabilities(_Struct, kw_only=True):
+    """Authentication-related capabilities supported by the agent."""
+
+    logout: LogoutCapabilities | UnsetType | None = UNSET
+    """Whether the agent supports the logout method.
+
+    By supplying `{}` it means that the agent supports the logout method.
     """
 
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
-class AgentCapabilities(_Struct, kw_only=True):
-    """Capabilities supported by the agent.
 
-    Advertised during initialization to inform the client about
-    available features and content types.
+class NesDiagnosticsCapabilities(_Struct, kw_only=True):
+    """Capabilities for diagnostics context."""
 
-    See protocol docs: [Agent Capabilities](https://agentclientprotocol.com/protocol/initialization#agent-capabilities)
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class NesEditHistoryCapabilities(_Struct, kw_only=True):
+    """Capabilities for edit history context."""
+
+    max_count: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
+    """Maximum number of edit history entries the agent can use."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class NesOpenFilesCapabilities(_Struct, kw_only=True):
+    """Capabilities for open files context."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class NesRecentFilesCapabilities(_Struct, kw_only=True):
+    """Capabilities for recent files context."""
+
+    max_count: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
+    """Maximum number of recent files the agent can use."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class NesRelatedSnippetsCapabilities(_Struct, kw_only=True):
+    """Capabilities for related snippets context."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class NesUserActionsCapabilities(_Struct, kw_only=True):
+    """Capabilities for user actions context."""
+
+    max_count: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
+    """Maximum number of user actions the agent can use."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class NesContextCapabilities(_Struct, kw_only=True):
+    """Context capabilities the agent wants attached to each suggestion request."""
+
+    recent_files: NesRecentFilesCapabilities | UnsetType | None = UNSET
+    """Whether the agent wants recent files context."""
+
+    related_snippets: NesRelatedSnippetsCapabilities | UnsetType | None = UNSET
+    """Whether the agent wants related snippets context."""
+
+    edit_history: NesEditHistoryCapabilities | UnsetType | None = UNSET
+    """Whether the agent wants edit history context."""
+
+    user_actions: NesUserActionsCapabilities | UnsetType | None = UNSET
+    """Whether the agent wants user actions context."""
+
+    open_files: NesOpenFilesCapabilities | UnsetType | None = UNSET
+    """Whether the agent wants open files context."""
+
+    diagnostics: NesDiagnosticsCapabilities | UnsetType | None = UNSET
+    """Whether the agent wants diagnostics context."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+TextDocumentSyncKind: TypeAlias = Literal["full", "incremental"]
+"""How the agent wants document changes delivered."""
+
+
+class NesDocumentDidChangeCapabilities(_Struct, kw_only=True):
+    """Capabilities for `document/didChange` events."""
+
+    sync_kind: TextDocumentSyncKind
+    """The sync kind the agent wants: `"full"` or `"incremental"`."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class NesDocumentDidCloseCapabilities(_Struct, kw_only=True):
+    """Marker for `document/didClose` capability support."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class NesDocumentDidFocusCapabilities(_Struct, kw_only=True):
+    """Marker for `document/didFocus` capability support."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class NesDocumentDidOpenCapabilities(_Struct, kw_only=True):
+    """Marker for `document/didOpen` capability support."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class NesDocumentDidSaveCapabilities(_Struct, kw_only=True):
+    """Marker for `document/didSave` capability support."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class NesDocumentEventCapabilities(_Struct, kw_only=True):
+    """Document event capabilities the agent wants to receive."""
+
+    did_open: NesDocumentDidOpenCapabilities | UnsetType | None = UNSET
+    """Whether the agent wants `document/didOpen` events."""
+
+    did_change: NesDocumentDidChangeCapabilities | UnsetType | None = UNSET
+    """Whether the agent wants `document/didChange` events, and the sync kind."""
+
+    did_close: NesDocumentDidCloseCapabilities | UnsetType | None = UNSET
+    """Whether the agent wants `document/didClose` events."""
+
+    did_save: NesDocumentDidSaveCapabilities | UnsetType | None = UNSET
+    """Whether the agent wants `document/didSave` events."""
+
+    did_focus: NesDocumentDidFocusCapabilities | UnsetType | None = UNSET
+    """Whether the agent wants `document/didFocus` events."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class NesEventCapabilities(_Struct, kw_only=True):
+    """Event capabilities the agent can consume."""
+
+    document: NesDocumentEventCapabilities | UnsetType | None = UNSET
+    """Document event capabilities."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class NesCapabilities(_Struct, kw_only=True):
+    """NES capabilities advertised by the agent during initialization.
+
+    Supplying `{}` means the agent supports the NES method surface. Omitted or
+    `null` both mean the agent does not advertise support for `nes/*` methods.
     """
 
-    session: SessionCapabilities | UnsetType | None = UNSET
-    """Session capabilities supported by the agent.
+    events: NesEventCapabilities | UnsetType | None = UNSET
+    """Events the agent wants to receive."""
 
-    Optional. Omitted or `null` both mean the agent does not support the
-    `session/*` method surface. Supplying `{}` means the agent supports the
-    baseline session methods: `session/new`, `session/prompt`,
-    `session/cancel`, and `session/update`.
-    """
+    context: NesContextCapabilities | UnsetType | None = UNSET
+    """Context the agent wants attached to each suggestion request."""
 
-    auth: AgentAuthCapabilities | UnsetType = UNSET
-    """Authentication-related capabilities supported by the agent.
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
-    Schema default: ``{}`` (UNSET here means absent).
-    """
 
-    providers: ProvidersCapabilities | UnsetType | None = UNSET
+PositionEncodingKind: TypeAlias = Literal["utf-16", "utf-32", "utf-8"]
+"""The encoding used for character offsets in positions.
+
+Follows the same conventions as LSP 3.17. The default is UTF-16.
+"""
+
+
+class ProvidersCapabilities(_Struct, kw_only=True):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -1189,29 +1406,208 @@ class AgentCapabilities(_Struct, kw_only=True):
     By supplying `{}` it means that the agent supports provider configuration methods.
     """
 
-    nes: NesCapabilities | UnsetType | None = UNSET
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class McpAcpCapabilities(_Struct, kw_only=True):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
-    NES (Next Edit Suggestions) capabilities supported by the agent.
-    """
+    Capabilities for ACP MCP server transports.
 
-    position_encoding: PositionEncodingKind | UnsetType | None = UNSET
-    """**UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    The position encoding selected by the agent from the client's supported encodings.
+    Supplying `{}` means the agent supports ACP MCP server transports.
     """
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+
+class McpHttpCapabilities(_Struct, kw_only=True):
+    """Capabilities for HTTP MCP server transports.
+
+    Supplying `{}` means the agent supports HTTP MCP server transports.
     """
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class McpStdioCapabilities(_Struct, kw_only=True):
+    """Capabilities for stdio MCP server transports.
+
+    Supplying `{}` means the agent supports stdio MCP server transports.
+    """
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class McpCapabilities(_Struct, kw_only=True):
+    """MCP capabilities supported by the agent for session lifecycle requests."""
+
+    stdio: McpStdioCapabilities | UnsetType | None = UNSET
+    """Agent supports [`McpServer::Stdio`].
+
+    Optional. Omitted or `null` both mean the agent does not advertise support.
+    Supplying `{}` means the agent supports stdio MCP server transports.
+    """
+
+    http: McpHttpCapabilities | UnsetType | None = UNSET
+    """Agent supports [`McpServer::Http`].
+
+    Optional. Omitted or `null` both mean the agent does not advertise support.
+    Supplying `{}` means the agent supports HTTP MCP server transports.
+    """
+
+    acp: McpAcpCapabilities | UnsetType | None = UNSET
+    """**UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Agent supports [`McpServer::Acp`].
+
+    Optional. Omitted or `null` both mean the agent does not advertise support.
+    Supplying `{}` means the agent supports ACP MCP server transports.
+    """
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class PromptAudioCapabilities(_Struct, kw_only=True):
+    """Capabilities for audio content in prompt requests.
+
+    Supplying `{}` means the agent supports audio content in prompts.
+    """
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class PromptEmbeddedContextCapabilities(_Struct, kw_only=True):
+    """Capabilities for embedded context in prompt requests.
+
+    Supplying `{}` means the agent supports embedded context in prompts.
+    """
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class PromptImageCapabilities(_Struct, kw_only=True):
+    """Capabilities for image content in prompt requests.
+
+    Supplying `{}` means the agent supports image content in prompts.
+    """
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class PromptCapabilities(_Struct, kw_only=True):
+    """Prompt capabilities supported by the agent in `session/prompt` requests.
+
+    Baseline agent functionality requires support for [`ContentBlock::Text`]
+    and [`ContentBlock::ResourceLink`] in prompt requests.
+
+    Other variants must be explicitly opted in to.
+    Capabilities for different types of content in prompt requests.
+
+    Indicates which content types beyond the baseline (text and resource links)
+    the agent can process.
+
+    See protocol docs: [Prompt Capabilities](https://agentclientprotocol.com/protocol/initialization#prompt-capabilities)
+    """
+
+    image: PromptImageCapabilities | UnsetType | None = UNSET
+    """Agent supports [`ContentBlock::Image`].
+
+    Optional. Omitted or `null` both mean the agent does not advertise support.
+    Supplying `{}` means the agent supports image content in prompts.
+    """
+
+    audio: PromptAudioCapabilities | UnsetType | None = UNSET
+    """Agent supports [`ContentBlock::Audio`].
+
+    Optional. Omitted or `null` both mean the agent does not advertise support.
+    Supplying `{}` means the agent supports audio content in prompts.
+    """
+
+    embedded_context: PromptEmbeddedContextCapabilities | UnsetType | None = UNSET
+    """Agent supports embedded context in `session/prompt` requests.
+
+    When enabled, the Client is allowed to include [`ContentBlock::Resource`]
+    in prompt requests for pieces of context that are referenced in the message.
+
+    Optional. Omitted or `null` both mean the agent does not advertise support.
+    Supplying `{}` means the agent supports embedded context in prompts.
+    """
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class SessionAdditionalDirectoriesCapabilities(_Struct, kw_only=True):
+    """Capabilities for additional session directories support.
+
+    By supplying `{}` it means that the agent supports the `additionalDirectories`
+    field on supported session lifecycle requests. Agents that also support
+    `session/list` may return `SessionInfo.additionalDirectories` to report the
+    complete ordered additional-root list associated with a listed session.
+    """
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class SessionCloseCapabilities(_Struct, kw_only=True):
+    """Capabilities for the `session/close` method.
+
+    By supplying `{}` it means that the agent supports closing of sessions.
+    """
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class SessionDeleteCapabilities(_Struct, kw_only=True):
+    """Capabilities for the `session/delete` method.
+
+    Supplying `{}` means the agent supports deleting sessions from `session/list`.
+    """
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class SessionForkCapabilities(_Struct, kw_only=True):
+    """**UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Capabilities for the `session/fork` method.
+
+    By supplying `{}` it means that the agent supports forking of sessions.
+    """
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class SessionListCapabilities(_Struct, kw_only=True):
+    """Capabilities for the `session/list` method.
+
+    By supplying `{}` it means that the agent supports listing of sessions.
+    """
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class SessionLoadCapabilities(_Struct, kw_only=True):
+    """Capabilities for the `session/load` method.
+
+    Supplying `{}` means the agent supports loading sessions.
+    """
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class SessionResumeCapabilities(_Struct, kw_only=True):
+    """Capabilities for the `session/resume` method.
+
+    By supplying `{}` it means that the agent supports resuming of sessions.
+    """
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
 class SessionCapabilities(_Struct, kw_only=True):
@@ -1284,339 +1680,33 @@ class SessionCapabilities(_Struct, kw_only=True):
     """Whether the agent supports `session/close`."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+
+class AgentCapabilities(_Struct, kw_only=True):
+    """Capabilities supported by the agent.
+
+    Advertised during initialization to inform the client about
+    available features and content types.
+
+    See protocol docs: [Agent Capabilities](https://agentclientprotocol.com/protocol/initialization#agent-capabilities)
     """
 
+    session: SessionCapabilities | UnsetType | None = UNSET
+    """Session capabilities supported by the agent.
 
-class PromptCapabilities(_Struct, kw_only=True):
-    """Prompt capabilities supported by the agent in `session/prompt` requests.
-
-    Baseline agent functionality requires support for [`ContentBlock::Text`]
-    and [`ContentBlock::ResourceLink`] in prompt requests.
-
-    Other variants must be explicitly opted in to.
-    Capabilities for different types of content in prompt requests.
-
-    Indicates which content types beyond the baseline (text and resource links)
-    the agent can process.
-
-    See protocol docs: [Prompt Capabilities](https://agentclientprotocol.com/protocol/initialization#prompt-capabilities)
+    Optional. Omitted or `null` both mean the agent does not support the
+    `session/*` method surface. Supplying `{}` means the agent supports the
+    baseline session methods: `session/new`, `session/prompt`,
+    `session/cancel`, and `session/update`.
     """
 
-    image: PromptImageCapabilities | UnsetType | None = UNSET
-    """Agent supports [`ContentBlock::Image`].
+    auth: AgentAuthCapabilities | UnsetType = UNSET
+    """Authentication-related capabilities supported by the agent.
 
-    Optional. Omitted or `null` both mean the agent does not advertise support.
-    Supplying `{}` means the agent supports image content in prompts.
+    Schema default: ``{}`` (UNSET here means absent).
     """
 
-    audio: PromptAudioCapabilities | UnsetType | None = UNSET
-    """Agent supports [`ContentBlock::Audio`].
-
-    Optional. Omitted or `null` both mean the agent does not advertise support.
-    Supplying `{}` means the agent supports audio content in prompts.
-    """
-
-    embedded_context: PromptEmbeddedContextCapabilities | UnsetType | None = UNSET
-    """Agent supports embedded context in `session/prompt` requests.
-
-    When enabled, the Client is allowed to include [`ContentBlock::Resource`]
-    in prompt requests for pieces of context that are referenced in the message.
-
-    Optional. Omitted or `null` both mean the agent does not advertise support.
-    Supplying `{}` means the agent supports embedded context in prompts.
-    """
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class PromptImageCapabilities(_Struct, kw_only=True):
-    """Capabilities for image content in prompt requests.
-
-    Supplying `{}` means the agent supports image content in prompts.
-    """
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class PromptAudioCapabilities(_Struct, kw_only=True):
-    """Capabilities for audio content in prompt requests.
-
-    Supplying `{}` means the agent supports audio content in prompts.
-    """
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class PromptEmbeddedContextCapabilities(_Struct, kw_only=True):
-    """Capabilities for embedded context in prompt requests.
-
-    Supplying `{}` means the agent supports embedded context in prompts.
-    """
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class McpCapabilities(_Struct, kw_only=True):
-    """MCP capabilities supported by the agent for session lifecycle requests."""
-
-    stdio: McpStdioCapabilities | UnsetType | None = UNSET
-    """Agent supports [`McpServer::Stdio`].
-
-    Optional. Omitted or `null` both mean the agent does not advertise support.
-    Supplying `{}` means the agent supports stdio MCP server transports.
-    """
-
-    http: McpHttpCapabilities | UnsetType | None = UNSET
-    """Agent supports [`McpServer::Http`].
-
-    Optional. Omitted or `null` both mean the agent does not advertise support.
-    Supplying `{}` means the agent supports HTTP MCP server transports.
-    """
-
-    acp: McpAcpCapabilities | UnsetType | None = UNSET
-    """**UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Agent supports [`McpServer::Acp`].
-
-    Optional. Omitted or `null` both mean the agent does not advertise support.
-    Supplying `{}` means the agent supports ACP MCP server transports.
-    """
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class McpStdioCapabilities(_Struct, kw_only=True):
-    """Capabilities for stdio MCP server transports.
-
-    Supplying `{}` means the agent supports stdio MCP server transports.
-    """
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class McpHttpCapabilities(_Struct, kw_only=True):
-    """Capabilities for HTTP MCP server transports.
-
-    Supplying `{}` means the agent supports HTTP MCP server transports.
-    """
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class McpAcpCapabilities(_Struct, kw_only=True):
-    """**UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Capabilities for ACP MCP server transports.
-
-    Supplying `{}` means the agent supports ACP MCP server transports.
-    """
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class SessionLoadCapabilities(_Struct, kw_only=True):
-    """Capabilities for the `session/load` method.
-
-    Supplying `{}` means the agent supports loading sessions.
-    """
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class SessionListCapabilities(_Struct, kw_only=True):
-    """Capabilities for the `session/list` method.
-
-    By supplying `{}` it means that the agent supports listing of sessions.
-    """
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class SessionDeleteCapabilities(_Struct, kw_only=True):
-    """Capabilities for the `session/delete` method.
-
-    Supplying `{}` means the agent supports deleting sessions from `session/list`.
-    """
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class SessionAdditionalDirectoriesCapabilities(_Struct, kw_only=True):
-    """Capabilities for additional session directories support.
-
-    By supplying `{}` it means that the agent supports the `additionalDirectories`
-    field on supported session lifecycle requests. Agents that also support
-    `session/list` may return `SessionInfo.additionalDirectories` to report the
-    complete ordered additional-root list associated with a listed session.
-    """
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class SessionForkCapabilities(_Struct, kw_only=True):
-    """**UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Capabilities for the `session/fork` method.
-
-    By supplying `{}` it means that the agent supports forking of sessions.
-    """
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class SessionResumeCapabilities(_Struct, kw_only=True):
-    """Capabilities for the `session/resume` method.
-
-    By supplying `{}` it means that the agent supports resuming of sessions.
-    """
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class SessionCloseCapabilities(_Struct, kw_only=True):
-    """Capabilities for the `session/close` method.
-
-    By supplying `{}` it means that the agent supports closing of sessions.
-    """
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class AgentAuthCapabilities(_Struct, kw_only=True):
-    """Authentication-related capabilities supported by the agent."""
-
-    logout: LogoutCapabilities | UnsetType | None = UNSET
-    """Whether the agent supports the logout method.
-
-    By supplying `{}` it means that the agent supports the logout method.
-    """
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class LogoutCapabilities(_Struct, kw_only=True):
-    """Logout capabilities supported by the agent.
-
-    By supplying `{}` it means that the agent supports the logout method.
-    """
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class ProvidersCapabilities(_Struct, kw_only=True):
+    providers: ProvidersCapabilities | UnsetType | None = UNSET
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -1626,251 +1716,41 @@ class ProvidersCapabilities(_Struct, kw_only=True):
     By supplying `{}` it means that the agent supports provider configuration methods.
     """
 
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
+    nes: NesCapabilities | UnsetType | None = UNSET
+    """**UNSTABLE**
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    NES (Next Edit Suggestions) capabilities supported by the agent.
     """
 
+    position_encoding: PositionEncodingKind | UnsetType | None = UNSET
+    """**UNSTABLE**
 
-class NesCapabilities(_Struct, kw_only=True):
-    """NES capabilities advertised by the agent during initialization.
+    This capability is not part of the spec yet, and may be removed or changed at any point.
 
-    Supplying `{}` means the agent supports the NES method surface. Omitted or
-    `null` both mean the agent does not advertise support for `nes/*` methods.
+    The position encoding selected by the agent from the client's supported encodings.
     """
-
-    events: NesEventCapabilities | UnsetType | None = UNSET
-    """Events the agent wants to receive."""
-
-    context: NesContextCapabilities | UnsetType | None = UNSET
-    """Context the agent wants attached to each suggestion request."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+
+class AuthMethodAgent(_Struct, kw_only=True, tag_field="type", tag="agent"):
+    """Agent handles authentication itself.
+
+    The `type` discriminator value is `agent`.
     """
 
+    id: str
+    """Unique identifier for this authentication method."""
 
-class NesEventCapabilities(_Struct, kw_only=True):
-    """Event capabilities the agent can consume."""
+    name: str
+    """Human-readable name of the authentication method."""
 
-    document: NesDocumentEventCapabilities | UnsetType | None = UNSET
-    """Document event capabilities."""
+    description: str | UnsetType | None = UNSET
+    """Optional description providing more details about this authentication method."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class NesDocumentEventCapabilities(_Struct, kw_only=True):
-    """Document event capabilities the agent wants to receive."""
-
-    did_open: NesDocumentDidOpenCapabilities | UnsetType | None = UNSET
-    """Whether the agent wants `document/didOpen` events."""
-
-    did_change: NesDocumentDidChangeCapabilities | UnsetType | None = UNSET
-    """Whether the agent wants `document/didChange` events, and the sync kind."""
-
-    did_close: NesDocumentDidCloseCapabilities | UnsetType | None = UNSET
-    """Whether the agent wants `document/didClose` events."""
-
-    did_save: NesDocumentDidSaveCapabilities | UnsetType | None = UNSET
-    """Whether the agent wants `document/didSave` events."""
-
-    did_focus: NesDocumentDidFocusCapabilities | UnsetType | None = UNSET
-    """Whether the agent wants `document/didFocus` events."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class NesDocumentDidOpenCapabilities(_Struct, kw_only=True):
-    """Marker for `document/didOpen` capability support."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class NesDocumentDidChangeCapabilities(_Struct, kw_only=True):
-    """Capabilities for `document/didChange` events."""
-
-    sync_kind: TextDocumentSyncKind
-    """The sync kind the agent wants: `"full"` or `"incremental"`."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class NesDocumentDidCloseCapabilities(_Struct, kw_only=True):
-    """Marker for `document/didClose` capability support."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class NesDocumentDidSaveCapabilities(_Struct, kw_only=True):
-    """Marker for `document/didSave` capability support."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class NesDocumentDidFocusCapabilities(_Struct, kw_only=True):
-    """Marker for `document/didFocus` capability support."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class NesContextCapabilities(_Struct, kw_only=True):
-    """Context capabilities the agent wants attached to each suggestion request."""
-
-    recent_files: NesRecentFilesCapabilities | UnsetType | None = UNSET
-    """Whether the agent wants recent files context."""
-
-    related_snippets: NesRelatedSnippetsCapabilities | UnsetType | None = UNSET
-    """Whether the agent wants related snippets context."""
-
-    edit_history: NesEditHistoryCapabilities | UnsetType | None = UNSET
-    """Whether the agent wants edit history context."""
-
-    user_actions: NesUserActionsCapabilities | UnsetType | None = UNSET
-    """Whether the agent wants user actions context."""
-
-    open_files: NesOpenFilesCapabilities | UnsetType | None = UNSET
-    """Whether the agent wants open files context."""
-
-    diagnostics: NesDiagnosticsCapabilities | UnsetType | None = UNSET
-    """Whether the agent wants diagnostics context."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class NesRecentFilesCapabilities(_Struct, kw_only=True):
-    """Capabilities for recent files context."""
-
-    max_count: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
-    """Maximum number of recent files the agent can use."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class NesRelatedSnippetsCapabilities(_Struct, kw_only=True):
-    """Capabilities for related snippets context."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class NesEditHistoryCapabilities(_Struct, kw_only=True):
-    """Capabilities for edit history context."""
-
-    max_count: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
-    """Maximum number of edit history entries the agent can use."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class NesUserActionsCapabilities(_Struct, kw_only=True):
-    """Capabilities for user actions context."""
-
-    max_count: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
-    """Maximum number of user actions the agent can use."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class NesOpenFilesCapabilities(_Struct, kw_only=True):
-    """Capabilities for open files context."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class NesDiagnosticsCapabilities(_Struct, kw_only=True):
-    """Capabilities for diagnostics context."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class AuthEnvVar(_Struct, kw_only=True):
@@ -1905,12 +1785,6 @@ class AuthEnvVar(_Struct, kw_only=True):
     """
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class AuthMethodEnvVar(_Struct, kw_only=True, tag_field="type", tag="env_var"):
@@ -1939,12 +1813,23 @@ class AuthMethodEnvVar(_Struct, kw_only=True, tag_field="type", tag="env_var"):
     """Optional link to a page where the user can obtain their credentials."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+
+class AuthMethodOther(OtherVariant):
+    """Custom or future authentication method.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+
+    Clients that do not understand this method type should preserve the raw
+    payload when storing, replaying, proxying, or forwarding initialization
+    data, and otherwise ignore the method or display it generically.
     """
+
+    __slots__ = ()
+    tag_field = "type"
+    known_tags = frozenset({"agent", "env_var", "terminal"})
 
 
 class AuthMethodTerminal(_Struct, kw_only=True, tag_field="type", tag="terminal"):
@@ -1973,36 +1858,24 @@ class AuthMethodTerminal(_Struct, kw_only=True, tag_field="type", tag="terminal"
     """Additional environment variables to set when running the agent binary for terminal auth."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
-class AuthMethodAgent(_Struct, kw_only=True, tag_field="type", tag="agent"):
-    """Agent handles authentication itself.
+if TYPE_CHECKING:
+    AuthMethod: TypeAlias = Union[
+        AuthMethodEnvVar,
+        AuthMethodTerminal,
+        AuthMethodAgent,
+        AuthMethodOther,
+    ]
+else:
+    AuthMethod = Annotated[
+        Union[AuthMethodEnvVar, AuthMethodTerminal, AuthMethodAgent],
+        OpenUnion("type", AuthMethodOther),
+    ]
+"""Describes an available authentication method.
 
-    The `type` discriminator value is `agent`.
-    """
-
-    id: str
-    """Unique identifier for this authentication method."""
-
-    name: str
-    """Human-readable name of the authentication method."""
-
-    description: str | UnsetType | None = UNSET
-    """Optional description providing more details about this authentication method."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
+The `type` field acts as the discriminator in the serialized JSON form.
+"""
 
 
 class Implementation(_Struct, kw_only=True):
@@ -2029,44 +1902,90 @@ class Implementation(_Struct, kw_only=True):
     """
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+
+ProtocolVersion: TypeAlias = Annotated[int, msgspec.Meta(ge=0, le=65535)]
+"""Protocol version identifier.
+
+This version is only bumped for breaking changes.
+Non-breaking changes should be introduced via capabilities.
+"""
+
+
+class InitializeResponse(_Struct, kw_only=True):
+    """Response to the `initialize` method.
+
+    Contains the negotiated protocol version and agent capabilities.
+
+    See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/initialization)
     """
+
+    protocol_version: ProtocolVersion
+    """The protocol version the client specified if supported by the agent,
+    or the latest protocol version supported by the agent.
+
+    The client should disconnect, if it doesn't support this version.
+    """
+
+    capabilities: AgentCapabilities | UnsetType = UNSET
+    """Capabilities supported by the agent.
+
+    Schema default: ``{"auth": {}}`` (UNSET here means absent).
+    """
+
+    auth_methods: list[AuthMethod] | UnsetType = UNSET
+    """Authentication methods supported by the agent.
+
+    Schema default: ``[]`` (UNSET here means absent).
+    """
+
+    agent_info: Implementation | UnsetType | None = UNSET
+    """Information about the Agent name and version sent to the Client.
+
+    Note: in future versions of the protocol, this will be required.
+    """
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
 class AuthenticateResponse(_Struct, kw_only=True):
     """Response to the `authenticate` method."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
-class ListProvidersResponse(_Struct, kw_only=True):
+LlmProtocol: TypeAlias = Union[
+    Literal["anthropic", "openai", "azure", "vertex", "bedrock"],
+    str,
+]
+"""**UNSTABLE**
+
+This capability is not part of the spec yet, and may be removed or changed at any point.
+
+Well-known API protocol identifiers for LLM providers.
+
+Agents and clients MUST handle unknown protocol identifiers gracefully.
+
+Protocol names beginning with `_` are free for custom use, like other ACP extension methods.
+Protocol names that do not begin with `_` are reserved for the ACP spec.
+"""
+
+
+class ProviderCurrentConfig(_Struct, kw_only=True):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
-    Response to `providers/list`.
+    Current effective non-secret routing configuration for a provider.
     """
 
-    providers: list[ProviderInfo]
-    """Configurable providers with current routing info suitable for UI display."""
+    api_type: LlmProtocol
+    """Protocol currently used by this provider."""
+
+    base_url: str
+    """Base URL currently used by this provider."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class ProviderInfo(_Struct, kw_only=True):
@@ -2094,35 +2013,20 @@ class ProviderInfo(_Struct, kw_only=True):
     """
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
-class ProviderCurrentConfig(_Struct, kw_only=True):
+class ListProvidersResponse(_Struct, kw_only=True):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
-    Current effective non-secret routing configuration for a provider.
+    Response to `providers/list`.
     """
 
-    api_type: LlmProtocol
-    """Protocol currently used by this provider."""
-
-    base_url: str
-    """Base URL currently used by this provider."""
+    providers: list[ProviderInfo]
+    """Configurable providers with current routing info suitable for UI display."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class SetProviderResponse(_Struct, kw_only=True):
@@ -2134,12 +2038,6 @@ class SetProviderResponse(_Struct, kw_only=True):
     """
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class DisableProviderResponse(_Struct, kw_only=True):
@@ -2151,48 +2049,140 @@ class DisableProviderResponse(_Struct, kw_only=True):
     """
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class LogoutResponse(_Struct, kw_only=True):
     """Response to the `logout` method."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+
+class SessionConfigBoolean(_Struct, kw_only=True):
+    """**UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    A boolean on/off toggle session configuration option payload.
     """
 
+    current_value: bool
+    """The current value of the boolean option."""
 
-class NewSessionResponse(_Struct, kw_only=True):
-    """Response from creating a new session.
 
-    See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/session-setup#creating-a-session)
+SessionConfigId: TypeAlias = str
+"""Unique identifier for a session configuration option."""
+
+
+SessionConfigOptionCategory: TypeAlias = Literal["mode", "model", "thought_level"] | str
+"""Semantic category for a session configuration option.
+
+This is intended to help Clients distinguish broadly common selectors (e.g. model selector vs
+session mode selector vs thought/reasoning level) for UX purposes (keyboard shortcuts, icons,
+placement). It MUST NOT be required for correctness. Clients MUST handle missing or unknown
+categories gracefully.
+
+Category names beginning with `_` are free for custom use, like other ACP extension methods.
+Category names that do not begin with `_` are reserved for the ACP spec.
+"""
+
+
+class SessionConfigOptionBoolean(
+    SessionConfigBoolean, kw_only=True, tag_field="type", tag="boolean"
+):
+    """**UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Boolean on/off toggle.
     """
 
-    session_id: SessionId
-    """Unique identifier for the created session.
+    id: SessionConfigId
+    """Unique identifier for the configuration option."""
 
-    Used in all subsequent requests for this conversation.
-    """
+    name: str
+    """Human-readable label for the option."""
 
-    config_options: list[SessionConfigOption] | UnsetType | None = UNSET
-    """Initial session configuration options if supported by the Agent."""
+    description: str | UnsetType | None = UNSET
+    """Optional description for the Client to display to the user."""
+
+    category: SessionConfigOptionCategory | UnsetType | None = UNSET
+    """Optional semantic category for this option (UX only)."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+
+class SessionConfigOptionOther(OtherVariant):
+    """Custom or future session configuration option payload.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+
+    Clients that do not understand this option type should preserve the raw
+    payload when storing, replaying, proxying, or forwarding configuration
+    data, and otherwise ignore the option or display it generically.
     """
+
+    __slots__ = ()
+    tag_field = "type"
+    known_tags = frozenset({"select", "boolean"})
+
+
+SessionConfigGroupId: TypeAlias = str
+"""Unique identifier for a session configuration option value group."""
+
+
+SessionConfigValueId: TypeAlias = str
+"""Unique identifier for a session configuration option value."""
+
+
+class SessionConfigSelectOption(_Struct, kw_only=True):
+    """A possible value for a session configuration option."""
+
+    value: SessionConfigValueId
+    """Unique identifier for this option value."""
+
+    name: str
+    """Human-readable label for this option value."""
+
+    description: str | UnsetType | None = UNSET
+    """Optional description for this option value."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class SessionConfigSelectGroup(_Struct, kw_only=True):
+    """A group of possible values for a session configuration option."""
+
+    group: SessionConfigGroupId
+    """Unique identifier for this group."""
+
+    name: str
+    """Human-readable label for this group."""
+
+    options: list[SessionConfigSelectOption]
+    """The set of option values in this group."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+if TYPE_CHECKING:
+    SessionConfigSelectOptions: TypeAlias = Union[
+        list[SessionConfigSelectOption],
+        list[SessionConfigSelectGroup],
+    ]
+else:
+    SessionConfigSelectOptions = Annotated[
+        Any,
+        ShapeUnion(
+            "SessionConfigSelectOptions",
+            (
+                list[SessionConfigSelectOption],
+                list[SessionConfigSelectGroup],
+            ),
+        ),
+    ]
+"""Possible values for a session configuration option."""
 
 
 class SessionConfigSelect(_Struct, kw_only=True):
@@ -2226,97 +2216,38 @@ class SessionConfigOptionSelect(
     """Optional semantic category for this option (UX only)."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+
+if TYPE_CHECKING:
+    SessionConfigOption: TypeAlias = Union[
+        SessionConfigOptionSelect,
+        SessionConfigOptionBoolean,
+        SessionConfigOptionOther,
+    ]
+else:
+    SessionConfigOption = Annotated[
+        Union[SessionConfigOptionSelect, SessionConfigOptionBoolean],
+        OpenUnion("type", SessionConfigOptionOther),
+    ]
+"""A session configuration option selector and its current state."""
+
+
+class NewSessionResponse(_Struct, kw_only=True):
+    """Response from creating a new session.
+
+    See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/session-setup#creating-a-session)
     """
 
+    session_id: SessionId
+    """Unique identifier for the created session.
 
-class SessionConfigBoolean(_Struct, kw_only=True):
-    """**UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    A boolean on/off toggle session configuration option payload.
+    Used in all subsequent requests for this conversation.
     """
 
-    current_value: bool
-    """The current value of the boolean option."""
-
-
-class SessionConfigOptionBoolean(
-    SessionConfigBoolean, kw_only=True, tag_field="type", tag="boolean"
-):
-    """**UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Boolean on/off toggle.
-    """
-
-    id: SessionConfigId
-    """Unique identifier for the configuration option."""
-
-    name: str
-    """Human-readable label for the option."""
-
-    description: str | UnsetType | None = UNSET
-    """Optional description for the Client to display to the user."""
-
-    category: SessionConfigOptionCategory | UnsetType | None = UNSET
-    """Optional semantic category for this option (UX only)."""
+    config_options: list[SessionConfigOption] | UnsetType | None = UNSET
+    """Initial session configuration options if supported by the Agent."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class SessionConfigSelectOption(_Struct, kw_only=True):
-    """A possible value for a session configuration option."""
-
-    value: SessionConfigValueId
-    """Unique identifier for this option value."""
-
-    name: str
-    """Human-readable label for this option value."""
-
-    description: str | UnsetType | None = UNSET
-    """Optional description for this option value."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class SessionConfigSelectGroup(_Struct, kw_only=True):
-    """A group of possible values for a session configuration option."""
-
-    group: SessionConfigGroupId
-    """Unique identifier for this group."""
-
-    name: str
-    """Human-readable label for this group."""
-
-    options: list[SessionConfigSelectOption]
-    """The set of option values in this group."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class LoadSessionResponse(_Struct, kw_only=True):
@@ -2326,32 +2257,6 @@ class LoadSessionResponse(_Struct, kw_only=True):
     """Initial session configuration options if supported by the Agent."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class ListSessionsResponse(_Struct, kw_only=True):
-    """Response from listing sessions."""
-
-    sessions: list[SessionInfo]
-    """Array of session information objects"""
-
-    next_cursor: str | UnsetType | None = UNSET
-    """Opaque cursor token. If present, pass this in the next request's cursor parameter
-    to fetch the next page. If absent, there are no more results.
-    """
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class SessionInfo(_Struct, kw_only=True):
@@ -2378,24 +2283,26 @@ class SessionInfo(_Struct, kw_only=True):
     """ISO 8601 timestamp of last activity"""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+
+class ListSessionsResponse(_Struct, kw_only=True):
+    """Response from listing sessions."""
+
+    sessions: list[SessionInfo]
+    """Array of session information objects"""
+
+    next_cursor: str | UnsetType | None = UNSET
+    """Opaque cursor token. If present, pass this in the next request's cursor parameter
+    to fetch the next page. If absent, there are no more results.
     """
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
 class DeleteSessionResponse(_Struct, kw_only=True):
     """Response from deleting a session."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class ForkSessionResponse(_Struct, kw_only=True):
@@ -2413,12 +2320,6 @@ class ForkSessionResponse(_Struct, kw_only=True):
     """Initial session configuration options if supported by the Agent."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class ResumeSessionResponse(_Struct, kw_only=True):
@@ -2428,24 +2329,12 @@ class ResumeSessionResponse(_Struct, kw_only=True):
     """Initial session configuration options if supported by the Agent."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class CloseSessionResponse(_Struct, kw_only=True):
     """Response from closing a session."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class SetSessionConfigOptionResponse(_Struct, kw_only=True):
@@ -2455,38 +2344,16 @@ class SetSessionConfigOptionResponse(_Struct, kw_only=True):
     """The full set of configuration options and their current values."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
-class PromptResponse(_Struct, kw_only=True):
-    """Response from processing a user prompt.
+StopReason: TypeAlias = Union[
+    Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"],
+    str,
+]
+"""Reasons why an agent stops processing a prompt turn.
 
-    See protocol docs: [Check for Completion](https://agentclientprotocol.com/protocol/prompt-turn#4-check-for-completion)
-    """
-
-    stop_reason: StopReason
-    """Indicates why the agent stopped processing the turn."""
-
-    usage: Usage | UnsetType | None = UNSET
-    """**UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Token usage for this turn (optional).
-    """
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
+See protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/prompt-turn#stop-reasons)
+"""
 
 
 class Usage(_Struct, kw_only=True):
@@ -2516,12 +2383,26 @@ class Usage(_Struct, kw_only=True):
     """Total cache write tokens."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+
+class PromptResponse(_Struct, kw_only=True):
+    """Response from processing a user prompt.
+
+    See protocol docs: [Check for Completion](https://agentclientprotocol.com/protocol/prompt-turn#4-check-for-completion)
     """
+
+    stop_reason: StopReason
+    """Indicates why the agent stopped processing the turn."""
+
+    usage: Usage | UnsetType | None = UNSET
+    """**UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Token usage for this turn (optional).
+    """
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
 class StartNesResponse(_Struct, kw_only=True):
@@ -2531,63 +2412,6 @@ class StartNesResponse(_Struct, kw_only=True):
     """The session ID for the newly started NES session."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class SuggestNesResponse(_Struct, kw_only=True):
-    """Response to `nes/suggest`."""
-
-    suggestions: list[NesSuggestion]
-    """The list of suggestions."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class NesTextEdit(_Struct, kw_only=True):
-    """A text edit within a suggestion."""
-
-    range: Range
-    """The range to replace."""
-
-    new_text: str
-    """The replacement text."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class Range(_Struct, kw_only=True):
-    """A range in a text document, expressed as start and end positions."""
-
-    start: Position
-    """The start position (inclusive)."""
-
-    end: Position
-    """The end position (exclusive)."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class Position(_Struct, kw_only=True):
@@ -2603,12 +2427,30 @@ class Position(_Struct, kw_only=True):
     """Zero-based character offset (encoding-dependent)."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
+
+class Range(_Struct, kw_only=True):
+    """A range in a text document, expressed as start and end positions."""
+
+    start: Position
+    """The start position (inclusive)."""
+
+    end: Position
+    """The end position (exclusive)."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class NesTextEdit(_Struct, kw_only=True):
+    """A text edit within a suggestion."""
+
+    range: Range
+    """The range to replace."""
+
+    new_text: str
+    """The replacement text."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
 class NesEditSuggestion(_Struct, kw_only=True, tag_field="kind", tag="edit"):
@@ -2627,12 +2469,6 @@ class NesEditSuggestion(_Struct, kw_only=True, tag_field="kind", tag="edit"):
     """Optional suggested cursor position after applying edits."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class NesJumpSuggestion(_Struct, kw_only=True, tag_field="kind", tag="jump"):
@@ -2648,12 +2484,6 @@ class NesJumpSuggestion(_Struct, kw_only=True, tag_field="kind", tag="jump"):
     """The target position within the file."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class NesRenameSuggestion(_Struct, kw_only=True, tag_field="kind", tag="rename"):
@@ -2672,12 +2502,6 @@ class NesRenameSuggestion(_Struct, kw_only=True, tag_field="kind", tag="rename")
     """The new name for the symbol."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class NesSearchAndReplaceSuggestion(
@@ -2701,24 +2525,70 @@ class NesSearchAndReplaceSuggestion(
     """Whether `search` is a regular expression. Defaults to `false`."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+
+class NesSuggestionOther(OtherVariant):
+    """Custom or future NES suggestion.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+
+    Receivers that do not understand this suggestion kind should preserve
+    the raw payload when storing, replaying, proxying, or forwarding
+    suggestions, and otherwise ignore it or display it generically.
     """
+
+    __slots__ = ()
+    tag_field = "kind"
+    known_tags = frozenset({"edit", "jump", "rename", "searchAndReplace"})
+
+
+if TYPE_CHECKING:
+    NesSuggestion: TypeAlias = Union[
+        NesEditSuggestion,
+        NesJumpSuggestion,
+        NesRenameSuggestion,
+        NesSearchAndReplaceSuggestion,
+        NesSuggestionOther,
+    ]
+else:
+    NesSuggestion = Annotated[
+        Union[
+            NesEditSuggestion,
+            NesJumpSuggestion,
+            NesRenameSuggestion,
+            NesSearchAndReplaceSuggestion,
+        ],
+        OpenUnion("kind", NesSuggestionOther),
+    ]
+"""A suggestion returned by the agent."""
+
+
+class SuggestNesResponse(_Struct, kw_only=True):
+    """Response to `nes/suggest`."""
+
+    suggestions: list[NesSuggestion]
+    """The list of suggestions."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
 class CloseNesResponse(_Struct, kw_only=True):
     """Response from closing an NES session."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
+
+ErrorCode: TypeAlias = Union[
+    Literal[-32700, -32600, -32601, -32602, -32603, -32800, -32000, -32002, -32042],
+    int,
+]
+"""Predefined error codes for common JSON-RPC and ACP-specific errors.
+
+These codes follow the JSON-RPC 2.0 specification for standard errors
+and use the reserved range (-32000 to -32099) for protocol-specific errors.
+"""
 
 
 class Error(_Struct, kw_only=True):
@@ -2746,104 +2616,8 @@ class Error(_Struct, kw_only=True):
     """
 
 
-class SessionNotification(_Struct, kw_only=True):
-    """Notification containing a session update from the agent.
-
-    Used to stream real-time progress and results during prompt processing.
-
-    See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/prompt-turn#3-agent-reports-output)
-    """
-
-    session_id: SessionId
-    """The ID of the session this update pertains to."""
-
-    update: SessionUpdate
-    """The actual update content."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class ContentChunk(_Struct, kw_only=True):
-    """A streamed item of content"""
-
-    content: ContentBlock
-    """A single item of content"""
-
-    message_id: MessageId
-    """A unique identifier for the message this chunk belongs to.
-
-    All chunks belonging to the same message share the same `messageId`.
-    A change in `messageId` indicates a new message has started.
-    """
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class UserMessageChunk(
-    ContentChunk, kw_only=True, tag_field="sessionUpdate", tag="user_message_chunk"
-):
-    """A chunk of the user's message being streamed."""
-
-
-class AgentMessageChunk(
-    ContentChunk, kw_only=True, tag_field="sessionUpdate", tag="agent_message_chunk"
-):
-    """A chunk of the agent's response being streamed."""
-
-
-class AgentThoughtChunk(
-    ContentChunk, kw_only=True, tag_field="sessionUpdate", tag="agent_thought_chunk"
-):
-    """A chunk of the agent's internal reasoning being streamed."""
-
-
-class SessionUpdateToolCallUpdate(
-    ToolCallUpdate, kw_only=True, tag_field="sessionUpdate", tag="tool_call_update"
-):
-    """A tool call has been created or updated."""
-
-
-class UserMessage(_Struct, kw_only=True, tag_field="sessionUpdate", tag="user_message"):
-    """A user message upsert.
-
-    Only [`UserMessage::message_id`] is required. Other fields have patch
-    semantics: omitted fields leave the existing message value unchanged, `null`
-    clears or unsets the value, and concrete values replace the previous value.
-    For a new `messageId`, omitted fields use client defaults. `content` is
-    replaced as a whole array; send `[]` or `null` to clear it.
-
-    Message updates and chunks are applied in the order they are received. When
-    a `user_message` update includes `content`, that array replaces any content
-    previously accumulated for the message, including content from earlier
-    chunks. Later chunks with the same `messageId` append to the current
-    content.
-    """
-
-    message_id: MessageId
-    """A unique identifier for the message."""
-
-    content: list[ContentBlock] | UnsetType | None = UNSET
-    """Complete replacement content for this message."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
+MessageId: TypeAlias = str
+"""Unique identifier for a message within a session."""
 
 
 class AgentMessage(
@@ -2871,12 +2645,28 @@ class AgentMessage(
     """Complete replacement content for this message."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+
+class ContentChunk(_Struct, kw_only=True):
+    """A streamed item of content"""
+
+    content: ContentBlock
+    """A single item of content"""
+
+    message_id: MessageId
+    """A unique identifier for the message this chunk belongs to.
+
+    All chunks belonging to the same message share the same `messageId`.
+    A change in `messageId` indicates a new message has started.
     """
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class AgentMessageChunk(
+    ContentChunk, kw_only=True, tag_field="sessionUpdate", tag="agent_message_chunk"
+):
+    """A chunk of the agent's response being streamed."""
 
 
 class AgentThought(
@@ -2904,12 +2694,304 @@ class AgentThought(
     """Complete replacement content for this thought message."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+
+class AgentThoughtChunk(
+    ContentChunk, kw_only=True, tag_field="sessionUpdate", tag="agent_thought_chunk"
+):
+    """A chunk of the agent's internal reasoning being streamed."""
+
+
+class AvailableCommandInputOther(OtherVariant):
+    """Custom or future command input specification.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+
+    Clients that do not understand this input type should preserve the raw
+    payload when storing, replaying, proxying, or forwarding command
+    metadata, and otherwise ignore the input specification or display the
+    command without structured input.
     """
+
+    __slots__ = ()
+    tag_field = "type"
+    known_tags = frozenset()
+
+
+class UnstructuredCommandInput(_Struct, kw_only=True):
+    """All text that was typed after the command name is provided as input."""
+
+    hint: str
+    """A hint to display when the input hasn't been provided yet"""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+if TYPE_CHECKING:
+    AvailableCommandInput: TypeAlias = Union[
+        UnstructuredCommandInput,
+        AvailableCommandInputOther,
+    ]
+else:
+    AvailableCommandInput = Annotated[
+        Any,
+        ShapeUnion(
+            "AvailableCommandInput",
+            (
+                UnstructuredCommandInput,
+                AvailableCommandInputOther,
+            ),
+        ),
+    ]
+"""The input specification for a command."""
+
+
+class AvailableCommand(_Struct, kw_only=True):
+    """Information about a command."""
+
+    name: str
+    """Command name (e.g., `create_plan`, `research_codebase`)."""
+
+    description: str
+    """Human-readable description of what the command does."""
+
+    input: AvailableCommandInput | UnsetType | None = UNSET
+    """Input for the command if required"""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+    def __post_init__(self) -> None:
+        _CODEC.resolve_shapes(self)
+
+
+class AvailableCommandsUpdate(
+    _Struct, kw_only=True, tag_field="sessionUpdate", tag="available_commands_update"
+):
+    """Available commands are ready or have changed"""
+
+    available_commands: list[AvailableCommand]
+    """Commands the agent can execute"""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class ConfigOptionUpdate(
+    _Struct, kw_only=True, tag_field="sessionUpdate", tag="config_option_update"
+):
+    """Session configuration options have been updated."""
+
+    config_options: list[SessionConfigOption]
+    """The full set of configuration options and their current values."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+PlanId: TypeAlias = str
+"""Unique identifier for a plan within a session."""
+
+
+class PlanRemoved(_Struct, kw_only=True, tag_field="sessionUpdate", tag="plan_removed"):
+    """**UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Removal notice for a plan identified by ID.
+    """
+
+    id: PlanId
+    """The plan ID to remove."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class PlanFile(_Struct, kw_only=True, tag_field="type", tag="file"):
+    """**UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    A plan represented by a file URI.
+    """
+
+    id: PlanId
+    """The plan ID to update."""
+
+    uri: str
+    """The URI of the file containing the plan."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+PlanEntryPriority: TypeAlias = Literal["high", "medium", "low"] | str
+"""Priority levels for plan entries.
+
+Used to indicate the relative importance or urgency of different
+tasks in the execution plan.
+See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/agent-plan#plan-entries)
+"""
+
+
+PlanEntryStatus: TypeAlias = Literal["pending", "in_progress", "completed"] | str
+"""Status of a plan entry in the execution flow.
+
+Tracks the lifecycle of each task from planning through completion.
+See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/agent-plan#plan-entries)
+"""
+
+
+class PlanEntry(_Struct, kw_only=True):
+    """A single entry in the execution plan.
+
+    Represents a task or goal that the assistant intends to accomplish
+    as part of fulfilling the user's request.
+    See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/agent-plan#plan-entries)
+    """
+
+    content: str
+    """Human-readable description of what this task aims to accomplish."""
+
+    priority: PlanEntryPriority
+    """The relative importance of this task.
+    Used to indicate which tasks are most critical to the overall goal.
+    """
+
+    status: PlanEntryStatus
+    """Current execution status of this task."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class PlanItems(_Struct, kw_only=True, tag_field="type", tag="items"):
+    """A plan represented as structured entries."""
+
+    id: PlanId
+    """The plan ID to update."""
+
+    entries: list[PlanEntry]
+    """The list of tasks to be accomplished.
+
+    When updating an item-based plan, the agent must send a complete list of all entries
+    with their current status. The client replaces that plan with each update.
+    """
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class PlanMarkdown(_Struct, kw_only=True, tag_field="type", tag="markdown"):
+    """**UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    A plan represented as raw markdown content.
+    """
+
+    id: PlanId
+    """The plan ID to update."""
+
+    content: str
+    """Markdown content for the plan."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class PlanUpdateContentOther(OtherVariant):
+    """Custom or future plan update content.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+
+    Receivers that do not understand this content type should preserve the
+    raw payload when storing, replaying, proxying, or forwarding plans, and
+    otherwise ignore it or display it generically.
+    """
+
+    __slots__ = ()
+    tag_field = "type"
+    known_tags = frozenset({"items", "file", "markdown"})
+
+
+if TYPE_CHECKING:
+    PlanUpdateContent: TypeAlias = Union[
+        PlanItems,
+        PlanFile,
+        PlanMarkdown,
+        PlanUpdateContentOther,
+    ]
+else:
+    PlanUpdateContent = Annotated[
+        Union[PlanItems, PlanFile, PlanMarkdown],
+        OpenUnion("type", PlanUpdateContentOther),
+    ]
+"""Updated content for a plan."""
+
+
+class PlanUpdate(_Struct, kw_only=True, tag_field="sessionUpdate", tag="plan_update"):
+    """A content update for a plan identified by ID."""
+
+    plan: PlanUpdateContent
+    """The updated plan content."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class SessionInfoUpdate(
+    _Struct, kw_only=True, tag_field="sessionUpdate", tag="session_info_update"
+):
+    """Update to session metadata. All fields are optional to support partial updates.
+
+    Agents send this notification to update session information like title or custom metadata.
+    This allows clients to display dynamic session names and track session state changes.
+    """
+
+    title: str | UnsetType | None = UNSET
+    """Human-readable title for the session. Set to null to clear."""
+
+    updated_at: str | UnsetType | None = UNSET
+    """ISO 8601 timestamp of last activity. Set to null to clear."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class SessionUpdateOther(OtherVariant):
+    """Custom or future session update.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+
+    Receivers that do not understand this update type should preserve the
+    raw payload when storing, replaying, proxying, or forwarding session
+    history, and otherwise ignore it or display it generically.
+    """
+
+    __slots__ = ()
+    tag_field = "sessionUpdate"
+    known_tags = frozenset(
+        {
+            "user_message_chunk",
+            "user_message",
+            "agent_message_chunk",
+            "agent_message",
+            "agent_thought_chunk",
+            "agent_thought",
+            "tool_call_content_chunk",
+            "tool_call_update",
+            "plan_update",
+            "available_commands_update",
+            "config_option_update",
+            "session_info_update",
+            "plan_removed",
+            "usage_update",
+        }
+    )
+
+
+class SessionUpdateToolCallUpdate(
+    ToolCallUpdate, kw_only=True, tag_field="sessionUpdate", tag="tool_call_update"
+):
+    """A tool call has been created or updated."""
 
 
 class ToolCallContentChunk(
@@ -2939,234 +3021,6 @@ class ToolCallContentChunk(
     """
 
 
-class PlanEntry(_Struct, kw_only=True):
-    """A single entry in the execution plan.
-
-    Represents a task or goal that the assistant intends to accomplish
-    as part of fulfilling the user's request.
-    See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/agent-plan#plan-entries)
-    """
-
-    content: str
-    """Human-readable description of what this task aims to accomplish."""
-
-    priority: PlanEntryPriority
-    """The relative importance of this task.
-    Used to indicate which tasks are most critical to the overall goal.
-    """
-
-    status: PlanEntryStatus
-    """Current execution status of this task."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class PlanItems(_Struct, kw_only=True, tag_field="type", tag="items"):
-    """A plan represented as structured entries."""
-
-    id: PlanId
-    """The plan ID to update."""
-
-    entries: list[PlanEntry]
-    """The list of tasks to be accomplished.
-
-    When updating an item-based plan, the agent must send a complete list of all entries
-    with their current status. The client replaces that plan with each update.
-    """
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class PlanFile(_Struct, kw_only=True, tag_field="type", tag="file"):
-    """**UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    A plan represented by a file URI.
-    """
-
-    id: PlanId
-    """The plan ID to update."""
-
-    uri: str
-    """The URI of the file containing the plan."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class PlanMarkdown(_Struct, kw_only=True, tag_field="type", tag="markdown"):
-    """**UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    A plan represented as raw markdown content.
-    """
-
-    id: PlanId
-    """The plan ID to update."""
-
-    content: str
-    """Markdown content for the plan."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class PlanUpdate(_Struct, kw_only=True, tag_field="sessionUpdate", tag="plan_update"):
-    """A content update for a plan identified by ID."""
-
-    plan: PlanUpdateContent
-    """The updated plan content."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class PlanRemoved(_Struct, kw_only=True, tag_field="sessionUpdate", tag="plan_removed"):
-    """**UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Removal notice for a plan identified by ID.
-    """
-
-    id: PlanId
-    """The plan ID to remove."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class AvailableCommand(_Struct, kw_only=True):
-    """Information about a command."""
-
-    name: str
-    """Command name (e.g., `create_plan`, `research_codebase`)."""
-
-    description: str
-    """Human-readable description of what the command does."""
-
-    input: AvailableCommandInput | UnsetType | None = UNSET
-    """Input for the command if required"""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-    def __post_init__(self) -> None:
-        _CODEC.resolve_shapes(self)
-
-
-class UnstructuredCommandInput(_Struct, kw_only=True):
-    """All text that was typed after the command name is provided as input."""
-
-    hint: str
-    """A hint to display when the input hasn't been provided yet"""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class AvailableCommandsUpdate(
-    _Struct, kw_only=True, tag_field="sessionUpdate", tag="available_commands_update"
-):
-    """Available commands are ready or have changed"""
-
-    available_commands: list[AvailableCommand]
-    """Commands the agent can execute"""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class ConfigOptionUpdate(
-    _Struct, kw_only=True, tag_field="sessionUpdate", tag="config_option_update"
-):
-    """Session configuration options have been updated."""
-
-    config_options: list[SessionConfigOption]
-    """The full set of configuration options and their current values."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class SessionInfoUpdate(
-    _Struct, kw_only=True, tag_field="sessionUpdate", tag="session_info_update"
-):
-    """Update to session metadata. All fields are optional to support partial updates.
-
-    Agents send this notification to update session information like title or custom metadata.
-    This allows clients to display dynamic session names and track session state changes.
-    """
-
-    title: str | UnsetType | None = UNSET
-    """Human-readable title for the session. Set to null to clear."""
-
-    updated_at: str | UnsetType | None = UNSET
-    """ISO 8601 timestamp of last activity. Set to null to clear."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
 class Cost(_Struct, kw_only=True):
     """Cost information for a session."""
 
@@ -3177,12 +3031,6 @@ class Cost(_Struct, kw_only=True):
     """ISO 4217 currency code (e.g., "USD", "EUR")."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class UsageUpdate(_Struct, kw_only=True, tag_field="sessionUpdate", tag="usage_update"):
@@ -3198,12 +3046,100 @@ class UsageUpdate(_Struct, kw_only=True, tag_field="sessionUpdate", tag="usage_u
     """Cumulative session cost (optional)."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+
+class UserMessage(_Struct, kw_only=True, tag_field="sessionUpdate", tag="user_message"):
+    """A user message upsert.
+
+    Only [`UserMessage::message_id`] is required. Other fields have patch
+    semantics: omitted fields leave the existing message value unchanged, `null`
+    clears or unsets the value, and concrete values replace the previous value.
+    For a new `messageId`, omitted fields use client defaults. `content` is
+    replaced as a whole array; send `[]` or `null` to clear it.
+
+    Message updates and chunks are applied in the order they are received. When
+    a `user_message` update includes `content`, that array replaces any content
+    previously accumulated for the message, including content from earlier
+    chunks. Later chunks with the same `messageId` append to the current
+    content.
     """
+
+    message_id: MessageId
+    """A unique identifier for the message."""
+
+    content: list[ContentBlock] | UnsetType | None = UNSET
+    """Complete replacement content for this message."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class UserMessageChunk(
+    ContentChunk, kw_only=True, tag_field="sessionUpdate", tag="user_message_chunk"
+):
+    """A chunk of the user's message being streamed."""
+
+
+if TYPE_CHECKING:
+    SessionUpdate: TypeAlias = Union[
+        UserMessageChunk,
+        UserMessage,
+        AgentMessageChunk,
+        AgentMessage,
+        AgentThoughtChunk,
+        AgentThought,
+        ToolCallContentChunk,
+        SessionUpdateToolCallUpdate,
+        PlanUpdate,
+        PlanRemoved,
+        AvailableCommandsUpdate,
+        ConfigOptionUpdate,
+        SessionInfoUpdate,
+        UsageUpdate,
+        SessionUpdateOther,
+    ]
+else:
+    SessionUpdate = Annotated[
+        Union[
+            UserMessageChunk,
+            UserMessage,
+            AgentMessageChunk,
+            AgentMessage,
+            AgentThoughtChunk,
+            AgentThought,
+            ToolCallContentChunk,
+            SessionUpdateToolCallUpdate,
+            PlanUpdate,
+            PlanRemoved,
+            AvailableCommandsUpdate,
+            ConfigOptionUpdate,
+            SessionInfoUpdate,
+            UsageUpdate,
+        ],
+        OpenUnion("sessionUpdate", SessionUpdateOther),
+    ]
+"""Different types of updates that can be sent during session processing.
+
+These updates provide real-time feedback about the agent's progress.
+
+See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/prompt-turn#3-agent-reports-output)
+"""
+
+
+class SessionNotification(_Struct, kw_only=True):
+    """Notification containing a session update from the agent.
+
+    Used to stream real-time progress and results during prompt processing.
+
+    See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/prompt-turn#3-agent-reports-output)
+    """
+
+    session_id: SessionId
+    """The ID of the session this update pertains to."""
+
+    update: SessionUpdate
+    """The actual update content."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
 class CompleteElicitationNotification(_Struct, kw_only=True):
@@ -3218,12 +3154,6 @@ class CompleteElicitationNotification(_Struct, kw_only=True):
     """The ID of the elicitation that completed."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class MessageMcpNotification(_Struct, kw_only=True):
@@ -3250,44 +3180,113 @@ class MessageMcpNotification(_Struct, kw_only=True):
     """
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
-class InitializeRequest(_Struct, kw_only=True):
-    """Request parameters for the initialize method.
+class TerminalAuthCapabilities(_Struct, kw_only=True):
+    """**UNSTABLE**
 
-    Sent by the client to establish connection and negotiate capabilities.
+    This capability is not part of the spec yet, and may be removed or changed at any point.
 
-    See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/initialization)
-    """
+    Capabilities for terminal authentication methods.
 
-    protocol_version: ProtocolVersion
-    """The latest protocol version supported by the client."""
-
-    capabilities: ClientCapabilities | UnsetType = UNSET
-    """Capabilities supported by the client.
-
-    Schema default: ``{"auth": {}}`` (UNSET here means absent).
-    """
-
-    client_info: Implementation | UnsetType | None = UNSET
-    """Information about the Client name and version sent to the Agent.
-
-    Note: in future versions of the protocol, this will be required.
+    Supplying `{}` means the client supports terminal authentication methods.
     """
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+
+class AuthCapabilities(_Struct, kw_only=True):
+    """**UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Authentication capabilities supported by the client.
+
+    Advertised during initialization to inform the agent which authentication
+    method types the client can handle. This governs opt-in types that require
+    additional client-side support.
     """
+
+    terminal: TerminalAuthCapabilities | UnsetType | None = UNSET
+    """Whether the client supports `terminal` authentication methods.
+
+    Optional. Omitted or `null` both mean the client does not advertise support.
+    Supplying `{}` means the agent may include `terminal` entries in its authentication methods.
+    """
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class NesJumpCapabilities(_Struct, kw_only=True):
+    """Marker for jump suggestion support."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class NesRenameCapabilities(_Struct, kw_only=True):
+    """Marker for rename suggestion support."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class NesSearchAndReplaceCapabilities(_Struct, kw_only=True):
+    """Marker for search and replace suggestion support."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class ClientNesCapabilities(_Struct, kw_only=True):
+    """NES capabilities advertised by the client during initialization."""
+
+    jump: NesJumpCapabilities | UnsetType | None = UNSET
+    """Whether the client supports the `jump` suggestion kind."""
+
+    rename: NesRenameCapabilities | UnsetType | None = UNSET
+    """Whether the client supports the `rename` suggestion kind."""
+
+    search_and_replace: NesSearchAndReplaceCapabilities | UnsetType | None = UNSET
+    """Whether the client supports the `searchAndReplace` suggestion kind."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class ElicitationFormCapabilities(_Struct, kw_only=True):
+    """**UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Form-based elicitation capabilities.
+    """
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class ElicitationUrlCapabilities(_Struct, kw_only=True):
+    """**UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    URL-based elicitation capabilities.
+    """
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class ElicitationCapabilities(_Struct, kw_only=True):
+    """**UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Elicitation capabilities supported by the client.
+    """
+
+    form: ElicitationFormCapabilities | UnsetType | None = UNSET
+    """Whether the client supports form-based elicitation."""
+
+    url: ElicitationUrlCapabilities | UnsetType | None = UNSET
+    """Whether the client supports URL-based elicitation."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
 class ClientCapabilities(_Struct, kw_only=True):
@@ -3337,173 +3336,32 @@ class ClientCapabilities(_Struct, kw_only=True):
     """
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+
+class InitializeRequest(_Struct, kw_only=True):
+    """Request parameters for the initialize method.
+
+    Sent by the client to establish connection and negotiate capabilities.
+
+    See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/initialization)
     """
 
+    protocol_version: ProtocolVersion
+    """The latest protocol version supported by the client."""
 
-class AuthCapabilities(_Struct, kw_only=True):
-    """**UNSTABLE**
+    capabilities: ClientCapabilities | UnsetType = UNSET
+    """Capabilities supported by the client.
 
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Authentication capabilities supported by the client.
-
-    Advertised during initialization to inform the agent which authentication
-    method types the client can handle. This governs opt-in types that require
-    additional client-side support.
+    Schema default: ``{"auth": {}}`` (UNSET here means absent).
     """
 
-    terminal: TerminalAuthCapabilities | UnsetType | None = UNSET
-    """Whether the client supports `terminal` authentication methods.
+    client_info: Implementation | UnsetType | None = UNSET
+    """Information about the Client name and version sent to the Agent.
 
-    Optional. Omitted or `null` both mean the client does not advertise support.
-    Supplying `{}` means the agent may include `terminal` entries in its authentication methods.
-    """
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class TerminalAuthCapabilities(_Struct, kw_only=True):
-    """**UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Capabilities for terminal authentication methods.
-
-    Supplying `{}` means the client supports terminal authentication methods.
+    Note: in future versions of the protocol, this will be required.
     """
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class ElicitationCapabilities(_Struct, kw_only=True):
-    """**UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Elicitation capabilities supported by the client.
-    """
-
-    form: ElicitationFormCapabilities | UnsetType | None = UNSET
-    """Whether the client supports form-based elicitation."""
-
-    url: ElicitationUrlCapabilities | UnsetType | None = UNSET
-    """Whether the client supports URL-based elicitation."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class ElicitationFormCapabilities(_Struct, kw_only=True):
-    """**UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Form-based elicitation capabilities.
-    """
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class ElicitationUrlCapabilities(_Struct, kw_only=True):
-    """**UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    URL-based elicitation capabilities.
-    """
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class ClientNesCapabilities(_Struct, kw_only=True):
-    """NES capabilities advertised by the client during initialization."""
-
-    jump: NesJumpCapabilities | UnsetType | None = UNSET
-    """Whether the client supports the `jump` suggestion kind."""
-
-    rename: NesRenameCapabilities | UnsetType | None = UNSET
-    """Whether the client supports the `rename` suggestion kind."""
-
-    search_and_replace: NesSearchAndReplaceCapabilities | UnsetType | None = UNSET
-    """Whether the client supports the `searchAndReplace` suggestion kind."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class NesJumpCapabilities(_Struct, kw_only=True):
-    """Marker for jump suggestion support."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class NesRenameCapabilities(_Struct, kw_only=True):
-    """Marker for rename suggestion support."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class NesSearchAndReplaceCapabilities(_Struct, kw_only=True):
-    """Marker for search and replace suggestion support."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class AuthenticateRequest(_Struct, kw_only=True):
@@ -3518,12 +3376,6 @@ class AuthenticateRequest(_Struct, kw_only=True):
     """
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class ListProvidersRequest(_Struct, kw_only=True):
@@ -3535,12 +3387,6 @@ class ListProvidersRequest(_Struct, kw_only=True):
     """
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class SetProviderRequest(_Struct, kw_only=True):
@@ -3568,12 +3414,6 @@ class SetProviderRequest(_Struct, kw_only=True):
     """
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class DisableProviderRequest(_Struct, kw_only=True):
@@ -3588,12 +3428,6 @@ class DisableProviderRequest(_Struct, kw_only=True):
     """Provider id to disable."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class LogoutRequest(_Struct, kw_only=True):
@@ -3603,80 +3437,6 @@ class LogoutRequest(_Struct, kw_only=True):
     """
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class NewSessionRequest(_Struct, kw_only=True):
-    """Request parameters for creating a new session.
-
-    See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/session-setup#creating-a-session)
-    """
-
-    cwd: str
-    """The working directory for this session. Must be an absolute path."""
-
-    additional_directories: list[str] | UnsetType = UNSET
-    """Additional workspace roots for this session. Each path must be absolute.
-
-    These expand the session's workspace scope without changing `cwd`, which
-    remains the base for relative paths. When omitted or empty, no
-    additional roots are activated for the new session.
-    """
-
-    mcp_servers: list[McpServer]
-    """List of MCP (Model Context Protocol) servers the agent should connect to."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class HttpHeader(_Struct, kw_only=True):
-    """An HTTP header to set when making requests to the MCP server."""
-
-    name: str
-    """The name of the HTTP header."""
-
-    value: str
-    """The value to set for the HTTP header."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class McpServerHttp(_Struct, kw_only=True, tag_field="type", tag="http"):
-    """HTTP transport configuration for MCP."""
-
-    name: str
-    """Human-readable name identifying this MCP server."""
-
-    url: str
-    """URL to the MCP server."""
-
-    headers: list[HttpHeader]
-    """HTTP headers to set when making requests to the MCP server."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class McpServerAcp(_Struct, kw_only=True, tag_field="type", tag="acp"):
@@ -3701,12 +3461,50 @@ class McpServerAcp(_Struct, kw_only=True, tag_field="type", tag="acp"):
     """
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+
+class HttpHeader(_Struct, kw_only=True):
+    """An HTTP header to set when making requests to the MCP server."""
+
+    name: str
+    """The name of the HTTP header."""
+
+    value: str
+    """The value to set for the HTTP header."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class McpServerHttp(_Struct, kw_only=True, tag_field="type", tag="http"):
+    """HTTP transport configuration for MCP."""
+
+    name: str
+    """Human-readable name identifying this MCP server."""
+
+    url: str
+    """URL to the MCP server."""
+
+    headers: list[HttpHeader]
+    """HTTP headers to set when making requests to the MCP server."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class McpServerOther(OtherVariant):
+    """Custom or future MCP server transport configuration.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+
+    Receivers that do not understand this transport should preserve the raw
+    payload when storing, replaying, proxying, or forwarding session setup
+    data, and otherwise ignore it or reject the server configuration.
     """
+
+    __slots__ = ()
+    tag_field = "type"
+    known_tags = frozenset({"http", "stdio", "acp"})
 
 
 class EnvVariable(_Struct, kw_only=True):
@@ -3719,12 +3517,6 @@ class EnvVariable(_Struct, kw_only=True):
     """The value to set for the environment variable."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class McpServerStdio(_Struct, kw_only=True, tag_field="type", tag="stdio"):
@@ -3743,12 +3535,50 @@ class McpServerStdio(_Struct, kw_only=True, tag_field="type", tag="stdio"):
     """Environment variables to set when launching the MCP server."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+
+if TYPE_CHECKING:
+    McpServer: TypeAlias = Union[
+        McpServerHttp,
+        McpServerAcp,
+        McpServerStdio,
+        McpServerOther,
+    ]
+else:
+    McpServer = Annotated[
+        Union[McpServerHttp, McpServerAcp, McpServerStdio],
+        OpenUnion("type", McpServerOther),
+    ]
+"""Configuration for connecting to an MCP (Model Context Protocol) server.
+
+MCP servers provide tools and context that the agent can use when
+processing prompts.
+
+See protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/session-setup#mcp-servers)
+"""
+
+
+class NewSessionRequest(_Struct, kw_only=True):
+    """Request parameters for creating a new session.
+
+    See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/session-setup#creating-a-session)
     """
+
+    cwd: str
+    """The working directory for this session. Must be an absolute path."""
+
+    additional_directories: list[str] | UnsetType = UNSET
+    """Additional workspace roots for this session. Each path must be absolute.
+
+    These expand the session's workspace scope without changing `cwd`, which
+    remains the base for relative paths. When omitted or empty, no
+    additional roots are activated for the new session.
+    """
+
+    mcp_servers: list[McpServer]
+    """List of MCP (Model Context Protocol) servers the agent should connect to."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
 class LoadSessionRequest(_Struct, kw_only=True):
@@ -3778,12 +3608,6 @@ class LoadSessionRequest(_Struct, kw_only=True):
     """The ID of the session to load."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class ListSessionsRequest(_Struct, kw_only=True):
@@ -3799,12 +3623,6 @@ class ListSessionsRequest(_Struct, kw_only=True):
     """Opaque cursor token from a previous response's nextCursor field for cursor-based pagination"""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class DeleteSessionRequest(_Struct, kw_only=True):
@@ -3817,12 +3635,6 @@ class DeleteSessionRequest(_Struct, kw_only=True):
     """The ID of the session to delete."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class ForkSessionRequest(_Struct, kw_only=True):
@@ -3856,12 +3668,6 @@ class ForkSessionRequest(_Struct, kw_only=True):
     """List of MCP servers to connect to for this session."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class ResumeSessionRequest(_Struct, kw_only=True):
@@ -3892,12 +3698,6 @@ class ResumeSessionRequest(_Struct, kw_only=True):
     """List of MCP servers to connect to for this session."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class CloseSessionRequest(_Struct, kw_only=True):
@@ -3914,12 +3714,6 @@ class CloseSessionRequest(_Struct, kw_only=True):
     """The ID of the session to close."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class SetSessionConfigOptionRequestBoolean(
@@ -3934,12 +3728,6 @@ class SetSessionConfigOptionRequestBoolean(
     """The ID of the configuration option to set."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
     value: bool
     """The boolean value."""
@@ -3960,12 +3748,6 @@ class SetSessionConfigOptionRequestValueId(_Struct, kw_only=True):
     """The ID of the configuration option to set."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
     value: SessionConfigValueId
     """The value ID."""
@@ -3999,51 +3781,6 @@ class PromptRequest(_Struct, kw_only=True):
     """
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class StartNesRequest(_Struct, kw_only=True):
-    """Request to start an NES session."""
-
-    workspace_uri: str | UnsetType | None = UNSET
-    """The root URI of the workspace."""
-
-    workspace_folders: list[WorkspaceFolder] | UnsetType | None = UNSET
-    """The workspace folders."""
-
-    repository: NesRepository | UnsetType | None = UNSET
-    """Repository metadata, if the workspace is a git repository."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class WorkspaceFolder(_Struct, kw_only=True):
-    """A workspace folder."""
-
-    uri: str
-    """The URI of the folder."""
-
-    name: str
-    """The display name of the folder."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class NesRepository(_Struct, kw_only=True):
@@ -4059,12 +3796,176 @@ class NesRepository(_Struct, kw_only=True):
     """The remote URL of the repository."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
+
+class WorkspaceFolder(_Struct, kw_only=True):
+    """A workspace folder."""
+
+    uri: str
+    """The URI of the folder."""
+
+    name: str
+    """The display name of the folder."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class StartNesRequest(_Struct, kw_only=True):
+    """Request to start an NES session."""
+
+    workspace_uri: str | UnsetType | None = UNSET
+    """The root URI of the workspace."""
+
+    workspace_folders: list[WorkspaceFolder] | UnsetType | None = UNSET
+    """The workspace folders."""
+
+    repository: NesRepository | UnsetType | None = UNSET
+    """Repository metadata, if the workspace is a git repository."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+NesDiagnosticSeverity: TypeAlias = Union[
+    Literal["error", "warning", "information", "hint"],
+    str,
+]
+"""Severity of a diagnostic."""
+
+
+class NesDiagnostic(_Struct, kw_only=True):
+    """A diagnostic (error, warning, etc.)."""
+
+    uri: str
+    """The URI of the file containing the diagnostic."""
+
+    range: Range
+    """The range of the diagnostic."""
+
+    severity: NesDiagnosticSeverity
+    """The severity of the diagnostic."""
+
+    message: str
+    """The diagnostic message."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class NesEditHistoryEntry(_Struct, kw_only=True):
+    """An entry in the edit history."""
+
+    uri: str
+    """The URI of the edited file."""
+
+    diff: str
+    """A diff representing the edit."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class NesOpenFile(_Struct, kw_only=True):
+    """An open file in the editor."""
+
+    uri: str
+    """The URI of the file."""
+
+    language_id: str
+    """The language identifier."""
+
+    visible_range: Range | UnsetType | None = UNSET
+    """The visible range in the editor, if any."""
+
+    last_focused_ms: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
+    """Timestamp in milliseconds since epoch of when the file was last focused."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class NesRecentFile(_Struct, kw_only=True):
+    """A recently accessed file."""
+
+    uri: str
+    """The URI of the file."""
+
+    language_id: str
+    """The language identifier."""
+
+    text: str
+    """The full text content of the file."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class NesExcerpt(_Struct, kw_only=True):
+    """A code excerpt from a file."""
+
+    start_line: Annotated[int, msgspec.Meta(ge=0)]
+    """The start line of the excerpt (zero-based)."""
+
+    end_line: Annotated[int, msgspec.Meta(ge=0)]
+    """The end line of the excerpt (zero-based)."""
+
+    text: str
+    """The text content of the excerpt."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class NesRelatedSnippet(_Struct, kw_only=True):
+    """A related code snippet from a file."""
+
+    uri: str
+    """The URI of the file containing the snippets."""
+
+    excerpts: list[NesExcerpt]
+    """The code excerpts."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class NesUserAction(_Struct, kw_only=True):
+    """A user action (typing, cursor movement, etc.)."""
+
+    action: str
+    """The kind of action (e.g., "insertChar", "cursorMovement")."""
+
+    uri: str
+    """The URI of the file where the action occurred."""
+
+    position: Position
+    """The position where the action occurred."""
+
+    timestamp_ms: Annotated[int, msgspec.Meta(ge=0)]
+    """Timestamp in milliseconds since epoch."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class NesSuggestContext(_Struct, kw_only=True):
+    """Context attached to a suggestion request."""
+
+    recent_files: list[NesRecentFile] | UnsetType | None = UNSET
+    """Recently accessed files."""
+
+    related_snippets: list[NesRelatedSnippet] | UnsetType | None = UNSET
+    """Related code snippets."""
+
+    edit_history: list[NesEditHistoryEntry] | UnsetType | None = UNSET
+    """Recent edit history."""
+
+    user_actions: list[NesUserAction] | UnsetType | None = UNSET
+    """Recent user actions (typing, navigation, etc.)."""
+
+    open_files: list[NesOpenFile] | UnsetType | None = UNSET
+    """Currently open files in the editor."""
+
+    diagnostics: list[NesDiagnostic] | UnsetType | None = UNSET
+    """Current diagnostics (errors, warnings)."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+NesTriggerKind: TypeAlias = Literal["automatic", "diagnostic", "manual"] | str
+"""What triggered the suggestion request."""
 
 
 class SuggestNesRequest(_Struct, kw_only=True):
@@ -4092,192 +3993,6 @@ class SuggestNesRequest(_Struct, kw_only=True):
     """Context for the suggestion, included based on agent capabilities."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class NesSuggestContext(_Struct, kw_only=True):
-    """Context attached to a suggestion request."""
-
-    recent_files: list[NesRecentFile] | UnsetType | None = UNSET
-    """Recently accessed files."""
-
-    related_snippets: list[NesRelatedSnippet] | UnsetType | None = UNSET
-    """Related code snippets."""
-
-    edit_history: list[NesEditHistoryEntry] | UnsetType | None = UNSET
-    """Recent edit history."""
-
-    user_actions: list[NesUserAction] | UnsetType | None = UNSET
-    """Recent user actions (typing, navigation, etc.)."""
-
-    open_files: list[NesOpenFile] | UnsetType | None = UNSET
-    """Currently open files in the editor."""
-
-    diagnostics: list[NesDiagnostic] | UnsetType | None = UNSET
-    """Current diagnostics (errors, warnings)."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class NesRecentFile(_Struct, kw_only=True):
-    """A recently accessed file."""
-
-    uri: str
-    """The URI of the file."""
-
-    language_id: str
-    """The language identifier."""
-
-    text: str
-    """The full text content of the file."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class NesRelatedSnippet(_Struct, kw_only=True):
-    """A related code snippet from a file."""
-
-    uri: str
-    """The URI of the file containing the snippets."""
-
-    excerpts: list[NesExcerpt]
-    """The code excerpts."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class NesExcerpt(_Struct, kw_only=True):
-    """A code excerpt from a file."""
-
-    start_line: Annotated[int, msgspec.Meta(ge=0)]
-    """The start line of the excerpt (zero-based)."""
-
-    end_line: Annotated[int, msgspec.Meta(ge=0)]
-    """The end line of the excerpt (zero-based)."""
-
-    text: str
-    """The text content of the excerpt."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class NesEditHistoryEntry(_Struct, kw_only=True):
-    """An entry in the edit history."""
-
-    uri: str
-    """The URI of the edited file."""
-
-    diff: str
-    """A diff representing the edit."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class NesUserAction(_Struct, kw_only=True):
-    """A user action (typing, cursor movement, etc.)."""
-
-    action: str
-    """The kind of action (e.g., "insertChar", "cursorMovement")."""
-
-    uri: str
-    """The URI of the file where the action occurred."""
-
-    position: Position
-    """The position where the action occurred."""
-
-    timestamp_ms: Annotated[int, msgspec.Meta(ge=0)]
-    """Timestamp in milliseconds since epoch."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class NesOpenFile(_Struct, kw_only=True):
-    """An open file in the editor."""
-
-    uri: str
-    """The URI of the file."""
-
-    language_id: str
-    """The language identifier."""
-
-    visible_range: Range | UnsetType | None = UNSET
-    """The visible range in the editor, if any."""
-
-    last_focused_ms: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
-    """Timestamp in milliseconds since epoch of when the file was last focused."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class NesDiagnostic(_Struct, kw_only=True):
-    """A diagnostic (error, warning, etc.)."""
-
-    uri: str
-    """The URI of the file containing the diagnostic."""
-
-    range: Range
-    """The range of the diagnostic."""
-
-    severity: NesDiagnosticSeverity
-    """The severity of the diagnostic."""
-
-    message: str
-    """The diagnostic message."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class CloseNesRequest(_Struct, kw_only=True):
@@ -4291,27 +4006,6 @@ class CloseNesRequest(_Struct, kw_only=True):
     """The ID of the NES session to close."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class RequestPermissionResponse(_Struct, kw_only=True):
-    """Response to a permission request."""
-
-    outcome: RequestPermissionOutcome
-    """The user's decision on the permission request."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class RequestPermissionOutcomeCancelled(
@@ -4336,12 +4030,25 @@ class SelectedPermissionOutcome(
     """The ID of the option the user selected."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
+
+RequestPermissionOutcome: TypeAlias = Union[
+    RequestPermissionOutcomeCancelled,
+    SelectedPermissionOutcome,
+]
+"""The outcome of a permission request."""
+
+
+class RequestPermissionResponse(_Struct, kw_only=True):
+    """Response to a permission request."""
+
+    outcome: RequestPermissionOutcome
+    """The user's decision on the permission request."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+ElicitationContentValue: TypeAlias = str | int | float | bool | list[str]
 
 
 class ElicitationAcceptAction(_Struct, kw_only=True):
@@ -4362,12 +4069,6 @@ class CreateElicitationResponseAccept(
     """The user accepted and provided content."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class CreateElicitationResponseDecline(
@@ -4376,12 +4077,6 @@ class CreateElicitationResponseDecline(
     """The user declined the elicitation."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class CreateElicitationResponseCancel(
@@ -4390,12 +4085,6 @@ class CreateElicitationResponseCancel(
     """The elicitation was cancelled."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class ConnectMcpResponse(_Struct, kw_only=True):
@@ -4410,12 +4099,6 @@ class ConnectMcpResponse(_Struct, kw_only=True):
     """The unique identifier for this MCP-over-ACP connection."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class DisconnectMcpResponse(_Struct, kw_only=True):
@@ -4427,12 +4110,6 @@ class DisconnectMcpResponse(_Struct, kw_only=True):
     """
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class CancelNotification(_Struct, kw_only=True):
@@ -4445,12 +4122,6 @@ class CancelNotification(_Struct, kw_only=True):
     """The ID of the session to cancel operations for."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class DidOpenDocumentNotification(_Struct, kw_only=True):
@@ -4472,12 +4143,22 @@ class DidOpenDocumentNotification(_Struct, kw_only=True):
     """The full text content of the document."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
+
+class TextDocumentContentChangeEvent(_Struct, kw_only=True):
+    """A content change event for a document.
+
+    When `range` is `None`, `text` is the full content of the document.
+    When `range` is `Some`, `text` replaces the given range.
     """
+
+    range: Range | UnsetType | None = UNSET
+    """The range of the document that changed. If `None`, the entire content is replaced."""
+
+    text: str
+    """The new text for the range, or the full document content if `range` is `None`."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
 class DidChangeDocumentNotification(_Struct, kw_only=True):
@@ -4496,34 +4177,6 @@ class DidChangeDocumentNotification(_Struct, kw_only=True):
     """The content changes."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-class TextDocumentContentChangeEvent(_Struct, kw_only=True):
-    """A content change event for a document.
-
-    When `range` is `None`, `text` is the full content of the document.
-    When `range` is `Some`, `text` replaces the given range.
-    """
-
-    range: Range | UnsetType | None = UNSET
-    """The range of the document that changed. If `None`, the entire content is replaced."""
-
-    text: str
-    """The new text for the range, or the full document content if `range` is `None`."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class DidCloseDocumentNotification(_Struct, kw_only=True):
@@ -4536,12 +4189,6 @@ class DidCloseDocumentNotification(_Struct, kw_only=True):
     """The URI of the closed document."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class DidSaveDocumentNotification(_Struct, kw_only=True):
@@ -4554,12 +4201,6 @@ class DidSaveDocumentNotification(_Struct, kw_only=True):
     """The URI of the saved document."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class DidFocusDocumentNotification(_Struct, kw_only=True):
@@ -4581,12 +4222,6 @@ class DidFocusDocumentNotification(_Struct, kw_only=True):
     """The portion of the file currently visible in the editor viewport."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class AcceptNesNotification(_Struct, kw_only=True):
@@ -4599,12 +4234,13 @@ class AcceptNesNotification(_Struct, kw_only=True):
     """The ID of the accepted suggestion."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
+
+NesRejectReason: TypeAlias = Union[
+    Literal["rejected", "ignored", "replaced", "cancelled"],
+    str,
+]
+"""The reason a suggestion was rejected."""
 
 
 class RejectNesNotification(_Struct, kw_only=True):
@@ -4620,12 +4256,6 @@ class RejectNesNotification(_Struct, kw_only=True):
     """The reason for rejection."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
 
 
 class CancelRequestNotification(_Struct, kw_only=True):
@@ -4642,235 +4272,7 @@ class CancelRequestNotification(_Struct, kw_only=True):
     """The ID of the request to cancel."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
 
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
-    """
-
-
-# --- variants kept raw -------------------------------------------------------
-
-
-class ToolCallContentOther(OtherVariant):
-    """Custom or future tool call content.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Receivers that do not understand this content type should preserve the
-    raw payload when storing, replaying, proxying, or forwarding tool call
-    output, and otherwise ignore it or display it generically.
-    """
-
-    __slots__ = ()
-    tag_field = "type"
-    known_tags = frozenset({"content", "diff"})
-
-
-class ContentBlockOther(OtherVariant):
-    """Custom or future content block.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Receivers that do not understand this content block type should preserve
-    the raw payload when storing, replaying, proxying, or forwarding content,
-    and otherwise ignore it or display it generically.
-    """
-
-    __slots__ = ()
-    tag_field = "type"
-    known_tags = frozenset({"text", "image", "audio", "resource_link", "resource"})
-
-
-class AuthMethodOther(OtherVariant):
-    """Custom or future authentication method.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Clients that do not understand this method type should preserve the raw
-    payload when storing, replaying, proxying, or forwarding initialization
-    data, and otherwise ignore the method or display it generically.
-    """
-
-    __slots__ = ()
-    tag_field = "type"
-    known_tags = frozenset({"agent", "env_var", "terminal"})
-
-
-class SessionConfigOptionOther(OtherVariant):
-    """Custom or future session configuration option payload.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Clients that do not understand this option type should preserve the raw
-    payload when storing, replaying, proxying, or forwarding configuration
-    data, and otherwise ignore the option or display it generically.
-    """
-
-    __slots__ = ()
-    tag_field = "type"
-    known_tags = frozenset({"select", "boolean"})
-
-
-class NesSuggestionOther(OtherVariant):
-    """Custom or future NES suggestion.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Receivers that do not understand this suggestion kind should preserve
-    the raw payload when storing, replaying, proxying, or forwarding
-    suggestions, and otherwise ignore it or display it generically.
-    """
-
-    __slots__ = ()
-    tag_field = "kind"
-    known_tags = frozenset({"edit", "jump", "rename", "searchAndReplace"})
-
-
-class SessionUpdateOther(OtherVariant):
-    """Custom or future session update.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Receivers that do not understand this update type should preserve the
-    raw payload when storing, replaying, proxying, or forwarding session
-    history, and otherwise ignore it or display it generically.
-    """
-
-    __slots__ = ()
-    tag_field = "sessionUpdate"
-    known_tags = frozenset(
-        {
-            "user_message_chunk",
-            "user_message",
-            "agent_message_chunk",
-            "agent_message",
-            "agent_thought_chunk",
-            "agent_thought",
-            "tool_call_content_chunk",
-            "tool_call_update",
-            "plan_update",
-            "available_commands_update",
-            "config_option_update",
-            "session_info_update",
-            "plan_removed",
-            "usage_update",
-        }
-    )
-
-
-class PlanUpdateContentOther(OtherVariant):
-    """Custom or future plan update content.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Receivers that do not understand this content type should preserve the
-    raw payload when storing, replaying, proxying, or forwarding plans, and
-    otherwise ignore it or display it generically.
-    """
-
-    __slots__ = ()
-    tag_field = "type"
-    known_tags = frozenset({"items", "file", "markdown"})
-
-
-class AvailableCommandInputOther(OtherVariant):
-    """Custom or future command input specification.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Clients that do not understand this input type should preserve the raw
-    payload when storing, replaying, proxying, or forwarding command
-    metadata, and otherwise ignore the input specification or display the
-    command without structured input.
-    """
-
-    __slots__ = ()
-    tag_field = "type"
-    known_tags = frozenset()
-
-
-class McpServerOther(OtherVariant):
-    """Custom or future MCP server transport configuration.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Receivers that do not understand this transport should preserve the raw
-    payload when storing, replaying, proxying, or forwarding session setup
-    data, and otherwise ignore it or reject the server configuration.
-    """
-
-    __slots__ = ()
-    tag_field = "type"
-    known_tags = frozenset({"http", "stdio", "acp"})
-
-
-# --- type aliases and unions -------------------------------------------------
-# Open and by-shape unions differ between what a type checker sees (every
-# variant, the unknown one included) and what msgspec decodes (the known
-# variants, natively; the rest on the lenient path): see `_runtime`.
-
-SessionId: TypeAlias = str
-"""A unique identifier for a conversation session between a client and agent.
-
-Sessions maintain their own context, conversation history, and state,
-allowing multiple independent interactions with the same agent.
-
-See protocol docs: [Session ID](https://agentclientprotocol.com/protocol/session-setup#session-id)
-"""
-
-ToolCallId: TypeAlias = str
-"""Unique identifier for a tool call within a session."""
-
-PermissionOptionId: TypeAlias = str
-"""Unique identifier for a permission option."""
-
-ElicitationId: TypeAlias = str
-"""**UNSTABLE**
-
-This capability is not part of the spec yet, and may be removed or changed at any point.
-
-Unique identifier for an elicitation.
-"""
-
-McpServerAcpId: TypeAlias = str
-"""**UNSTABLE**
-
-This capability is not part of the spec yet, and may be removed or changed at any point.
-
-Unique identifier for an MCP server using the ACP transport.
-
-The value is opaque and generated by the ACP component providing the MCP server. It is
-used by `mcp/connect` to route connection requests back to the component that declared the
-server.
-"""
-
-McpConnectionId: TypeAlias = str
-"""**UNSTABLE**
-
-This capability is not part of the spec yet, and may be removed or changed at any point.
-
-A unique identifier for an active MCP-over-ACP connection.
-"""
 
 ExtRequest: TypeAlias = Any
 """Allows for sending an arbitrary request that is not part of the ACP spec.
@@ -4880,21 +4282,6 @@ protocol compatibility.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
 """
 
-ProtocolVersion: TypeAlias = Annotated[int, msgspec.Meta(ge=0, le=65535)]
-"""Protocol version identifier.
-
-This version is only bumped for breaking changes.
-Non-breaking changes should be introduced via capabilities.
-"""
-
-SessionConfigId: TypeAlias = str
-"""Unique identifier for a session configuration option."""
-
-SessionConfigValueId: TypeAlias = str
-"""Unique identifier for a session configuration option value."""
-
-SessionConfigGroupId: TypeAlias = str
-"""Unique identifier for a session configuration option value group."""
 
 ExtResponse: TypeAlias = Any
 """Allows for sending an arbitrary response to an [`ExtRequest`] that is not part of the ACP spec.
@@ -4903,6 +4290,7 @@ protocol compatibility.
 
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
 """
+
 
 MessageMcpResponse: TypeAlias = Any
 """**UNSTABLE**
@@ -4914,11 +4302,6 @@ Response to `mcp/message`.
 This is the inner MCP response result payload. Any JSON value is valid.
 """
 
-MessageId: TypeAlias = str
-"""Unique identifier for a message within a session."""
-
-PlanId: TypeAlias = str
-"""Unique identifier for a plan within a session."""
 
 ExtNotification: TypeAlias = Any
 """Allows the Agent to send an arbitrary notification that is not part of the ACP spec.
@@ -4928,222 +4311,6 @@ while maintaining protocol compatibility.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/extensibility)
 """
 
-ToolKind: TypeAlias = Union[
-    Literal[
-        "read",
-        "edit",
-        "delete",
-        "move",
-        "search",
-        "execute",
-        "think",
-        "fetch",
-        "switch_mode",
-        "other",
-    ],
-    str,
-]
-"""Categories of tools that can be invoked.
-
-Tool kinds help clients choose appropriate icons and optimize how they
-display tool execution progress.
-
-See protocol docs: [Creating](https://agentclientprotocol.com/protocol/tool-calls#creating)
-"""
-
-ToolCallStatus: TypeAlias = Union[
-    Literal["pending", "in_progress", "completed", "failed"],
-    str,
-]
-"""Execution status of a tool call.
-
-Tool calls progress through different statuses during their lifecycle.
-
-See protocol docs: [Status](https://agentclientprotocol.com/protocol/tool-calls#status)
-"""
-
-Role: TypeAlias = Literal["assistant", "user"] | str
-"""The sender or recipient of messages and data in a conversation."""
-
-PermissionOptionKind: TypeAlias = Union[
-    Literal["allow_once", "allow_always", "reject_once", "reject_always"],
-    str,
-]
-"""The type of permission option being presented to the user.
-
-Helps clients choose appropriate icons and UI treatment.
-"""
-
-ElicitationSchemaType: TypeAlias = Literal["object"]
-"""Type discriminator for elicitation schemas."""
-
-StringFormat: TypeAlias = Literal["email", "uri", "date", "date-time"] | str
-"""String format types for string properties in elicitation schemas."""
-
-ElicitationStringType: TypeAlias = Literal["string"]
-"""Items definition for untitled multi-select enum properties."""
-
-TextDocumentSyncKind: TypeAlias = Literal["full", "incremental"]
-"""How the agent wants document changes delivered."""
-
-PositionEncodingKind: TypeAlias = Literal["utf-16", "utf-32", "utf-8"]
-"""The encoding used for character offsets in positions.
-
-Follows the same conventions as LSP 3.17. The default is UTF-16.
-"""
-
-LlmProtocol: TypeAlias = Union[
-    Literal["anthropic", "openai", "azure", "vertex", "bedrock"],
-    str,
-]
-"""**UNSTABLE**
-
-This capability is not part of the spec yet, and may be removed or changed at any point.
-
-Well-known API protocol identifiers for LLM providers.
-
-Agents and clients MUST handle unknown protocol identifiers gracefully.
-
-Protocol names beginning with `_` are free for custom use, like other ACP extension methods.
-Protocol names that do not begin with `_` are reserved for the ACP spec.
-"""
-
-SessionConfigOptionCategory: TypeAlias = Literal["mode", "model", "thought_level"] | str
-"""Semantic category for a session configuration option.
-
-This is intended to help Clients distinguish broadly common selectors (e.g. model selector vs
-session mode selector vs thought/reasoning level) for UX purposes (keyboard shortcuts, icons,
-placement). It MUST NOT be required for correctness. Clients MUST handle missing or unknown
-categories gracefully.
-
-Category names beginning with `_` are free for custom use, like other ACP extension methods.
-Category names that do not begin with `_` are reserved for the ACP spec.
-"""
-
-StopReason: TypeAlias = Union[
-    Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"],
-    str,
-]
-"""Reasons why an agent stops processing a prompt turn.
-
-See protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/prompt-turn#stop-reasons)
-"""
-
-ErrorCode: TypeAlias = Union[
-    Literal[-32700, -32600, -32601, -32602, -32603, -32800, -32000, -32002, -32042],
-    int,
-]
-"""Predefined error codes for common JSON-RPC and ACP-specific errors.
-
-These codes follow the JSON-RPC 2.0 specification for standard errors
-and use the reserved range (-32000 to -32099) for protocol-specific errors.
-"""
-
-PlanEntryPriority: TypeAlias = Literal["high", "medium", "low"] | str
-"""Priority levels for plan entries.
-
-Used to indicate the relative importance or urgency of different
-tasks in the execution plan.
-See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/agent-plan#plan-entries)
-"""
-
-PlanEntryStatus: TypeAlias = Literal["pending", "in_progress", "completed"] | str
-"""Status of a plan entry in the execution flow.
-
-Tracks the lifecycle of each task from planning through completion.
-See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/agent-plan#plan-entries)
-"""
-
-NesTriggerKind: TypeAlias = Literal["automatic", "diagnostic", "manual"] | str
-"""What triggered the suggestion request."""
-
-NesDiagnosticSeverity: TypeAlias = Union[
-    Literal["error", "warning", "information", "hint"],
-    str,
-]
-"""Severity of a diagnostic."""
-
-NesRejectReason: TypeAlias = Union[
-    Literal["rejected", "ignored", "replaced", "cancelled"],
-    str,
-]
-"""The reason a suggestion was rejected."""
-
-RequestId: TypeAlias = int | str | None
-"""JSON RPC Request Id
-
-An identifier established by the Client that MUST contain a String, Number, or NULL value if included. If it is not included it is assumed to be a notification. The value SHOULD normally not be Null \\[1\\] and Numbers SHOULD NOT contain fractional parts \\[2\\]
-
-The Server MUST reply with the same value in the Response object if included. This member is used to correlate the context between the two objects.
-
-\\[1\\] The use of Null as a value for the id member in a Request object is discouraged, because this specification uses a value of Null for Responses with an unknown id. Also, because JSON-RPC 1.0 uses an id value of Null for Notifications this could cause confusion in handling.
-
-\\[2\\] Fractional parts may be problematic, since many decimal fractions cannot be represented exactly as binary fractions.
-"""
-
-if TYPE_CHECKING:
-    ToolCallContent: TypeAlias = Union[Content, Diff, ToolCallContentOther]
-else:
-    ToolCallContent = Annotated[
-        Union[Content, Diff],
-        OpenUnion("type", ToolCallContentOther),
-    ]
-"""Content produced by a tool call.
-
-Tool calls can produce different types of content including
-standard content blocks (text, images) or file diffs.
-
-See protocol docs: [Content](https://agentclientprotocol.com/protocol/tool-calls#content)
-"""
-
-if TYPE_CHECKING:
-    ContentBlock: TypeAlias = Union[
-        TextContent,
-        ImageContent,
-        AudioContent,
-        ResourceLink,
-        EmbeddedResource,
-        ContentBlockOther,
-    ]
-else:
-    ContentBlock = Annotated[
-        Union[TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource],
-        OpenUnion("type", ContentBlockOther),
-    ]
-"""Content blocks represent displayable information in the Agent Client Protocol.
-
-They provide a structured way to handle various types of user-facing content—whether
-it's text from language models, images for analysis, or embedded resources for context.
-
-Content blocks appear in:
-- User prompts sent via `session/prompt`
-- Language model output reported through `session/update` notifications as
-  message updates or streamed chunks
-- Progress updates and results from tool calls
-
-This structure is compatible with the Model Context Protocol (MCP), enabling
-agents to seamlessly forward content from MCP tool outputs without transformation.
-
-See protocol docs: [Content](https://agentclientprotocol.com/protocol/content)
-"""
-
-if TYPE_CHECKING:
-    EmbeddedResourceResource: TypeAlias = Union[
-        TextResourceContents,
-        BlobResourceContents,
-    ]
-else:
-    EmbeddedResourceResource = Annotated[
-        Any,
-        ShapeUnion(
-            "EmbeddedResourceResource",
-            (
-                TextResourceContents,
-                BlobResourceContents,
-            ),
-        ),
-    ]
-"""Resource content that can be embedded in a message."""
 
 CreateElicitationRequest: TypeAlias = Union[
     CreateElicitationRequestForm,
@@ -5160,202 +4327,6 @@ either via a form or by directing them to a URL.
 Elicitations are tied to a session (optionally a tool call) or a request.
 """
 
-ElicitationPropertySchema: TypeAlias = Union[
-    StringPropertySchema,
-    NumberPropertySchema,
-    IntegerPropertySchema,
-    BooleanPropertySchema,
-    MultiSelectPropertySchema,
-]
-"""Property schema for elicitation form fields.
-
-Each variant corresponds to a JSON Schema `"type"` value.
-Single-select enums use the `String` variant with `enum` or `oneOf` set.
-Multi-select enums use the `Array` variant.
-"""
-
-if TYPE_CHECKING:
-    MultiSelectItems: TypeAlias = Union[
-        UntitledMultiSelectItems,
-        TitledMultiSelectItems,
-    ]
-else:
-    MultiSelectItems = Annotated[
-        Any,
-        ShapeUnion(
-            "MultiSelectItems",
-            (
-                UntitledMultiSelectItems,
-                TitledMultiSelectItems,
-            ),
-        ),
-    ]
-"""Items for a multi-select (array) property schema."""
-
-if TYPE_CHECKING:
-    AuthMethod: TypeAlias = Union[
-        AuthMethodEnvVar,
-        AuthMethodTerminal,
-        AuthMethodAgent,
-        AuthMethodOther,
-    ]
-else:
-    AuthMethod = Annotated[
-        Union[AuthMethodEnvVar, AuthMethodTerminal, AuthMethodAgent],
-        OpenUnion("type", AuthMethodOther),
-    ]
-"""Describes an available authentication method.
-
-The `type` field acts as the discriminator in the serialized JSON form.
-"""
-
-if TYPE_CHECKING:
-    SessionConfigOption: TypeAlias = Union[
-        SessionConfigOptionSelect,
-        SessionConfigOptionBoolean,
-        SessionConfigOptionOther,
-    ]
-else:
-    SessionConfigOption = Annotated[
-        Union[SessionConfigOptionSelect, SessionConfigOptionBoolean],
-        OpenUnion("type", SessionConfigOptionOther),
-    ]
-"""A session configuration option selector and its current state."""
-
-if TYPE_CHECKING:
-    SessionConfigSelectOptions: TypeAlias = Union[
-        list[SessionConfigSelectOption],
-        list[SessionConfigSelectGroup],
-    ]
-else:
-    SessionConfigSelectOptions = Annotated[
-        Any,
-        ShapeUnion(
-            "SessionConfigSelectOptions",
-            (
-                list[SessionConfigSelectOption],
-                list[SessionConfigSelectGroup],
-            ),
-        ),
-    ]
-"""Possible values for a session configuration option."""
-
-if TYPE_CHECKING:
-    NesSuggestion: TypeAlias = Union[
-        NesEditSuggestion,
-        NesJumpSuggestion,
-        NesRenameSuggestion,
-        NesSearchAndReplaceSuggestion,
-        NesSuggestionOther,
-    ]
-else:
-    NesSuggestion = Annotated[
-        Union[
-            NesEditSuggestion,
-            NesJumpSuggestion,
-            NesRenameSuggestion,
-            NesSearchAndReplaceSuggestion,
-        ],
-        OpenUnion("kind", NesSuggestionOther),
-    ]
-"""A suggestion returned by the agent."""
-
-if TYPE_CHECKING:
-    SessionUpdate: TypeAlias = Union[
-        UserMessageChunk,
-        UserMessage,
-        AgentMessageChunk,
-        AgentMessage,
-        AgentThoughtChunk,
-        AgentThought,
-        ToolCallContentChunk,
-        SessionUpdateToolCallUpdate,
-        PlanUpdate,
-        PlanRemoved,
-        AvailableCommandsUpdate,
-        ConfigOptionUpdate,
-        SessionInfoUpdate,
-        UsageUpdate,
-        SessionUpdateOther,
-    ]
-else:
-    SessionUpdate = Annotated[
-        Union[
-            UserMessageChunk,
-            UserMessage,
-            AgentMessageChunk,
-            AgentMessage,
-            AgentThoughtChunk,
-            AgentThought,
-            ToolCallContentChunk,
-            SessionUpdateToolCallUpdate,
-            PlanUpdate,
-            PlanRemoved,
-            AvailableCommandsUpdate,
-            ConfigOptionUpdate,
-            SessionInfoUpdate,
-            UsageUpdate,
-        ],
-        OpenUnion("sessionUpdate", SessionUpdateOther),
-    ]
-"""Different types of updates that can be sent during session processing.
-
-These updates provide real-time feedback about the agent's progress.
-
-See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/prompt-turn#3-agent-reports-output)
-"""
-
-if TYPE_CHECKING:
-    PlanUpdateContent: TypeAlias = Union[
-        PlanItems,
-        PlanFile,
-        PlanMarkdown,
-        PlanUpdateContentOther,
-    ]
-else:
-    PlanUpdateContent = Annotated[
-        Union[PlanItems, PlanFile, PlanMarkdown],
-        OpenUnion("type", PlanUpdateContentOther),
-    ]
-"""Updated content for a plan."""
-
-if TYPE_CHECKING:
-    AvailableCommandInput: TypeAlias = Union[
-        UnstructuredCommandInput,
-        AvailableCommandInputOther,
-    ]
-else:
-    AvailableCommandInput = Annotated[
-        Any,
-        ShapeUnion(
-            "AvailableCommandInput",
-            (
-                UnstructuredCommandInput,
-                AvailableCommandInputOther,
-            ),
-        ),
-    ]
-"""The input specification for a command."""
-
-if TYPE_CHECKING:
-    McpServer: TypeAlias = Union[
-        McpServerHttp,
-        McpServerAcp,
-        McpServerStdio,
-        McpServerOther,
-    ]
-else:
-    McpServer = Annotated[
-        Union[McpServerHttp, McpServerAcp, McpServerStdio],
-        OpenUnion("type", McpServerOther),
-    ]
-"""Configuration for connecting to an MCP (Model Context Protocol) server.
-
-MCP servers provide tools and context that the agent can use when
-processing prompts.
-
-See protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/session-setup#mcp-servers)
-"""
 
 if TYPE_CHECKING:
     SetSessionConfigOptionRequest: TypeAlias = Union[
@@ -5375,11 +4346,6 @@ else:
     ]
 """Request parameters for setting a session configuration option."""
 
-RequestPermissionOutcome: TypeAlias = Union[
-    RequestPermissionOutcomeCancelled,
-    SelectedPermissionOutcome,
-]
-"""The outcome of a permission request."""
 
 CreateElicitationResponse: TypeAlias = Union[
     CreateElicitationResponseAccept,
@@ -5393,217 +4359,101 @@ This capability is not part of the spec yet, and may be removed or changed at an
 Response from the client to an elicitation request.
 """
 
-ElicitationContentValue: TypeAlias = str | int | float | bool | list[str]
-
 
 # --- lenient rules (x-deserialize-*) -----------------------------------------
 
+_DEFAULT = FieldRule(default_on_error=True)
+_DEFAULT_SKIP = FieldRule(default_on_error=True, skip_invalid_items=True)
+_SKIP = FieldRule(skip_invalid_items=True)
+
+
+def _rules(
+    default: str = "",
+    /,
+    *,
+    _default_skip: str = "",
+    _skip: str = "",
+    **spelled: FieldRule,
+) -> dict[str, FieldRule]:
+    """One Struct's rules: attribute names, space-separated, per shared rule
+    (``x-deserialize-default-on-error``: a bad value falls back to the default
+    or to absent; ``x-deserialize-skip-invalid-items``: bad array items are
+    dropped), and the rules that carry a schema default, spelled out."""
+    rules = dict.fromkeys(default.split(), _DEFAULT)
+    rules.update(dict.fromkeys(_default_skip.split(), _DEFAULT_SKIP))
+    rules.update(dict.fromkeys(_skip.split(), _SKIP))
+    rules.update(spelled)
+    return rules
+
+
 _CODEC = Codec(
     {
-        ToolCallUpdate: {
-            "content": FieldRule(default_on_error=True, skip_invalid_items=True),
-            "locations": FieldRule(default_on_error=True, skip_invalid_items=True),
-        },
-        Annotations: {
-            "audience": FieldRule(default_on_error=True, skip_invalid_items=True),
-        },
-        TextContent: {
-            "annotations": FieldRule(default_on_error=True),
-        },
-        ImageContent: {
-            "annotations": FieldRule(default_on_error=True),
-        },
-        AudioContent: {
-            "annotations": FieldRule(default_on_error=True),
-        },
-        ResourceLink: {
-            "annotations": FieldRule(default_on_error=True),
-        },
-        EmbeddedResource: {
-            "annotations": FieldRule(default_on_error=True),
-        },
-        InitializeResponse: {
-            "auth_methods": FieldRule(
+        ToolCallUpdate: _rules(_default_skip="content locations"),
+        Annotations: _rules(_default_skip="audience"),
+        TextContent: _rules("annotations"),
+        ImageContent: _rules("annotations"),
+        AudioContent: _rules("annotations"),
+        ResourceLink: _rules("annotations"),
+        EmbeddedResource: _rules("annotations"),
+        InitializeResponse: _rules(
+            "agent_info",
+            auth_methods=FieldRule(
                 default_on_error=True,
                 skip_invalid_items=True,
                 default_json="[]",
             ),
-            "agent_info": FieldRule(default_on_error=True),
-        },
-        AgentCapabilities: {
-            "session": FieldRule(default_on_error=True),
-            "providers": FieldRule(default_on_error=True),
-            "nes": FieldRule(default_on_error=True),
-            "position_encoding": FieldRule(default_on_error=True),
-        },
-        SessionCapabilities: {
-            "prompt": FieldRule(default_on_error=True),
-            "mcp": FieldRule(default_on_error=True),
-            "load": FieldRule(default_on_error=True),
-            "list": FieldRule(default_on_error=True),
-            "delete": FieldRule(default_on_error=True),
-            "additional_directories": FieldRule(default_on_error=True),
-            "fork": FieldRule(default_on_error=True),
-            "resume": FieldRule(default_on_error=True),
-            "close": FieldRule(default_on_error=True),
-        },
-        PromptCapabilities: {
-            "image": FieldRule(default_on_error=True),
-            "audio": FieldRule(default_on_error=True),
-            "embedded_context": FieldRule(default_on_error=True),
-        },
-        McpCapabilities: {
-            "stdio": FieldRule(default_on_error=True),
-            "http": FieldRule(default_on_error=True),
-            "acp": FieldRule(default_on_error=True),
-        },
-        AgentAuthCapabilities: {
-            "logout": FieldRule(default_on_error=True),
-        },
-        NesCapabilities: {
-            "events": FieldRule(default_on_error=True),
-            "context": FieldRule(default_on_error=True),
-        },
-        NesEventCapabilities: {
-            "document": FieldRule(default_on_error=True),
-        },
-        NesDocumentEventCapabilities: {
-            "did_open": FieldRule(default_on_error=True),
-            "did_change": FieldRule(default_on_error=True),
-            "did_close": FieldRule(default_on_error=True),
-            "did_save": FieldRule(default_on_error=True),
-            "did_focus": FieldRule(default_on_error=True),
-        },
-        NesContextCapabilities: {
-            "recent_files": FieldRule(default_on_error=True),
-            "related_snippets": FieldRule(default_on_error=True),
-            "edit_history": FieldRule(default_on_error=True),
-            "user_actions": FieldRule(default_on_error=True),
-            "open_files": FieldRule(default_on_error=True),
-            "diagnostics": FieldRule(default_on_error=True),
-        },
-        ListProvidersResponse: {
-            "providers": FieldRule(default_on_error=True, skip_invalid_items=True),
-        },
-        ProviderInfo: {
-            "supported": FieldRule(default_on_error=True, skip_invalid_items=True),
-        },
-        NewSessionResponse: {
-            "config_options": FieldRule(default_on_error=True, skip_invalid_items=True),
-        },
-        SessionConfigOptionSelect: {
-            "category": FieldRule(default_on_error=True),
-        },
-        SessionConfigOptionBoolean: {
-            "category": FieldRule(default_on_error=True),
-        },
-        LoadSessionResponse: {
-            "config_options": FieldRule(default_on_error=True, skip_invalid_items=True),
-        },
-        ListSessionsResponse: {
-            "sessions": FieldRule(default_on_error=True, skip_invalid_items=True),
-        },
-        SessionInfo: {
-            "title": FieldRule(default_on_error=True),
-            "updated_at": FieldRule(default_on_error=True),
-        },
-        ForkSessionResponse: {
-            "config_options": FieldRule(default_on_error=True, skip_invalid_items=True),
-        },
-        ResumeSessionResponse: {
-            "config_options": FieldRule(default_on_error=True, skip_invalid_items=True),
-        },
-        SetSessionConfigOptionResponse: {
-            "config_options": FieldRule(default_on_error=True, skip_invalid_items=True),
-        },
-        PromptResponse: {
-            "usage": FieldRule(default_on_error=True),
-        },
-        SuggestNesResponse: {
-            "suggestions": FieldRule(default_on_error=True, skip_invalid_items=True),
-        },
-        NesEditSuggestion: {
-            "cursor_position": FieldRule(default_on_error=True),
-        },
-        UserMessage: {
-            "content": FieldRule(default_on_error=True, skip_invalid_items=True),
-        },
-        AgentMessage: {
-            "content": FieldRule(default_on_error=True, skip_invalid_items=True),
-        },
-        AgentThought: {
-            "content": FieldRule(default_on_error=True, skip_invalid_items=True),
-        },
-        PlanItems: {
-            "entries": FieldRule(default_on_error=True, skip_invalid_items=True),
-        },
-        AvailableCommand: {
-            "input": FieldRule(default_on_error=True),
-        },
-        AvailableCommandsUpdate: {
-            "available_commands": FieldRule(
-                default_on_error=True,
-                skip_invalid_items=True,
-            ),
-        },
-        ConfigOptionUpdate: {
-            "config_options": FieldRule(default_on_error=True, skip_invalid_items=True),
-        },
-        UsageUpdate: {
-            "cost": FieldRule(default_on_error=True),
-        },
-        InitializeRequest: {
-            "client_info": FieldRule(default_on_error=True),
-        },
-        ClientCapabilities: {
-            "elicitation": FieldRule(default_on_error=True),
-            "nes": FieldRule(default_on_error=True),
-            "position_encodings": FieldRule(
-                default_on_error=True,
-                skip_invalid_items=True,
-            ),
-        },
-        AuthCapabilities: {
-            "terminal": FieldRule(default_on_error=True),
-        },
-        ElicitationCapabilities: {
-            "form": FieldRule(default_on_error=True),
-            "url": FieldRule(default_on_error=True),
-        },
-        ClientNesCapabilities: {
-            "jump": FieldRule(default_on_error=True),
-            "rename": FieldRule(default_on_error=True),
-            "search_and_replace": FieldRule(default_on_error=True),
-        },
-        StartNesRequest: {
-            "workspace_folders": FieldRule(
-                default_on_error=True,
-                skip_invalid_items=True,
-            ),
-            "repository": FieldRule(default_on_error=True),
-        },
-        SuggestNesRequest: {
-            "selection": FieldRule(default_on_error=True),
-            "context": FieldRule(default_on_error=True),
-        },
-        NesSuggestContext: {
-            "recent_files": FieldRule(default_on_error=True, skip_invalid_items=True),
-            "related_snippets": FieldRule(
-                default_on_error=True,
-                skip_invalid_items=True,
-            ),
-            "edit_history": FieldRule(default_on_error=True, skip_invalid_items=True),
-            "user_actions": FieldRule(default_on_error=True, skip_invalid_items=True),
-            "open_files": FieldRule(default_on_error=True, skip_invalid_items=True),
-            "diagnostics": FieldRule(default_on_error=True, skip_invalid_items=True),
-        },
-        NesOpenFile: {
-            "visible_range": FieldRule(default_on_error=True),
-            "last_focused_ms": FieldRule(default_on_error=True),
-        },
-        RejectNesNotification: {
-            "reason": FieldRule(default_on_error=True),
-        },
+        ),
+        AgentCapabilities: _rules("session providers nes position_encoding"),
+        SessionCapabilities: _rules(
+            "prompt mcp load list delete additional_directories fork resume close"
+        ),
+        PromptCapabilities: _rules("image audio embedded_context"),
+        McpCapabilities: _rules("stdio http acp"),
+        AgentAuthCapabilities: _rules("logout"),
+        NesCapabilities: _rules("events context"),
+        NesEventCapabilities: _rules("document"),
+        NesDocumentEventCapabilities: _rules(
+            "did_open did_change did_close did_save did_focus"
+        ),
+        NesContextCapabilities: _rules(
+            "recent_files related_snippets edit_history user_actions open_files diagnostics",
+        ),
+        ListProvidersResponse: _rules(_default_skip="providers"),
+        ProviderInfo: _rules(_default_skip="supported"),
+        NewSessionResponse: _rules(_default_skip="config_options"),
+        SessionConfigOptionSelect: _rules("category"),
+        SessionConfigOptionBoolean: _rules("category"),
+        LoadSessionResponse: _rules(_default_skip="config_options"),
+        ListSessionsResponse: _rules(_default_skip="sessions"),
+        SessionInfo: _rules("title updated_at"),
+        ForkSessionResponse: _rules(_default_skip="config_options"),
+        ResumeSessionResponse: _rules(_default_skip="config_options"),
+        SetSessionConfigOptionResponse: _rules(_default_skip="config_options"),
+        PromptResponse: _rules("usage"),
+        SuggestNesResponse: _rules(_default_skip="suggestions"),
+        NesEditSuggestion: _rules("cursor_position"),
+        UserMessage: _rules(_default_skip="content"),
+        AgentMessage: _rules(_default_skip="content"),
+        AgentThought: _rules(_default_skip="content"),
+        PlanItems: _rules(_default_skip="entries"),
+        AvailableCommand: _rules("input"),
+        AvailableCommandsUpdate: _rules(_default_skip="available_commands"),
+        ConfigOptionUpdate: _rules(_default_skip="config_options"),
+        UsageUpdate: _rules("cost"),
+        InitializeRequest: _rules("client_info"),
+        ClientCapabilities: _rules(
+            "elicitation nes", _default_skip="position_encodings"
+        ),
+        AuthCapabilities: _rules("terminal"),
+        ElicitationCapabilities: _rules("form url"),
+        ClientNesCapabilities: _rules("jump rename search_and_replace"),
+        StartNesRequest: _rules("repository", _default_skip="workspace_folders"),
+        SuggestNesRequest: _rules("selection context"),
+        NesSuggestContext: _rules(
+            _default_skip="recent_files related_snippets edit_history user_actions open_files diagnostics",
+        ),
+        NesOpenFile: _rules("visible_range last_focused_ms"),
+        RejectNesNotification: _rules("reason"),
     }
 )
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import inspect
 import json
 import re
 import shutil
@@ -261,3 +262,69 @@ def test_upstream_json_must_match_the_changelog_release(tmp_path: Path) -> None:
     (folder / "UPSTREAM.json").unlink()
     with pytest.raises(SchemaError, match=re.escape("UPSTREAM.json: missing")):
         load_module(folder)
+
+
+# -- reading the generated modules ---------------------------------------------------
+
+GENERATED = ROOT / "generated" / "acp_schema"
+
+
+def _top_level_names(source: str) -> dict[str, int]:
+    """Class and alias name -> line of its definition (static aliases included)."""
+    import ast
+
+    lines: dict[str, int] = {}
+    body = list(ast.parse(source).body)
+    while body:
+        node = body.pop(0)
+        if isinstance(node, ast.If):
+            body[:0] = node.body
+        elif isinstance(node, ast.ClassDef):
+            lines.setdefault(node.name, node.lineno)
+        elif isinstance(node, ast.AnnAssign | ast.Assign):
+            target = node.target if isinstance(node, ast.AnnAssign) else node.targets[0]
+            if isinstance(target, ast.Name):
+                lines.setdefault(target.id, node.lineno)
+    return lines
+
+
+@pytest.mark.parametrize("name", ["v1.py", "v2.py"])
+def test_types_come_before_the_classes_that_use_them(name: str) -> None:
+    import ast
+
+    source = (GENERATED / name).read_text()
+    defined = _top_level_names(source)
+    late = []
+    for node in ast.parse(source).body:
+        if not isinstance(node, ast.ClassDef):
+            continue
+        for stmt in node.body:
+            if isinstance(stmt, ast.AnnAssign):
+                for ref in ast.walk(stmt.annotation):
+                    if (
+                        isinstance(ref, ast.Name)
+                        and defined.get(ref.id, 0) > node.lineno
+                    ):
+                        late.append(f"{node.name}.{ast.unparse(stmt.target)}: {ref.id}")
+    assert late == []
+
+
+@pytest.mark.parametrize("name", ["v1.py", "v2.py"])
+def test_the_meta_description_is_written_once(name: str) -> None:
+    source = (GENERATED / name).read_text()
+    module = importlib.import_module(f"acp_schema.{name[:-3]}")
+    doc = inspect.cleandoc(module._Struct.__doc__)
+    shared = doc.split("on almost every type:\n")[1].strip()
+    first = shared.split("\n\n")[0]  # the paragraph the fields' own texts extend
+    assert len(first) > 100
+    assert source.count(first.replace("\n", "\n    ") + "\n\n") == 1  # _Struct only
+    assert source.count("meta: dict[str, Any]") > 100  # the fields are all there
+
+
+def test_the_lenient_rule_table_names_the_shared_rules() -> None:
+    source = (GENERATED / "v1.py").read_text()
+    table = source[source.index("_CODEC = Codec(") : source.index("decode = _CODEC")]
+    # a FieldRule is spelled out only where it carries the schema's default
+    assert table.count("FieldRule(") == table.count("default_json=")
+    assert '"kind status title name raw_input raw_output meta",' in table
+    assert len(table.splitlines()) < 320
