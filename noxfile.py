@@ -109,7 +109,7 @@ def demo(session: nox.Session) -> None:
 
     `nox -s demo -- "your prompt"` sends your own prompt.
     """
-    session.install("-e", ".")
+    session.install("-e", ".[trio]")
     session.install(*CODEGEN_DEPS)
     _generate(session, GENERATED)
     prompt = " ".join(session.posargs) or "Hello, agent! Please echo this back."

@@ -29,6 +29,13 @@ and a client driving it::
         session = await conn.agent.session_new(v1.NewSessionRequest(cwd="/", mcp_servers=[]))
 """
 
+try:
+    import trio as _trio  # noqa: F401  (the adapter's one dependency beyond msgspec)
+except ModuleNotFoundError as exc:  # tests/packaging
+    raise ModuleNotFoundError(
+        "acp_trio needs trio: pip install 'acp-msgspec[trio]'", name=exc.name
+    ) from exc
+
 from ._agent import AgentFactory, AgentOffer, AgentSideConnection, Offer
 from ._builders import (
     agent_message,
@@ -76,6 +83,7 @@ from ._transcript import (
     ToolCallState,
     TranscriptMessage,
 )
+from ._version import __version__
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_SIZE",
@@ -103,6 +111,7 @@ __all__ = [
     "SessionTranscript",
     "ToolCallState",
     "TranscriptMessage",
+    "__version__",
     "agent_message",
     "agent_text",
     "agent_thought",

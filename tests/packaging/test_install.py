@@ -1,0 +1,112 @@
+"""Packaging: what each install of the built wheel gives, in fresh virtual environments.
+
+- ``pip install acp-msgspec``: the models (``acp_schema``) with msgspec alone;
+- ``acp-msgspec[trio]``: the trio runtime too;
+- ``acp-msgspec[codegen]``: the generator (``python -m acp_codegen``);
+and ``pip check`` is clean after each.  Real builds and installs, no mocks.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+import pytest
+import tomllib
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _run(
+    *args: str | Path, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(a) for a in args], cwd=cwd, capture_output=True, text=True, timeout=600
+    )
+
+
+def _ok(*args: str | Path) -> str:
+    done = _run(*args)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("wheel")
+    _ok(sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", out, ROOT)
+    (built,) = out.glob("acp_msgspec-*.whl")
+    return built
+
+
+def _fresh_env(tmp_path: Path) -> Path:
+    venv.create(tmp_path / "env", with_pip=True)
+    return tmp_path / "env" / "bin" / "python"
+
+
+def _install(python: Path, spec: str) -> None:
+    _ok(python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", spec)
+    _ok(python, "-m", "pip", "check")
+
+
+def test_the_models_install_with_msgspec_alone(wheel: Path, tmp_path: Path) -> None:
+    python = _fresh_env(tmp_path)
+    _install(python, str(wheel))
+    installed = _ok(python, "-m", "pip", "list", "--format=freeze")
+    assert "msgspec==" in installed
+    assert "trio==" not in installed
+    assert "jinja2" not in installed.lower()
+    _ok(
+        python,
+        "-c",
+        "from acp_schema import v1; v1.decode(b'{\"protocolVersion\": 1}', v1.InitializeRequest)",
+    )
+    refused = _run(python, "-c", "import acp_trio")
+    assert refused.returncode != 0
+    assert "pip install 'acp-msgspec[trio]'" in refused.stderr
+
+
+def test_the_trio_extra_gives_the_runtime(wheel: Path, tmp_path: Path) -> None:
+    python = _fresh_env(tmp_path)
+    _install(python, f"{wheel}[trio]")
+    version = _ok(python, "-c", "import acp_trio; print(acp_trio.__version__)")
+    assert (
+        version.strip()
+        == _ok(
+            python,
+            "-c",
+            "import importlib.metadata as m; print(m.version('acp-msgspec'))",
+        ).strip()
+    )
+
+
+def test_the_codegen_extra_gives_a_working_generator(
+    wheel: Path, tmp_path: Path
+) -> None:
+    python = _fresh_env(tmp_path)
+    _install(python, f"{wheel}[codegen]")
+    out = tmp_path / "acp_schema"
+    _ok(python, "-m", "acp_codegen", ROOT / "spec", out)
+    assert (out / "v1.py").read_text() == (
+        ROOT / "generated" / "acp_schema" / "v1.py"
+    ).read_text()
+
+
+def test_the_license_ships_in_the_wheel(wheel: Path) -> None:
+    import zipfile
+
+    names = zipfile.ZipFile(wheel).namelist()
+    assert any(n.endswith("licenses/LICENSE") for n in names), names
+    assert "Apache License" in (ROOT / "LICENSE").read_text()
+
+
+def test_version_is_the_distributions(wheel: Path) -> None:
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert "version" in declared["dynamic"]
+    assert wheel.name.startswith("acp_msgspec-")
+    version = wheel.name.split("-")[1]
+    namespace: dict[str, str] = {}
+    exec((ROOT / "runtime" / "acp_trio" / "_version.py").read_text(), namespace)
+    assert namespace["__version__"] == version
