@@ -25,7 +25,13 @@ def _snake(wire: str) -> str:
 
 
 def _tables(module: types.ModuleType) -> list[dict[str, acp_schema.v1.Method]]:
-    return [module.AGENT_METHODS, module.CLIENT_METHODS]
+    names = ("AGENT_METHODS", "CLIENT_METHODS")
+    return [
+        getattr(module, n + s)
+        for n in names
+        for s in ("", "_UNSTABLE")
+        if hasattr(module, n + s)
+    ]
 
 
 @pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__)
@@ -41,8 +47,13 @@ def test_guide_handler_table_matches_the_method_tables() -> None:
     )
     assert len(rows) >= 5
     for wire, note, handler in rows:
-        module = v1_unstable if "unstable" in note else v1
-        tables = {"agent": module.AGENT_METHODS, "client": module.CLIENT_METHODS}
+        if "unstable" in note:
+            tables = {
+                "agent": v1.AGENT_METHODS_UNSTABLE,
+                "client": v1.CLIENT_METHODS_UNSTABLE,
+            }
+        else:
+            tables = {"agent": v1.AGENT_METHODS, "client": v1.CLIENT_METHODS}
         side = "client" if "client" in note else "agent"
         assert tables[side][wire].handler == handler, wire
 
