@@ -5,8 +5,11 @@ enforces:
 
 - a ``python`` block titled ``NAME.py`` (an info string ``python title="NAME.py"``)
   is the file ``NAME.py``; an untitled ``python`` block is a program of its own;
-- a ``console`` block's ``$ python NAME.py`` lines run those files; the lines
-  up to the next ``$`` line are that command's expected output;
+- a ``console`` block's ``$ python NAME.py ARGS...`` lines run those files
+  (a ``python`` among the arguments is this interpreter too); the lines up to
+  the next ``$`` line are that command's expected output;
+- a block's ``--8<-- "PATH"`` line stands for the file PATH of the
+  repository (pymdownx.snippets includes it when the site is built);
 - every other line of a ``console`` block (``$ python3 -m nox -s docs``, ...)
   is an illustration, not run.
 """
@@ -15,12 +18,14 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import shlex
 import textwrap
 from pathlib import Path
 
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,})(?P<info>[^`\n]*)$")
 _TITLE = re.compile(r'title="(?P<title>[^"]+)"')
-_RUN = re.compile(r"^python (?P<file>[\w.-]+\.py)$")
+_RUN = re.compile(r"^python (?P<file>[\w.-]+\.py)(?P<args>(?: .*)?)$")
+_INCLUDE = re.compile(r'^--8<-- "(?P<path>[^"]+)"$')
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,12 +43,14 @@ class Run:
     """A ``$ python NAME.py`` line of a console block and its expected output."""
 
     file: str
+    args: list[str]
     expected: list[str]
     line: int
 
 
-def code_blocks(path: Path) -> list[CodeBlock]:
-    """Every fenced block of ``path``, in order (indented fences included)."""
+def code_blocks(path: Path, root: Path) -> list[CodeBlock]:
+    """Every fenced block of ``path``, in order (indented fences included),
+    with ``--8<--`` includes read from ``root``."""
     blocks: list[CodeBlock] = []
     lines = path.read_text(encoding="utf-8").split("\n")
     i = 0
@@ -60,6 +67,8 @@ def code_blocks(path: Path) -> list[CodeBlock]:
         while j < len(lines) and lines[j].rstrip() != closing:
             j += 1
         body = textwrap.dedent("\n".join(lines[i + 1 : j]))
+        if m := _INCLUDE.match(body.strip()):
+            body = (root / m["path"]).read_text(encoding="utf-8").rstrip("\n")
         blocks.append(CodeBlock(language, title, body + "\n", i + 1))
         i = j + 1
     return blocks
@@ -72,7 +81,10 @@ def runs(block: CodeBlock) -> list[Run]:
     for number, line in enumerate(block.text.rstrip("\n").split("\n")):
         if line.startswith("$ "):
             m = _RUN.match(line[2:].strip())
-            current = Run(m["file"], [], block.line + 1 + number) if m else None
+            current = None
+            if m:
+                args = shlex.split(m["args"])
+                current = Run(m["file"], args, [], block.line + 1 + number)
             if current is not None:
                 found.append(current)
         elif current is not None:

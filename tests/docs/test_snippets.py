@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import acp_schema
@@ -32,7 +33,7 @@ def _name(path: Path) -> str:
 
 
 def _python_blocks(path: Path) -> list[CodeBlock]:
-    return [b for b in code_blocks(path) if b.language == "python"]
+    return [b for b in code_blocks(path, ROOT) if b.language == "python"]
 
 
 def _env() -> dict[str, str]:
@@ -46,9 +47,12 @@ def _env() -> dict[str, str]:
     return env
 
 
-def _run(folder: Path, file: str) -> subprocess.CompletedProcess[str]:
+def _run(
+    folder: Path, file: str, args: Sequence[str] = ()
+) -> subprocess.CompletedProcess[str]:
+    argv = [sys.executable if a == "python" else a for a in args]
     return subprocess.run(
-        [sys.executable, file],
+        [sys.executable, file, *argv],
         cwd=folder,
         env=_env(),
         stdin=subprocess.DEVNULL,
@@ -79,11 +83,14 @@ def test_documented_programs_run_and_print_what_the_document_shows(
 ) -> None:
     files = _write_programs(path, tmp_path)
     commands = [
-        run for b in code_blocks(path) if b.language == "console" for run in runs(b)
+        run
+        for b in code_blocks(path, ROOT)
+        if b.language == "console"
+        for run in runs(b)
     ]
     for run in commands:
         assert run.file in files, f"{_name(path)}:{run.line}: no block {run.file}"
-        proc = _run(tmp_path, run.file)
+        proc = _run(tmp_path, run.file, run.args)
         where = f"{_name(path)}:{run.line}: python {run.file}"
         assert proc.returncode == 0, f"{where} failed:\n{proc.stderr}"
         printed = [line.rstrip() for line in proc.stdout.rstrip("\n").split("\n")]
@@ -101,7 +108,10 @@ def test_readme_and_quick_start_each_show_an_agent_driven_by_a_client() -> None:
         assert "serve_agent_stdio" in blocks.get("agent.py", ""), _name(path)
         assert '"agent.py"' in blocks.get("client.py", ""), _name(path)
         console = [
-            r for b in code_blocks(path) if b.language == "console" for r in runs(b)
+            r
+            for b in code_blocks(path, ROOT)
+            if b.language == "console"
+            for r in runs(b)
         ]
         assert [r.file for r in console] == ["client.py"], _name(path)
 
