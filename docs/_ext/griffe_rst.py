@@ -120,10 +120,12 @@ class RstToMarkdown(griffe.Extension):
             if not _public(path.removeprefix(pkg + ".")):
                 continue
             try:
-                self._pkg[path.removeprefix(pkg + ".")]
+                found = self._pkg[path.removeprefix(pkg + ".")]
+                documented = bool(found.docstring)
             except (KeyError, griffe.AliasResolutionError, griffe.CyclicAliasError):
                 continue
-            return path
+            if documented:  # mkdocstrings renders (and anchors) documented ones only
+                return path
         return None
 
     @staticmethod
