@@ -72,7 +72,7 @@ from ._errors import (
     ProtocolVersionError,
     RequestError,
 )
-from ._framing import DEFAULT_MAX_MESSAGE_SIZE
+from ._limits import DEFAULT_MAX_MESSAGE_SIZE, Limits
 from ._serve import connect_to_agent, connect_to_client, serve_agent
 from ._stdio import serve_agent_stdio
 from ._subprocess import spawn_agent
@@ -102,6 +102,7 @@ __all__ = [
     "ClientSideConnection",
     "Connection",
     "ConnectionClosed",
+    "Limits",
     "Offer",
     "PeerProxy",
     "PlanState",

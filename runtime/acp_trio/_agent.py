@@ -51,7 +51,7 @@ from ._errors import (
     RequestError,
     not_initialized,
 )
-from ._framing import DEFAULT_MAX_MESSAGE_SIZE
+from ._limits import Limits
 from ._schema import MethodSpec, Schema
 from ._support import support
 
@@ -115,7 +115,8 @@ class AgentSideConnection(Connection, Generic[ClientT]):
         stream: trio.abc.Stream,
         agents: AgentOffer[ClientT],
         *,
-        max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+        limits: Limits | None = None,
+        max_message_size: int | None = None,
         unstable: bool = False,
     ) -> None:
         self._unstable = unstable
@@ -123,6 +124,7 @@ class AgentSideConnection(Connection, Generic[ClientT]):
         super().__init__(
             stream,
             Schema.load(max(self._offers), "agent", unstable=unstable),
+            limits=limits,
             max_message_size=max_message_size,
         )
         self._client = PeerProxy(self)

@@ -59,7 +59,7 @@ from ._connection import (
     peek_protocol_version,
 )
 from ._errors import ProtocolVersionError, RequestError, not_initialized
-from ._framing import DEFAULT_MAX_MESSAGE_SIZE
+from ._limits import Limits
 from ._schema import MethodSpec, Schema
 from ._support import support
 
@@ -100,7 +100,8 @@ class ClientSideConnection(Connection, Generic[AgentT]):
         stream: trio.abc.Stream,
         client: ClientOffer[AgentT],
         *,
-        max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+        limits: Limits | None = None,
+        max_message_size: int | None = None,
         unstable: bool = False,
     ) -> None:
         self._unstable = unstable
@@ -109,6 +110,7 @@ class ClientSideConnection(Connection, Generic[AgentT]):
         super().__init__(
             stream,
             Schema.load(version, "client", unstable=unstable),
+            limits=limits,
             max_message_size=max_message_size,
         )
         self._agent = PeerProxy(self)

@@ -59,19 +59,25 @@ from ._errors import (
     ProtocolVersionError,
     RequestError,
 )
+from ._flow import NOTIFICATIONS, REQUESTS, WRITE_BUFFER, ReadGate, ResumeOrder
 from ._framing import (
-    DEFAULT_MAX_MESSAGE_SIZE,
     LineReader,
     LineWriter,
     Oversized,
+    SchedulePoint,
     Wakeup,
+    input_fd,
     sniff_oversized,
 )
 from ._jsonrpc import (
     NOTIFICATION,
     REQUEST,
+    BatchTooLong,
     Envelope,
     Id,
+    InvalidMessage,
+    clip,
+    clip_data,
     decode_envelope,
     decode_error,
     encode_error,
@@ -79,14 +85,17 @@ from ._jsonrpc import (
     encode_notification,
     encode_request,
     encode_result,
+    split_batch,
 )
+from ._limits import Limits
 from ._schema import MethodSpec, Schema
 
 __all__ = ["Connection", "Envelope", "PeerProxy", "Running"]
 
 log = logging.getLogger("acp_trio")
 
-#: Longest validation message echoed back in a -32602 ``data``.
+#: Longest validation message echoed back in a -32602 ``data`` (the default
+#: of ``Limits.max_error_text``, which the connection uses).
 MAX_ERROR_DETAIL: Final = 256
 #: How long a closing connection may spend flushing queued messages.
 FLUSH_GRACE: Final = 1.0
@@ -110,9 +119,14 @@ Handler = Callable[[Any], Awaitable[Any]]
 
 
 class _Pending:
-    """An outgoing request waiting for its response."""
+    """An outgoing request waiting for its response.
 
-    __slots__ = ("event", "exempt", "failure", "method", "value")
+    ``waiting``: its caller still waits (it left if cancelled or done);
+    ``held``: released to its caller, which has not resumed yet, so later
+    messages wait (:class:`~acp_trio._flow.ResumeOrder`).
+    """
+
+    __slots__ = ("event", "exempt", "failure", "held", "method", "value", "waiting")
 
     def __init__(self, method: MethodSpec, exempt: bool) -> None:
         self.method = method
@@ -120,6 +134,8 @@ class _Pending:
         self.event = trio.Event()
         self.value: Any = None
         self.failure: BaseException | None = None
+        self.waiting = True
+        self.held = False
 
 
 class Running:
@@ -234,7 +250,9 @@ def peek_protocol_version(raw: bytes | msgspec.Raw) -> Any:
         return None
 
 
-def validation_data(exc: msgspec.ValidationError, root: str) -> dict[str, str]:
+def validation_data(
+    exc: msgspec.ValidationError, root: str, limit: int = MAX_ERROR_DETAIL
+) -> dict[str, str]:
     """A bounded ``data`` for -32602: the failing path and a short message."""
     text = str(exc)
     path = "$"
@@ -242,11 +260,7 @@ def validation_data(exc: msgspec.ValidationError, root: str) -> dict[str, str]:
     if sep and tail.endswith("`"):
         text, path = head, tail[:-1]
     path = root + path[1:]
-    if len(text) > MAX_ERROR_DETAIL:
-        text = text[: MAX_ERROR_DETAIL - 3] + "..."
-    if len(path) > MAX_ERROR_DETAIL:
-        path = path[: MAX_ERROR_DETAIL - 3] + "..."
-    return {"path": path, "message": text}
+    return {"path": clip(path, limit), "message": clip(text, limit)}
 
 
 async def _request_or_notify(
@@ -305,6 +319,10 @@ class PeerProxy:
         await self._conn.ext_notify(method, params)
 
 
+def _size(raw: msgspec.Raw | msgspec.UnsetType) -> int:
+    return 0 if raw is msgspec.UNSET else len(raw)
+
+
 class Connection:
     """A symmetric JSON-RPC 2.0 peer speaking one ACP schema version.
 
@@ -322,19 +340,34 @@ class Connection:
         stream: trio.abc.Stream,
         schema: Schema,
         *,
-        max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+        limits: Limits | None = None,
+        max_message_size: int | None = None,
     ) -> None:
         self.stream = stream
-        self.max_message_size = max_message_size
-        self._reader = LineReader(stream, max_message_size=max_message_size)
-        self._writer = LineWriter(stream)
+        #: The bounds this connection keeps (:class:`~acp_trio.Limits`).
+        self.limits = limits = Limits.resolve(limits, max_message_size)
+        self.max_message_size = limits.max_message_size
+        self._reader = LineReader(stream, max_message_size=limits.max_message_size)
+        self._writer = LineWriter(
+            stream,
+            budget=limits.write_buffer_bytes,
+            schedule_point=SchedulePoint(input_fd(stream)),
+        )
+        self._gate = ReadGate(limits)
+        self._read_wakeup = Wakeup()
+        self._read_paused: str | None = None  # why the reading task waits, if it does
+        self._order = ResumeOrder()
+        self._order_wakeup = Wakeup()
+        self._order_waiting = False  # the notification task waits on _order
+        self._queued_bytes = 0  # JSON bytes of what _notify_queue holds
         self._pending: dict[Id, _Pending] = {}
         self._running: dict[Id, Running] = {}
         self._next_id = 0
         self._handlers: dict[str, Handler | None] = {}
         self._handler_obj: object | None = None
-        # Notifications (and what waits behind them) in order, for _notification_loop.
-        self._notify_queue: collections.deque[tuple[Any, Any, Any]] = (
+        # Notifications (and what waits behind them) in order, for
+        # _notification_loop: (name, handler, params, size in bytes).
+        self._notify_queue: collections.deque[tuple[Any, Any, Any, int]] = (
             collections.deque()
         )
         self._notify_wakeup = Wakeup()
@@ -355,6 +388,10 @@ class Connection:
         self._by_handler: dict[str, MethodSpec] = {}
         self._proxies: list[PeerProxy] = []
         self.bind(schema)
+
+    @property
+    def _max_text(self) -> int:
+        return self.limits.max_error_text
 
     # -- configuration -----------------------------------------------------------
 
@@ -445,7 +482,7 @@ class Connection:
         """Answer the requests still queued behind notifications at a half-close."""
         if not self._eof or self._cancel_scope.cancel_called:
             return
-        for name, a, b in self._notify_queue:
+        for name, a, b, _ in self._notify_queue:
             if name is None and callable(a):  # a request that never started
                 ident, running = b[0], b[1]
                 self._request_done(b, self._cancelled_line(running, encode_id(ident)))
@@ -461,7 +498,7 @@ class Connection:
         for p in pending.values():
             p.failure = error
             p.event.set()
-        for name, a, _ in self._notify_queue:  # responses held behind notifications
+        for name, a, _, _ in self._notify_queue:  # responses held behind notifications
             if name is None and isinstance(a, _Pending) and not a.event.is_set():
                 a.failure = error
                 a.event.set()
@@ -479,7 +516,13 @@ class Connection:
         """Read and dispatch messages: ``True`` at end of input (the connection
         is over), ``False`` when this task must stop reading (``_suspended``)."""
         reader = self._reader
+        full = self._gate.full
+        writer = self._writer
+        running = self._running
+        queue = self._notify_queue
         while True:
+            if full(writer.queued, len(running), len(queue), self._queued_bytes):
+                await self._pause_reading()
             try:
                 lines = await reader.receive_lines()
             except (trio.BrokenResourceError, trio.ClosedResourceError):
@@ -501,8 +544,37 @@ class Connection:
                     if self._suspended is not None:
                         reader.unread(lines[i + 1 :])
                         return False
+                    # Checked after every line, not only every chunk: one
+                    # chunk of tiny bad lines would answer 30,000 of them.
+                    if full(
+                        writer.queued, len(running), len(queue), self._queued_bytes
+                    ):
+                        reader.unread(lines[i + 1 :])
+                        break
             finally:
                 self._inline = None
+
+    async def _pause_reading(self) -> None:
+        """Wait until :class:`ReadGate` lets the reading task read again."""
+        gate = self._gate
+        while True:
+            reason = gate.reason(
+                write_queued=self._writer.queued,
+                running=len(self._running),
+                queued=len(self._notify_queue),
+                queued_bytes=self._queued_bytes,
+            )
+            if reason is None:
+                return
+            log.debug("not reading: %s at its limit", reason)
+            self._read_paused = reason
+            try:
+                if reason == WRITE_BUFFER:
+                    await self._writer.wait_for_space()
+                else:
+                    await self._read_wakeup.wait()
+            finally:
+                self._read_paused = None
 
     async def _notification_loop(self) -> None:
         # Drains the queue without a scheduler pass per item (a memory channel
@@ -511,6 +583,7 @@ class Connection:
         _in_notification.set(True)
         queue = self._notify_queue
         burst = 0
+        order = self._order
         while True:
             if not queue:
                 if self._eof:
@@ -518,11 +591,25 @@ class Connection:
                 burst = 0
                 await self._notify_wakeup.wait()
                 continue
+            if order.blocked:  # a released caller goes first (ResumeOrder)
+                self._order_waiting = True
+                try:
+                    await self._order_wakeup.wait()
+                finally:
+                    self._order_waiting = False
+                continue
             burst += 1
             if burst > NOTIFICATION_BURST:
                 burst = 0
                 await trio.lowlevel.checkpoint()
-            name, a, b = queue.popleft()
+            name, a, b, size = queue.popleft()
+            self._queued_bytes -= size
+            if (
+                self._read_paused == NOTIFICATIONS
+                and 2 * len(queue) <= self._gate.max_items
+                and 2 * self._queued_bytes <= self._gate.max_bytes
+            ):  # half empty: read again
+                self._read_wakeup.wake()
             try:
                 if name is None:  # held back behind earlier notifications:
                     if callable(a):  # an incoming request to start
@@ -549,17 +636,11 @@ class Connection:
     def _on_line(self, line: bytes, batch: _Batch | None = None) -> None:
         try:
             env = decode_envelope(line)
-        except msgspec.DecodeError:
-            if batch is None and line.lstrip()[:1] == b"[":
+        except InvalidMessage as exc:
+            if batch is None and not exc.response and line.lstrip()[:1] == b"[":
                 self._on_batch(line)
                 return
-            self._reply_error(None, PARSE_ERROR, "Parse error", batch)
-            return
-        except RequestError as exc:
-            if batch is None and line.lstrip()[:1] == b"[":
-                self._on_batch(line)
-                return
-            self._reply_error(exc.data, exc.code, exc.message, batch)
+            self._on_invalid(exc, line, batch)
             return
         kind = env.kind
         if kind == REQUEST:
@@ -569,16 +650,68 @@ class Connection:
         else:
             self._on_response(env)
 
+    def _on_invalid(
+        self, exc: InvalidMessage, line: bytes, batch: _Batch | None
+    ) -> None:
+        """Answer (or, for a response, not answer) a line that is no valid message.
+
+        A response-shaped one (an ``id``, no ``method``) is answered with
+        ``id: null``, never its own id, and fails the request of ours it was
+        meant to answer, if one waits on that id.
+        """
+        self._bad_input(exc.message, line)
+        ident = exc.ident
+        if exc.response:
+            p = self._pending.pop(ident, None)
+            if p is not None:
+                p.failure = RequestError(
+                    INVALID_REQUEST,
+                    clip(f"Invalid response from peer: {exc.message}", self._max_text),
+                )
+                p.event.set()
+            ident = None
+        self._reply_error(ident, exc.code, exc.message, batch)
+
+    def _bad_input(self, what: str, line: bytes | None = None) -> None:
+        """Log bad input from the peer: one WARNING line, bounded."""
+        limit = self._max_text
+        if line is None:
+            log.warning("bad input from the peer: %s", clip(what, limit))
+        else:
+            log.warning(
+                "bad input from the peer: %s; %d bytes: %s",
+                clip(what, limit),
+                len(line),
+                clip(repr(line[:limit]), limit),
+            )
+
     def _on_batch(self, line: bytes) -> None:
+        limit = self.limits.max_batch_members
         try:
-            members = msgspec.json.decode(line, type=list[msgspec.Raw])
-        except msgspec.DecodeError:
-            self._reply_error(None, PARSE_ERROR, "Parse error")
+            members = split_batch(line, limit)
+        except BatchTooLong:
+            self._bad_input(f"a batch of more than {limit} members", line)
+            self._reply_error(
+                None,
+                INVALID_REQUEST,
+                f"Invalid request: a batch may have at most {limit} members",
+                data={"maxBatchMembers": limit},
+            )
             return
         except msgspec.ValidationError:
+            self._bad_input("a batch that is not an array", line)
+            self._reply_error(None, INVALID_REQUEST, "Invalid request")
+            return
+        except msgspec.DecodeError:
+            self._bad_input("a line that is not JSON", line)
+            self._reply_error(None, PARSE_ERROR, "Parse error")
+            return
+        except Exception:  # RecursionError: a member nested too deep
+            self._bad_input("a batch that could not be decoded", line)
             self._reply_error(None, INVALID_REQUEST, "Invalid request")
             return
         if not members:
+            self._bad_input("an empty batch")
             self._reply_error(None, INVALID_REQUEST, "Invalid request: empty batch")
             return
         batch = _Batch(self._writer)
@@ -589,15 +722,17 @@ class Connection:
     def _on_oversized(self, line: Oversized) -> None:
         ident, _method, is_response = sniff_oversized(line)
         log.warning(
-            "discarded a %d-byte message (limit %d, id=%r)",
+            "bad input from the peer: discarded a %d-byte message (limit %d, id=%s)",
             line.size,
             self.max_message_size,
-            ident,
+            clip(repr(ident), self._max_text),
         )
         if ident is None:
             return
         message = f"Message of {line.size} bytes exceeds the limit of {self.max_message_size} bytes"
-        if is_response:
+        # A response (or, shape unknown, what matches a request of ours) is
+        # never answered with its own id: it fails that request instead.
+        if is_response or (method is None and ident in self._pending):
             p = self._pending.pop(ident, None)
             if p is not None:
                 p.failure = RequestError(INVALID_REQUEST, message)
@@ -636,7 +771,7 @@ class Connection:
         if self._backlog == 0:
             self._start_request(job)
         else:  # start it once the notifications received before it were handled
-            self._enqueue(None, self._start_request, job)
+            self._enqueue(None, self._start_request, job, _size(env.params))
 
     def _accept_request(
         self,
@@ -676,21 +811,34 @@ class Connection:
         try:
             params = self.decode_params(method, raw)
         except msgspec.ValidationError as exc:
+            self._bad_input(f"invalid params for {name}: {exc}")
             self._reply_error(
                 ident,
                 INVALID_PARAMS,
                 "Invalid params",
                 batch,
-                validation_data(exc, "$.params"),
+                validation_data(exc, "$.params", self._max_text),
                 counted=True,
             )
             return None
         except msgspec.DecodeError:
+            self._bad_input(f"params of {name} are not JSON")
             self._reply_error(ident, PARSE_ERROR, "Parse error", batch, counted=True)
             return None
         except RequestError as exc:
+            self._bad_input(f"params of {name} refused: {exc.message}")
             self._reply_error(
                 ident, exc.code, exc.message, batch, exc.data, counted=True
+            )
+            return None
+        except RecursionError:  # a decoder that let it out: nested too deep
+            self._bad_input(f"params of {name} nested too deep")
+            self._reply_error(
+                ident,
+                INVALID_REQUEST,
+                "Invalid request: params nested too deep",
+                batch,
+                counted=True,
             )
             return None
         # decoding initialize may have switched the version: its table now
@@ -951,6 +1099,8 @@ class Connection:
         ident, running, _, _, batch = job
         if self._running.get(ident) is running:
             del self._running[ident]
+            if self._read_paused == REQUESTS:
+                self._read_wakeup.wake()
         try:
             self.request_finished(running)
         except Exception:
@@ -1013,28 +1163,29 @@ class Connection:
                     async def call(p: Any) -> None:
                         await ext(name, p)
 
-                    self._enqueue(name, call, params)
+                    self._enqueue(name, call, params, _size(env.params))
                     return
-            log.debug("ignoring unknown notification %s", name)
+            log.debug("ignoring unknown notification %s", clip(name, self._max_text))
             return
         try:
             params = self.decode_params(method, env.params, notification=True)
-        except (msgspec.MsgspecError, RequestError) as exc:
-            log.warning("dropping notification %s with invalid params: %s", name, exc)
+        except Exception as exc:  # msgspec's, RequestError, RecursionError
+            self._bad_input(f"notification {name} dropped, invalid params: {exc}")
             return
         self.notification_received(method, params)
         handler = self._handler_for(method)
         if handler is None:
             log.debug("no handler for notification %s", name)
             return
-        self._enqueue(name, handler, params)
+        self._enqueue(name, handler, params, _size(env.params))
 
     def notification_received(self, method: MethodSpec, params: Any) -> None:
         """Hook: runs at receipt, before the notification is queued for its handler."""
 
-    def _enqueue(self, name: str | None, a: Any, b: Any) -> None:
+    def _enqueue(self, name: str | None, a: Any, b: Any, size: int) -> None:
         self._backlog += 1
-        self._notify_queue.append((name, a, b))
+        self._queued_bytes += size
+        self._notify_queue.append((name, a, b, size))
         self._notify_wakeup.wake()
 
     def _on_cancel_request(
@@ -1042,8 +1193,8 @@ class Connection:
     ) -> None:
         try:
             params = self.decode_params(method, raw)
-        except (msgspec.MsgspecError, RequestError) as exc:
-            log.warning("dropping invalid %s: %s", method.name, exc)
+        except Exception as exc:
+            self._bad_input(f"{method.name} dropped, invalid params: {exc}")
             return
         running = self._running.get(params.request_id)
         if running is None:
@@ -1053,8 +1204,11 @@ class Connection:
 
     def _on_response(self, env: Envelope) -> None:
         p = self._pending.pop(env.id, None)  # type: ignore[arg-type]
-        if p is None:
-            log.info("dropping response to unknown request id %r", env.id)
+        if p is None:  # a request cancelled here, or a peer's mistake
+            log.info(
+                "dropping response to unknown request id %s",
+                clip(repr(env.id), self._max_text),
+            )
             return
         try:
             self.response_received(p, env)
@@ -1066,7 +1220,8 @@ class Connection:
         if self._backlog == 0 or p.exempt:
             self._release(p, env)
         else:
-            self._enqueue(None, p, env)
+            raw = env.result if env.error is msgspec.UNSET else env.error
+            self._enqueue(None, p, env, _size(raw))
 
     def response_received(self, pending: _Pending, env: Envelope) -> None:
         """Hook: runs at receipt (before ordering), e.g. to switch versions."""
@@ -1083,6 +1238,9 @@ class Connection:
             log.exception("failed to decode the response to %s", p.method.name)
             p.value, p.failure = None, RequestError(INTERNAL_ERROR, "Internal error")
         p.event.set()
+        if p.waiting and not p.exempt:  # its caller runs before what came after
+            p.held = True
+            self._order.hold()
 
     def _decode_result(
         self, method: MethodSpec, raw: msgspec.Raw
@@ -1103,8 +1261,9 @@ class Connection:
             err = RequestError(
                 INVALID_PARAMS,
                 "Invalid result from peer",
-                validation_data(exc, "$.result"),
+                validation_data(exc, "$.result", self._max_text),
             )
+            self._bad_input(f"invalid result for {method.name}: {exc}")
             return None, err
 
     # -- replies -------------------------------------------------------------------
@@ -1121,6 +1280,11 @@ class Connection:
     ) -> None:
         if batch is not None and not counted:
             batch.expected += 1
+        # Built from the peer's input (method names, tags, paths): bounded.
+        limit = self._max_text
+        message = clip(message, limit)
+        if data is not msgspec.UNSET:
+            data = clip_data(data, limit)
         self._send_reply(encode_error(encode_id(ident), code, message, data), batch)
 
     def _send_reply(self, line: bytes, batch: _Batch | None) -> None:
@@ -1155,8 +1319,7 @@ class Connection:
         line = encode_notification(
             schema.wire_names[method.name], schema.encode(params)
         )
-        await self._writer.send(line)
-        self.sent(method, params)
+        await self._writer.send(line, then=functools.partial(self.sent, method, params))
 
     async def request(self, method: MethodSpec, params: Any) -> Any:
         """Send the request ``method`` and wait for its decoded result.
@@ -1183,8 +1346,16 @@ class Connection:
         p = _Pending(method, _in_notification.get())
         self._pending[ident] = p
         queued = False
+        writer = self._writer
         try:
-            await self._writer.send(line)
+            # A checkpoint before and (waiting for the answer) after, as
+            # LineWriter.send is, without its schedule point in between.
+            await trio.lowlevel.checkpoint_if_cancelled()
+            if writer.queued >= writer.budget:
+                await writer.wait_for_space()
+            if self._closed:
+                raise ConnectionClosed("connection closed")
+            writer.send_nowait(line)
             queued = True
             self.sent(method, params)
             await p.event.wait()
@@ -1192,6 +1363,12 @@ class Connection:
             if self._pending.pop(ident, None) is not None and queued:
                 self._send_cancel_request(ident)
             raise
+        finally:
+            p.waiting = False
+            if p.held:  # released: what came after it may be handled now
+                p.held = False
+                if self._order.resume() and self._order_waiting:
+                    self._order_wakeup.wake()
         if p.failure is not None:
             raise p.failure
         return p.value

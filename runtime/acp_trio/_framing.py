@@ -23,23 +23,25 @@ import errno
 import os
 import re
 import select
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
 import trio
+
+from ._limits import DEFAULT_MAX_MESSAGE_SIZE
+from ._schedule import SchedulePoint
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_SIZE",
     "LineReader",
     "LineWriter",
     "Oversized",
+    "SchedulePoint",
     "Wakeup",
+    "input_fd",
     "sniff_oversized",
 ]
-
-#: Default bound on one incoming message, newline excluded (64 MiB: room for
-#: base64 images in prompts, small enough to refuse a runaway peer).
-DEFAULT_MAX_MESSAGE_SIZE = 64 * 1024 * 1024
 
 _RECEIVE_CHUNK = 64 * 1024
 _KEEP = 4096  # bytes kept from each end of an oversized line
@@ -255,26 +257,55 @@ class LineReader:
             return data
 
 
+def input_fd(stream: object) -> int | None:
+    """The file descriptor ``stream`` reads from, when it is a pipe or a socket."""
+    fds = _fd_stream(stream, "receive_stream")
+    if fds is not None:
+        return int(fds.fileno())
+    if isinstance(stream, trio.StapledStream):
+        stream = stream.receive_stream
+    if isinstance(stream, trio.SocketStream):
+        return int(stream.socket.fileno())
+    return None
+
+
+#: Most buffers handed to one ``os.writev`` (POSIX guarantees 16, Linux takes 1024).
+_WRITEV_MAX = 512
+
+
 class LineWriter:
-    """A queue of encoded messages drained into a stream by :meth:`run`.
+    """A queue of encoded messages drained into a stream by :meth:`run`, bounded in bytes.
 
-    ``send_nowait`` never blocks (the receive loop uses it, so reading never
-    waits on the peer reading); ``send`` waits while more than ``high_water``
-    messages are queued, which gives user code backpressure.
+    ``send_nowait`` never blocks (the receive loop uses it for the answers
+    and errors it writes on its own, so reading never waits on the peer
+    reading); ``send`` first waits, cancellably, while ``budget`` bytes or
+    more are queued, and ends with a schedule point (:class:`SchedulePoint`),
+    as every trio ``await`` does.  :attr:`queued` is what is buffered.
 
-    Over a pipe (:class:`trio.lowlevel.FdStream`), a message sent while no
-    write is in flight is written at once by its sender (``os.write``,
-    non-blocking): no pass of the writer task, no checkpoint.  What the pipe
+    Over a pipe (:class:`trio.lowlevel.FdStream`), a message sent while
+    nothing is queued or in flight is written at once by its sender
+    (``os.write``, non-blocking): no pass of the writer task.  What the pipe
     does not take is queued; while the writer task waits for the pipe to
-    drain, later messages queue behind it and leave coalesced.  Other
-    streams always go through the queue and one ``send_all`` per burst.
+    drain, later messages queue behind it and leave together in one
+    ``os.writev`` (no copy of the backlog).  Other streams always go through
+    the queue and one ``send_all`` per burst.
     """
 
-    def __init__(self, stream: trio.abc.SendStream, *, high_water: int = 1024) -> None:
+    def __init__(
+        self,
+        stream: trio.abc.SendStream,
+        *,
+        budget: int = 1024 * 1024,
+        schedule_point: SchedulePoint | None = None,
+    ) -> None:
+        if budget < 1:
+            raise ValueError("budget must be positive")
         self._stream = stream
         self._fd_stream = _fd_stream(stream, "send_stream")
         self._queue: collections.deque[bytes] = collections.deque()
-        self._high_water = high_water
+        self.queued = 0  # bytes in _queue and taken by run() but not yet written
+        self.budget = budget
+        self._schedule_point = schedule_point or SchedulePoint()
         self._wakeup = Wakeup()
         self._space = trio.lowlevel.ParkingLot()
         self._closed = False
@@ -284,15 +315,8 @@ class LineWriter:
         """Queue one message (``line`` must end with ``\\n``); over a pipe, write it at once if idle."""
         if self._closed:
             raise trio.ClosedResourceError("connection closed")
-        queue = self._queue
         fds = self._fd_stream
-        if fds is not None and not self._busy:
-            if queue:  # left by a partial write, run() has not taken it yet
-                queue.append(line)
-                line = b"".join(queue)
-                queue.clear()
-                if self._space:
-                    self._space.unpark_all()
+        if fds is not None and not self._busy and not self._queue:
             fd = fds.fileno()
             try:
                 n = os.write(fd, line) if fd >= 0 else 0
@@ -300,17 +324,38 @@ class LineWriter:
                 n = 0
             if n == len(line):
                 return
-            queue.append(line[n:] if n else line)
-        else:
-            queue.append(line)
+            if n:
+                line = line[n:]
+        self._queue.append(line)
+        self.queued += len(line)
         self._wakeup.wake()
 
-    async def send(self, line: bytes) -> None:
-        """Queue one message, first waiting while the queue is full."""
+    async def send(
+        self, line: bytes, *, then: Callable[[], None] | None = None
+    ) -> None:
+        """Queue one message, first waiting while ``budget`` bytes are queued.
+
+        A checkpoint: raises ``Cancelled`` (having sent nothing) if cancelled
+        before the message was queued, and lets other tasks run after.
+        ``then`` runs once the message is queued, before other tasks run.
+        """
         await trio.lowlevel.checkpoint_if_cancelled()
-        while len(self._queue) >= self._high_water and not self._closed:
-            await self._space.park()
+        if self.queued >= self.budget and not self._closed:
+            await self.wait_for_space()
         self.send_nowait(line)
+        if then is not None:
+            then()
+        await self._schedule_point()
+
+    async def schedule_point(self) -> None:
+        """Let other tasks run (cheaply when none can: see :class:`SchedulePoint`)."""
+        await self._schedule_point()
+
+    async def wait_for_space(self, threshold: int | None = None) -> None:
+        """Wait (cancellably) until fewer than ``threshold`` bytes (default ``budget``) are queued."""
+        limit = self.budget if threshold is None else threshold
+        while self.queued >= limit and not self._closed:
+            await self._space.park()
 
     def reader_gone(self) -> bool:
         """Whether nobody reads what this writer writes any more, as far as can be told.
@@ -345,37 +390,55 @@ class LineWriter:
                     return
                 await self._wakeup.wait()
                 continue
-            if len(queue) == 1:
-                data = queue.popleft()
-            else:
-                data = b"".join(queue)
-                queue.clear()
-            if self._space:
-                self._space.unpark_all()
             if self._fd_stream is None:
+                data = queue.popleft() if len(queue) == 1 else b"".join(queue)
+                queue.clear()
                 await self._stream.send_all(data)
+                self._written(len(data))
                 continue
             self._busy = True
             try:
-                await self._write_fd(data)
+                await self._write_fd()
             finally:
                 self._busy = False
 
-    async def _write_fd(self, data: bytes) -> None:
-        # FdStream.send_all, without its leading checkpoint: the wait for
-        # messages in run() is this task's checkpoint.
+    def _written(self, n: int) -> None:
+        self.queued -= n
+        if self.queued < self.budget and self._space:
+            self._space.unpark_all()
+
+    async def _write_fd(self) -> None:
+        # FdStream.send_all, without its leading checkpoint (the wait for
+        # messages in run() is this task's checkpoint), and with writev: the
+        # queue leaves as it is, buffers are never joined, a partial write
+        # keeps a view of the rest of its message.
         fds = self._fd_stream
-        view = memoryview(data)
-        while view:
+        queue: collections.deque[Any] = self._queue
+        while queue:
             fd = fds.fileno()
             if fd < 0:
                 raise trio.ClosedResourceError("file was already closed")
+            buffers = (
+                list(queue)
+                if len(queue) <= _WRITEV_MAX
+                else [queue[i] for i in range(_WRITEV_MAX)]
+            )
             try:
-                view = view[os.write(fd, view) :]
+                n = os.writev(fd, buffers)
             except BlockingIOError:
                 await trio.lowlevel.wait_writable(fd)
+                continue
             except OSError as exc:
                 raise _os_error(exc) from exc
+            self._written(n)
+            while n:
+                size = len(queue[0])
+                if n >= size:
+                    queue.popleft()
+                    n -= size
+                else:
+                    queue[0] = memoryview(queue[0])[n:]
+                    n = 0
 
 
 # -- id sniffing for oversized lines -------------------------------------------

@@ -12,19 +12,26 @@ fixed frame, so a message is encoded exactly once::
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Final
 
 import msgspec
 
-from ._errors import INVALID_REQUEST, RequestError
+from ._errors import INVALID_REQUEST, PARSE_ERROR, RequestError
+from ._framing import Oversized, sniff_oversized
 
 __all__ = [
     "NOTIFICATION",
     "REQUEST",
     "RESPONSE",
+    "BatchTooLong",
     "Envelope",
     "ErrorObject",
+    "InvalidMessage",
+    "clip",
+    "clip_data",
     "decode_envelope",
+    "split_batch",
     "encode_error",
     "encode_id",
     "encode_notification",
@@ -72,6 +79,7 @@ class ErrorObject(msgspec.Struct):
 
 class _Loose(msgspec.Struct):
     id: Any = msgspec.UNSET
+    method: Any = msgspec.UNSET
 
 
 _envelope_decoder = msgspec.json.Decoder(Envelope)
@@ -79,33 +87,66 @@ _loose_decoder = msgspec.json.Decoder(_Loose)
 _error_decoder = msgspec.json.Decoder(ErrorObject)
 
 
-def decode_envelope(data: bytes | msgspec.Raw) -> Envelope:
-    """Decode one message; raise :class:`RequestError` (-32600) if it is not one.
+class InvalidMessage(Exception):
+    """A line that is not a valid JSON-RPC message, and what can be told of it.
 
-    The raised error's ``data`` is the request ``id`` when one could be read
-    (so the error answer can carry it), else ``None``.  Malformed JSON raises
-    :class:`msgspec.DecodeError`, left to the caller (-32700).
+    ``code`` is -32700 (not JSON) or -32600; ``ident`` the ``id`` when one
+    could be read (else ``None``); ``response`` is true when the message has
+    no ``method`` but an ``id``: it was meant as a response, so it is never
+    answered with an error carrying that id (the peer could take it for the
+    answer to its own request), and a request of ours waiting on that id
+    fails instead.
+    """
+
+    def __init__(self, code: int, message: str, ident: Id, response: bool) -> None:
+        super().__init__(code, message)
+        self.code = code
+        self.message = message
+        self.ident = ident
+        self.response = response
+
+
+def decode_envelope(data: bytes) -> Envelope:
+    """Decode one message; raise :class:`InvalidMessage` if it is not one.
+
+    Never raises anything else: malformed JSON is -32700, a message nested
+    deeper than the decoder goes (``RecursionError``) or any other failure
+    of the decoder is -32600 with the ``id`` read from the text when it can
+    be.
     """
     try:
         env = _envelope_decoder.decode(data)
-    except msgspec.ValidationError as exc:
-        raise RequestError(
-            INVALID_REQUEST, f"Invalid request: {exc}", _salvage_id(data)
+    except msgspec.ValidationError as exc:  # (a DecodeError: test it first)
+        ident, response = _salvage(data)
+        raise InvalidMessage(
+            INVALID_REQUEST, f"Invalid request: {exc}", ident, response
+        ) from None
+    except msgspec.DecodeError:
+        raise InvalidMessage(PARSE_ERROR, "Parse error", None, False) from None
+    except Exception:  # RecursionError (too deep) or a decoder bug: read what we can
+        ident, response = _sniff(data)
+        raise InvalidMessage(
+            INVALID_REQUEST,
+            "Invalid request: the message could not be decoded (nested too deep?)",
+            ident,
+            response,
         ) from None
     if env.jsonrpc != "2.0":
-        raise RequestError(
+        raise InvalidMessage(
             INVALID_REQUEST,
             'Invalid request: "jsonrpc" must be "2.0"',
             _id_or_none(env),
+            _response_shaped(env),
         )
     if env.method is msgspec.UNSET:
         if env.id is msgspec.UNSET or (env.result is msgspec.UNSET) == (
             env.error is msgspec.UNSET
         ):
-            raise RequestError(
+            raise InvalidMessage(
                 INVALID_REQUEST,
                 'Invalid request: expected "method", or "id" with exactly one of "result" and "error"',
                 _id_or_none(env),
+                _response_shaped(env),
             )
     return env
 
@@ -122,14 +163,99 @@ def _id_or_none(env: Envelope) -> Id:
     return None if env.id is msgspec.UNSET else env.id
 
 
-def _salvage_id(data: bytes | msgspec.Raw) -> Id:
-    try:
-        ident = _loose_decoder.decode(data).id
-    except msgspec.MsgspecError:
-        return None
+def _response_shaped(env: Envelope) -> bool:
+    return env.method is msgspec.UNSET and env.id is not msgspec.UNSET
+
+
+def _valid_id(ident: Any) -> Id:
     if isinstance(ident, (int, str)) and not isinstance(ident, bool):
         return ident
     return None
+
+
+def _salvage(data: bytes) -> tuple[Id, bool]:
+    """``(id, response-shaped)`` of a JSON object whose envelope did not validate."""
+    try:
+        loose = _loose_decoder.decode(data)
+    except msgspec.MsgspecError:
+        return None, False
+    except Exception:
+        return _sniff(data)
+    ident = _valid_id(loose.id)
+    return ident, loose.method is msgspec.UNSET and loose.id is not msgspec.UNSET
+
+
+def _sniff(data: bytes) -> tuple[Id, bool]:
+    """``(id, response-shaped)`` read from the text of a message too deep to decode."""
+    keep = 4096
+    ident, method, _ = sniff_oversized(Oversized(len(data), data[:keep], data[-keep:]))
+    return _valid_id(ident), method is None and ident is not None
+
+
+class BatchTooLong(Exception):
+    """A batch with more members than allowed (none of them is read)."""
+
+
+@functools.lru_cache(maxsize=8)
+def _batch_decoder(limit: int) -> msgspec.json.Decoder[Any]:
+    # An array-like Struct of limit + 1 optional fields: decoding fills at
+    # most that many objects and only skips over the rest (msgspec ignores
+    # extra trailing elements), so a 2 MB [1,1,...] costs no million objects.
+    fields = [(f"m{i}", msgspec.Raw, msgspec.UNSET) for i in range(limit + 1)]
+    return msgspec.json.Decoder(msgspec.defstruct("Batch", fields, array_like=True))
+
+
+_list_decoder = msgspec.json.Decoder(list[msgspec.Raw])
+
+
+def split_batch(data: bytes, limit: int) -> list[msgspec.Raw]:
+    """The members of a batch line, raw; :class:`BatchTooLong` past ``limit``.
+
+    Raises ``msgspec.DecodeError`` / ``ValidationError`` as decoding does
+    (not JSON, not an array), and ``RecursionError`` for a member nested too
+    deep.
+    """
+    if data.count(b",") < limit:  # at most `limit` members: the plain way
+        return _list_decoder.decode(data)
+    if limit > 4096:  # too many fields for a Struct: decode all, then count
+        members = _list_decoder.decode(data)
+        if len(members) > limit:
+            raise BatchTooLong(len(members))
+        return members
+    batch = _batch_decoder(limit).decode(data)
+    members = [m for m in msgspec.structs.astuple(batch) if m is not msgspec.UNSET]
+    if len(members) > limit:
+        raise BatchTooLong(limit + 1)
+    return members
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters (ending ``...``), on one line."""
+    if len(text) > limit:
+        text = text[: limit - 3] + "..."
+    if "\n" in text or "\r" in text:
+        text = text.replace("\r", "\\r").replace("\n", "\\n")
+    return text
+
+
+def clip_data(data: Any, limit: int, depth: int = 0) -> Any:
+    """``data`` of an error built from peer input, with every string clipped.
+
+    Containers are walked three levels deep; deeper ones (and more than
+    ``limit`` members of one container) are left out.
+    """
+    if isinstance(data, str):
+        return clip(data, limit)
+    if isinstance(data, dict):
+        if depth >= 3:
+            return {}
+        items = list(data.items())[:limit]
+        return {clip(str(k), limit): clip_data(v, limit, depth + 1) for k, v in items}
+    if isinstance(data, (list, tuple)):
+        if depth >= 3:
+            return []
+        return [clip_data(v, limit, depth + 1) for v in data[:limit]]
+    return data
 
 
 # -- encoding -------------------------------------------------------------------

@@ -24,7 +24,7 @@ import trio
 from ._agent import AgentOffer, AgentSideConnection, ClientT, Offer
 from ._client import AgentT, ClientOffer, ClientSideConnection
 from ._connection import Connection
-from ._framing import DEFAULT_MAX_MESSAGE_SIZE
+from ._limits import Limits
 
 __all__ = ["connect_to_agent", "connect_to_client", "serve_agent"]
 
@@ -33,7 +33,8 @@ async def serve_agent(
     stream: trio.abc.Stream,
     agents: Offer,
     *,
-    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+    limits: Limits | None = None,
+    max_message_size: int | None = None,
     unstable: bool = False,
     task_status: trio.TaskStatus[AgentSideConnection[Any]] = trio.TASK_STATUS_IGNORED,
 ) -> None:
@@ -46,9 +47,21 @@ async def serve_agent(
     (``acp_schema.vN_unstable``: ``session/fork``, ``nes/*``, ``mcp/*``,
     ``providers/*``, ...); the agent classes then take an
     ``AgentSideConnection[v1_unstable.Client]``.
+
+    ``limits`` bounds what the connection buffers and does for the peer
+    (:class:`~acp_trio.Limits`: message size, write buffer, notification
+    queue, concurrent requests, batch size, error text; the defaults when
+    ``None``); ``max_message_size``, if given, overrides its field of the
+    same name.  The same two keywords are taken by
+    :func:`connect_to_agent`, :func:`connect_to_client`,
+    :func:`~acp_trio.serve_agent_stdio` and :func:`~acp_trio.spawn_agent`.
     """
     conn: AgentSideConnection[Any] = AgentSideConnection(
-        stream, agents, max_message_size=max_message_size, unstable=unstable
+        stream,
+        agents,
+        limits=limits,
+        max_message_size=max_message_size,
+        unstable=unstable,
     )
     try:
         async with trio.open_nursery() as nursery:
@@ -63,7 +76,8 @@ async def connect_to_agent(
     stream: trio.abc.Stream,
     client: ClientOffer[AgentT],
     *,
-    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+    limits: Limits | None = None,
+    max_message_size: int | None = None,
     unstable: bool = False,
 ) -> AsyncIterator[ClientSideConnection[AgentT]]:
     """A :class:`ClientSideConnection` over ``stream``, served while the block runs.
@@ -72,10 +86,15 @@ async def connect_to_agent(
     ``ClientSideConnection[v1.Agent]`` yields a connection whose ``agent``
     is a ``v1.Agent``. ``unstable=True`` speaks the unstable surface: take a
     ``ClientSideConnection[v1_unstable.Agent]`` and ``conn.agent.session_fork``
-    and the other preview methods are there.
+    and the other preview methods are there.  ``limits`` /
+    ``max_message_size``: as for :func:`serve_agent`.
     """
     conn = ClientSideConnection(
-        stream, client, max_message_size=max_message_size, unstable=unstable
+        stream,
+        client,
+        limits=limits,
+        max_message_size=max_message_size,
+        unstable=unstable,
     )
     async with _served(conn, stream):
         yield conn
@@ -86,15 +105,20 @@ async def connect_to_client(
     stream: trio.abc.Stream,
     agents: AgentOffer[ClientT],
     *,
-    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+    limits: Limits | None = None,
+    max_message_size: int | None = None,
     unstable: bool = False,
 ) -> AsyncIterator[AgentSideConnection[ClientT]]:
     """An :class:`AgentSideConnection` over ``stream``, served while the block runs.
 
-    Like :func:`serve_agent`, but the block decides when to stop.
+    Like :func:`serve_agent` (``limits`` too), but the block decides when to stop.
     """
     conn = AgentSideConnection(
-        stream, agents, max_message_size=max_message_size, unstable=unstable
+        stream,
+        agents,
+        limits=limits,
+        max_message_size=max_message_size,
+        unstable=unstable,
     )
     async with _served(conn, stream):
         yield conn

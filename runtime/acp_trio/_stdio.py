@@ -29,7 +29,7 @@ from typing import Any
 import trio
 
 from ._agent import AgentSideConnection, Offer
-from ._framing import DEFAULT_MAX_MESSAGE_SIZE
+from ._limits import Limits
 from ._serve import serve_agent
 
 __all__ = ["serve_agent_stdio"]
@@ -38,14 +38,16 @@ __all__ = ["serve_agent_stdio"]
 async def serve_agent_stdio(
     agents: Offer,
     *,
-    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+    limits: Limits | None = None,
+    max_message_size: int | None = None,
     unstable: bool = False,
     task_status: trio.TaskStatus[AgentSideConnection[Any]] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve the client on stdin/stdout until it closes stdin.
 
     ``agents``: an agent class (protocol v1) or ``{version: class}``;
-    ``unstable``: as for :func:`~acp_trio.serve_agent`.
+    ``unstable``, ``limits`` (:class:`~acp_trio.Limits`), ``max_message_size``:
+    as for :func:`~acp_trio.serve_agent`.
     """
     if sys.platform == "win32":  # pragma: no cover
         raise RuntimeError(
@@ -67,6 +69,7 @@ async def serve_agent_stdio(
         await serve_agent(
             stream,
             agents,
+            limits=limits,
             max_message_size=max_message_size,
             unstable=unstable,
             task_status=task_status,

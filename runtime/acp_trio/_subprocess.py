@@ -34,7 +34,7 @@ from typing import Any, Final
 import trio
 
 from ._client import AgentT, ClientOffer, ClientSideConnection
-from ._framing import DEFAULT_MAX_MESSAGE_SIZE
+from ._limits import Limits
 from ._serve import connect_to_agent
 
 __all__ = ["GROUP_POLL", "STDERR_KEEP", "group_alive", "spawn_agent"]
@@ -55,7 +55,8 @@ async def spawn_agent(
     env: Mapping[str, str] | None = None,
     capture_stderr: bool = False,
     grace_period: float = 2.0,
-    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+    limits: Limits | None = None,
+    max_message_size: int | None = None,
     start_new_session: bool = False,
     unstable: bool = False,
 ) -> AsyncIterator[ClientSideConnection[AgentT]]:
@@ -80,7 +81,9 @@ async def spawn_agent(
     agent always gets a new session.)
 
     ``unstable=True`` speaks the schema's unstable surface, as for
-    :func:`~acp_trio.connect_to_agent`.
+    :func:`~acp_trio.connect_to_agent`; ``limits`` (:class:`~acp_trio.Limits`)
+    and ``max_message_size`` bound the connection as for
+    :func:`~acp_trio.serve_agent`.
     """
     group: dict[str, Any] = {}
     if os.name == "posix":
@@ -107,6 +110,7 @@ async def spawn_agent(
                 async with connect_to_agent(
                     stream,
                     client,
+                    limits=limits,
                     max_message_size=max_message_size,
                     unstable=unstable,
                 ) as conn:

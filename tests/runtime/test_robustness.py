@@ -268,12 +268,16 @@ async def test_pipe_writer_handles_partial_writes_and_a_slow_reader() -> None:
     big = b"x" * 300_000  # several pipe buffers: partial writes, then wait_writable
     lines = [b"%d:%b" % (i, big if i % 7 == 0 else b"small") for i in range(60)]
     received: list[bytes] = []
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(writer.run)
+
+    async def send() -> None:
         for line in lines[:30]:
             writer.send_nowait(line + b"\n")  # queued behind the partial write
-        for line in lines[30:]:
+        for line in lines[30:]:  # these wait while the byte budget is full
             await writer.send(line + b"\n")
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(writer.run)
+        nursery.start_soon(send)
         while len(received) < len(lines):
             await trio.sleep(0.001)  # a slow reader
             got = await reader.receive_line()

@@ -1,0 +1,117 @@
+"""Flow rules of a connection, as small objects with no I/O.
+
+:class:`ReadGate` decides when the reading task stops reading (backpressure
+towards the peer); :class:`ResumeOrder` keeps wire order between a response
+and what the peer wrote after it.  :class:`~acp_trio._connection.Connection`
+feeds them numbers and does the waiting; they never touch trio, so they are
+tested with plain calls::
+
+    gate = ReadGate(Limits(max_concurrent_requests=2))
+    gate.reason(write_queued=0, running=2, queued=0, queued_bytes=0)  # "requests"
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from ._limits import Limits
+
+__all__ = [
+    "NOTIFICATIONS",
+    "REQUESTS",
+    "WRITE_BUFFER",
+    "ReadGate",
+    "ResumeOrder",
+]
+
+#: Reasons :meth:`ReadGate.reason` gives for not reading.
+WRITE_BUFFER: Final = "write buffer"
+REQUESTS: Final = "requests"
+NOTIFICATIONS: Final = "notifications"
+
+
+class ReadGate:
+    """Whether to read the peer's next chunk, from what is buffered and running.
+
+    Reading stops (the peer's writes then block on the pipe or socket) while
+
+    - ``2 * write_buffer_bytes`` or more wait to be written to the peer.
+      Senders (``send``) already wait at ``write_buffer_bytes``; only what
+      the runtime writes on its own (answers, errors for bad input, batch
+      answers) goes past it, so this bounds those without stopping reading
+      while a handler streams to a slow reader (a ``session/cancel`` must
+      still be read);
+    - ``max_concurrent_requests`` incoming requests are unanswered;
+    - ``notification_queue_size`` items or ``notification_queue_bytes``
+      bytes of JSON wait in the notification queue.
+
+    The bounds are checked after every line, so each may be passed by what
+    one message brings (a batch: up to ``max_batch_members`` requests and
+    their answers).
+    """
+
+    __slots__ = ("max_bytes", "max_items", "max_requests", "max_write")
+
+    def __init__(self, limits: Limits) -> None:
+        self.max_write = 2 * limits.write_buffer_bytes
+        self.max_requests = limits.max_concurrent_requests
+        self.max_items = limits.notification_queue_size
+        self.max_bytes = limits.notification_queue_bytes
+
+    def full(
+        self, write_queued: int, running: int, queued: int, queued_bytes: int
+    ) -> bool:
+        """Whether any bound is reached (checked after every line read: cheap)."""
+        return (
+            write_queued >= self.max_write
+            or running >= self.max_requests
+            or queued >= self.max_items
+            or queued_bytes >= self.max_bytes
+        )
+
+    def reason(
+        self, *, write_queued: int, running: int, queued: int, queued_bytes: int
+    ) -> str | None:
+        """Why not to read now (:data:`WRITE_BUFFER`, :data:`REQUESTS`,
+        :data:`NOTIFICATIONS`), or ``None``: read."""
+        if write_queued >= self.max_write:
+            return WRITE_BUFFER
+        if running >= self.max_requests:
+            return REQUESTS
+        if queued >= self.max_items or queued_bytes >= self.max_bytes:
+            return NOTIFICATIONS
+        return None
+
+
+class ResumeOrder:
+    """A caller whose response was released runs before anything read after it.
+
+    The peer's order on the wire is a promise: an agent that answers
+    ``session/new`` and then sends an update for that session expects the
+    client to know the session when the update is handled.  Releasing a
+    response only makes its caller runnable; the notification task is
+    runnable too, and trio runs the two in either order.  So a release
+    :meth:`hold`\\ s the queue of later messages until the caller
+    :meth:`resume`\\ s (its first step after the wait).  Requests made
+    from a notification handler are not held (the handler is the caller:
+    it resumes when the queue does).
+    """
+
+    __slots__ = ("held",)
+
+    def __init__(self) -> None:
+        self.held = 0  # callers released and not resumed yet
+
+    def hold(self) -> None:
+        """A caller was released: later messages wait for it."""
+        self.held += 1
+
+    def resume(self) -> bool:
+        """The caller resumed; ``True`` when no caller is left to wait for."""
+        self.held -= 1
+        return self.held == 0
+
+    @property
+    def blocked(self) -> bool:
+        """Whether the next queued message must wait."""
+        return self.held > 0

@@ -1,0 +1,88 @@
+"""The bounds a connection keeps against its peer, as one record.
+
+Every bound on memory and work that a peer's behaviour could otherwise
+drive without limit lives here, with its default; pass your own to any of
+:func:`~acp_trio.serve_agent`, :func:`~acp_trio.serve_agent_stdio`,
+:func:`~acp_trio.connect_to_agent`, :func:`~acp_trio.connect_to_client` or
+:func:`~acp_trio.spawn_agent`::
+
+    limits = acp_trio.Limits(write_buffer_bytes=4 << 20, max_concurrent_requests=16)
+    await acp_trio.serve_agent(stream, MyAgent, limits=limits)
+
+``dataclasses.replace(acp_trio.Limits(), ...)`` changes one field of the
+defaults.  The table in ``runtime/STATUS.md`` ("Limits") repeats them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+__all__ = ["DEFAULT_MAX_MESSAGE_SIZE", "Limits"]
+
+#: Default bound on one incoming message, newline excluded (64 MiB: room for
+#: base64 images in prompts, small enough to refuse a runaway peer).
+DEFAULT_MAX_MESSAGE_SIZE = 64 * 1024 * 1024
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Limits:
+    """Bounds on what one connection buffers and does for its peer.
+
+    ``max_message_size`` (64 MiB)
+        Longest incoming line.  A longer one is discarded while it streams
+        in (only 4 KiB of each end kept), answered -32600 with its ``id``
+        when one can be read (``data.maxMessageSize``), or fails the pending
+        request it answers.
+    ``write_buffer_bytes`` (1 MiB)
+        Bytes queued for the peer (written by no one yet) beyond which
+        ``send`` waits: every notification and request made by a handler or
+        by your code (``await conn.client.session_update(...)``) blocks,
+        cancellably, until the peer has read enough.  Answers and errors the
+        runtime writes on its own never wait, but the reading task stops
+        reading while more than twice this is queued, so a peer that sends
+        without reading fills its own pipe, not our memory.
+    ``notification_queue_size`` (1024) and ``notification_queue_bytes`` (4 MiB)
+        Incoming notifications (with the responses and requests held behind
+        them to keep wire order) waiting for their handler, in number and in
+        bytes of JSON.  At either bound the reading task stops reading until
+        the handlers catch up: the peer's writes then block on the pipe.
+    ``max_concurrent_requests`` (128)
+        Incoming requests received and not yet answered.  At the bound the
+        reading task stops reading until one is answered (one batch may
+        start up to ``max_batch_members`` more).
+    ``max_batch_members`` (128)
+        Members of one incoming JSON-RPC batch.  A longer batch is answered
+        with one -32600 error (``id: null``, ``data.maxBatchMembers``) and
+        none of its members is handled, so a 2 MB ``[1,1,...]`` line costs
+        one short reply.
+    ``max_error_text`` (256)
+        Characters of any text taken from the peer's input (a method name, a
+        tag, a validation message) in an error the runtime sends back or
+        logs; longer text is cut and ends with ``...``.
+    """
+
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE
+    write_buffer_bytes: int = 1024 * 1024
+    notification_queue_size: int = 1024
+    notification_queue_bytes: int = 4 * 1024 * 1024
+    max_concurrent_requests: int = 128
+    max_batch_members: int = 128
+    max_error_text: int = 256
+
+    def __post_init__(self) -> None:
+        for field in dataclasses.fields(self):
+            value = getattr(self, field.name)
+            if type(value) is not int or value < 1:
+                raise ValueError(
+                    f"Limits.{field.name} must be a positive int, not {value!r}"
+                )
+        if self.max_error_text < 16:
+            raise ValueError("Limits.max_error_text must be at least 16")
+
+    @classmethod
+    def resolve(cls, limits: Limits | None, max_message_size: int | None) -> Limits:
+        """``limits`` (or the defaults), with ``max_message_size`` if given (the older keyword)."""
+        base = cls() if limits is None else limits
+        if max_message_size is None or max_message_size == base.max_message_size:
+            return base
+        return dataclasses.replace(base, max_message_size=max_message_size)

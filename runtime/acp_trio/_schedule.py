@@ -1,0 +1,158 @@
+"""The schedule point that ends every send, cheap when nothing else could run.
+
+Every trio ``await`` is a checkpoint: it raises ``Cancelled`` if the task's
+scope was cancelled, and it is a schedule point, where every other runnable
+task gets to run and trio notices I/O that became ready and deadlines that
+passed.  ``await conn.client.session_update(...)`` must be one too, or a
+handler streaming updates starves every other task, including the one that
+would read the peer's ``session/cancel``.
+
+A real schedule point (``trio.lowlevel.cancel_shielded_checkpoint``) costs
+one pass of trio's run loop: ~8 us on the machine of ``bench/``, as much as
+the rest of sending an update.  :class:`SchedulePoint` skips the pass when it
+would change nothing, that is when the pass would resume this very task at
+once:
+
+- no other task is runnable: none became runnable since the current batch
+  of tasks started (trio's run queue is empty), and this task was alone in
+  its batch (counted by :class:`_BatchWatch`, an instrument, when the batch
+  formed: tasks later in the same batch are not in the run queue);
+- no deadline has passed (a timeout or ``move_on_after`` must fire);
+- no I/O is ready: the I/O manager's own descriptor (epoll / kqueue: it is
+  readable when any registered event is, and polling it consumes nothing)
+  and ``input_fd``, the connection's input, which no task waits on while the
+  reading task runs a handler's first step (``Connection._run_inline``).
+  That poll is a system call (~1.3 us), made at most every
+  ``IO_POLL_INTERVAL`` (200 us): ready I/O is noticed that late at most,
+  as trio itself notices it only between batches.
+
+Anything else makes a real pass.  This reads trio's private run state
+(``trio._core._run``: the run queue, deadlines, I/O manager), read-only;
+where it is not what this expects (another trio version, guest mode,
+Windows) or the input is no file descriptor, every call is a real pass.
+"""
+
+from __future__ import annotations
+
+import math
+import select
+import time
+from typing import Any, Final
+
+import trio
+
+__all__ = ["IO_POLL_INTERVAL", "SchedulePoint"]
+
+#: Longest time skipped schedule points go without polling for ready I/O.
+IO_POLL_INTERVAL: Final = 0.0002
+
+_INF: Final = math.inf
+_perf_counter = time.perf_counter
+
+_RUN_CONTEXT: Any
+try:  # trio's private run state, read-only
+    from trio._core import _run
+
+    _RUN_CONTEXT = _run.GLOBAL_RUN_CONTEXT
+except (ImportError, AttributeError):  # pragma: no cover (another trio: real passes)
+    _RUN_CONTEXT = None
+
+
+class _BatchWatch(trio.abc.Instrument):
+    """Counts the tasks of each batch as it forms (one per trio run).
+
+    Called after trio's I/O wait, when the run queue holds what the next
+    batch will run, less the tasks a deadline passing now wakes: one more
+    is counted then, to be safe.
+    """
+
+    __slots__ = ("runner", "size")
+
+    def __init__(self, runner: Any) -> None:
+        self.runner = runner
+        self.size = 2  # unknown until the next batch: not alone
+
+    def after_io_wait(self, timeout: float) -> None:
+        runner = self.runner
+        size = len(runner.runq)
+        deadline = runner.deadlines.next_deadline()
+        if deadline != _INF and deadline <= runner.clock.current_time():
+            size += 1
+        self.size = size
+
+
+_WATCH: trio.lowlevel.RunVar[_BatchWatch | None] = trio.lowlevel.RunVar(
+    "acp_trio_batch_watch"
+)
+
+
+class SchedulePoint:
+    """A schedule point for one connection; ``await point()``.
+
+    ``input_fd``: the descriptor the connection reads, or ``None`` (then
+    every call is a real pass).  See the module's docstring for the rule.
+    """
+
+    __slots__ = ("_input_fd", "_last", "_poller", "_watch")
+
+    def __init__(self, input_fd: int | None = None) -> None:
+        self._input_fd = input_fd
+        self._poller: Any = _UNRESOLVED  # built at the first call, inside trio.run
+        self._watch: _BatchWatch | None = None
+        self._last = 0.0  # when I/O was last polled (or a real pass made)
+
+    @property
+    def fast(self) -> bool:
+        """Whether passes can be skipped here (known after the first call)."""
+        return self._poller not in (None, _UNRESOLVED)
+
+    async def __call__(self) -> None:
+        poller = self._poller
+        if poller is _UNRESOLVED:
+            poller = self._resolve()
+        if poller is not None:
+            runner = _RUN_CONTEXT.runner
+            if not runner.runq and self._watch.size <= 1:  # type: ignore[union-attr]
+                deadline = runner.deadlines.next_deadline()
+                if deadline == _INF or deadline > runner.clock.current_time():
+                    now = _perf_counter()
+                    if now - self._last < IO_POLL_INTERVAL:
+                        return
+                    self._last = now
+                    if not poller.poll(0):
+                        return
+            self._last = _perf_counter()
+        await trio.lowlevel.cancel_shielded_checkpoint()
+
+    def _resolve(self) -> Any:
+        self._poller = None
+        if self._input_fd is None or not hasattr(select, "poll"):
+            return None
+        try:
+            runner = _RUN_CONTEXT.runner
+            if runner.is_guest:
+                return None
+            manager = runner.io_manager
+            selector = getattr(manager, "_epoll", None) or getattr(
+                manager, "_kqueue", None
+            )
+            io_fd = selector.fileno()  # type: ignore[union-attr]
+            runner.runq.__len__  # noqa: B018  (what __call__ reads)
+            runner.deadlines.next_deadline  # noqa: B018
+            runner.clock.current_time  # noqa: B018
+        except Exception:  # another trio: real passes
+            return None
+        watch = _WATCH.get(None)
+        if watch is None:
+            watch = _BatchWatch(runner)
+            trio.lowlevel.add_instrument(watch)
+            _WATCH.set(watch)
+        self._watch = watch
+        poller = select.poll()
+        poller.register(io_fd, select.POLLIN)
+        poller.register(self._input_fd, select.POLLIN)
+        self._poller = poller
+        return poller
+
+
+_UNRESOLVED: Final[Any] = object()
