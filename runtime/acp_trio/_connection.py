@@ -720,7 +720,7 @@ class Connection:
         batch.seal()
 
     def _on_oversized(self, line: Oversized) -> None:
-        ident, _method, is_response = sniff_oversized(line)
+        ident, method, is_response = sniff_oversized(line)
         log.warning(
             "bad input from the peer: discarded a %d-byte message (limit %d, id=%s)",
             line.size,

@@ -31,12 +31,12 @@ __all__ = [
     "clip",
     "clip_data",
     "decode_envelope",
-    "split_batch",
     "encode_error",
     "encode_id",
     "encode_notification",
     "encode_request",
     "encode_result",
+    "split_batch",
 ]
 
 Id = int | str | None

@@ -84,6 +84,7 @@ async def test_request_made_by_the_notification_handler_is_not_held_behind_it() 
     # the peer: it is the caller, and it resumes when the queue does.
     ours, theirs = pipe_pair()
     answers: list[Any] = []
+    both = trio.Event()
 
     class Client:
         def __init__(self, conn: acp_trio.ClientSideConnection[v1.Agent]) -> None:
@@ -91,6 +92,8 @@ async def test_request_made_by_the_notification_handler_is_not_held_behind_it() 
 
         async def session_update(self, params: v1.SessionNotification) -> None:
             answers.append(await self.conn.ext_request("_probe", {}))
+            if len(answers) == 2:
+                both.set()
 
     async with acp_trio.connect_to_agent(ours, Client) as conn:
         peer = RawPeer(theirs)
@@ -113,8 +116,7 @@ async def test_request_made_by_the_notification_handler_is_not_held_behind_it() 
             assert probe["method"] == "_probe"
             await peer.send({"jsonrpc": "2.0", "id": probe["id"], "result": {"ok": 1}})
         with trio.fail_after(5):
-            while len(answers) < 2:
-                await trio.sleep(0.001)
+            await both.wait()
     assert answers == [{"ok": 1}, {"ok": 1}]
 
 
@@ -209,7 +211,7 @@ async def test_a_send_is_a_schedule_point_for_other_tasks() -> None:
         nonlocal ticks
         while True:
             ticks += 1
-            await trio.sleep(0)
+            await trio.lowlevel.checkpoint()
 
     async with trio.open_nursery() as nursery:
         await nursery.start(acp_trio.serve_agent, ours, Agent)
@@ -279,7 +281,7 @@ async def test_schedule_point_skips_the_scheduler_pass_only_when_nothing_can_run
     assert passes <= 2  # the I/O poll may find the wakeup of the first pass
 
     async def other() -> None:
-        await trio.sleep(0)
+        await trio.lowlevel.checkpoint()
 
     async with trio.open_nursery() as nursery:
         nursery.start_soon(other)  # runnable: the next point must yield
