@@ -59,7 +59,14 @@ from ._errors import (
     ProtocolVersionError,
     RequestError,
 )
-from ._flow import NOTIFICATIONS, REQUESTS, WRITE_BUFFER, ReadGate, ResumeOrder
+from ._flow import (
+    NOTIFICATIONS,
+    REQUESTS,
+    WRITE_BUFFER,
+    LogThrottle,
+    ReadGate,
+    ResumeOrder,
+)
 from ._framing import (
     LineReader,
     LineWriter,
@@ -357,6 +364,7 @@ class Connection:
         self._read_wakeup = Wakeup()
         self._read_paused: str | None = None  # why the reading task waits, if it does
         self._order = ResumeOrder()
+        self._bad_input_log = LogThrottle()
         self._order_wakeup = Wakeup()
         self._order_waiting = False  # the notification task waits on _order
         self._queued_bytes = 0  # JSON bytes of what _notify_queue holds
@@ -673,17 +681,16 @@ class Connection:
         self._reply_error(ident, exc.code, exc.message, batch)
 
     def _bad_input(self, what: str, line: bytes | None = None) -> None:
-        """Log bad input from the peer: one WARNING line, bounded."""
+        """Log bad input from the peer: one WARNING line, bounded (LogThrottle)."""
+        throttle = self._bad_input_log
+        level = logging.WARNING if throttle.allow() else logging.DEBUG
+        if not log.isEnabledFor(level):
+            return
         limit = self._max_text
-        if line is None:
-            log.warning("bad input from the peer: %s", clip(what, limit))
-        else:
-            log.warning(
-                "bad input from the peer: %s; %d bytes: %s",
-                clip(what, limit),
-                len(line),
-                clip(repr(line[:limit]), limit),
-            )
+        text = f"bad input from the peer (#{throttle.count}): {clip(what, limit)}"
+        if line is not None:
+            text += f"; {len(line)} bytes: {clip(repr(line[:limit]), limit)}"
+        log.log(level, "%s", text)
 
     def _on_batch(self, line: bytes) -> None:
         limit = self.limits.max_batch_members
@@ -721,11 +728,9 @@ class Connection:
 
     def _on_oversized(self, line: Oversized) -> None:
         ident, method, is_response = sniff_oversized(line)
-        log.warning(
-            "bad input from the peer: discarded a %d-byte message (limit %d, id=%s)",
-            line.size,
-            self.max_message_size,
-            clip(repr(ident), self._max_text),
+        self._bad_input(
+            f"discarded a {line.size}-byte message (limit {self.max_message_size},"
+            f" id={clip(repr(ident), self._max_text)})"
         )
         if ident is None:
             return

@@ -20,6 +20,7 @@ __all__ = [
     "NOTIFICATIONS",
     "REQUESTS",
     "WRITE_BUFFER",
+    "LogThrottle",
     "ReadGate",
     "ResumeOrder",
 ]
@@ -115,3 +116,28 @@ class ResumeOrder:
     def blocked(self) -> bool:
         """Whether the next queued message must wait."""
         return self.held > 0
+
+
+class LogThrottle:
+    """Which reports of bad input get a WARNING line: a flood must not flood the log.
+
+    The first ``first`` are logged, then the 100th, 1,000th, 10,000th, ...
+    (with the count so far); the rest go to DEBUG.
+    """
+
+    __slots__ = ("count", "first", "next_milestone")
+
+    def __init__(self, first: int = 10) -> None:
+        self.count = 0
+        self.first = first
+        self.next_milestone = 100
+
+    def allow(self) -> bool:
+        """Count one report; whether it is logged at WARNING."""
+        self.count += 1
+        if self.count <= self.first:
+            return True
+        if self.count == self.next_milestone:
+            self.next_milestone *= 10
+            return True
+        return False
