@@ -11,7 +11,15 @@ client and agent in separate processes, for:
 - ``official_sdk``: official_sdk_client.py -> official_sdk_agent.py
   (``agent-client-protocol==0.12.1``, pydantic, asyncio);
 - ``floor``: runtime_floor_client.py -> runtime_floor_agent.py (a bare trio
-  loop, ``msgspec.json.decode``/``encode`` of dicts, no typing, no routing).
+  loop, ``msgspec.json.decode``/``encode`` of dicts, no typing, no routing);
+- ``lean``: runtime_lean_client.py -> runtime_lean_agent.py (the floor's
+  loop calling ``os.read`` / ``os.write`` directly, waiting in trio only
+  when a pipe would block: the least a trio program spends here).
+
+``--baseline PATH`` adds ``acp_trio@base``: the acp_trio client and agent of
+another checkout (``PATH/bench``, importing ``PATH``'s runtime), interleaved
+with this tree's, to compare two versions of the runtime in one run
+(``git worktree add /tmp/base main``; use ``--repeat 7`` or more).
 
 This harness only starts each client as a subprocess (so the client's RSS is
 its own); the client spawns its agent, times the N prompts (setup excluded),
@@ -36,10 +44,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 CHUNKS = 5
 
 IMPLS: dict[str, str] = {
-    "acp_trio": "runtime_acp_client.py",
-    "official_sdk": "official_sdk_client.py",
-    "floor": "runtime_floor_client.py",
+    "acp_trio": os.path.join(HERE, "runtime_acp_client.py"),
+    "official_sdk": os.path.join(HERE, "official_sdk_client.py"),
+    "floor": os.path.join(HERE, "runtime_floor_client.py"),
+    "lean": os.path.join(HERE, "runtime_lean_client.py"),
 }
+BASE = "acp_trio@base"
 
 # Targets from issue 3.
 SDK_SPEEDUP_TARGET = 5.0  # acp_trio prompts/s >= 5x the SDK's
@@ -98,7 +108,7 @@ def baseline_rss_mb(code: str) -> float:
 
 def run_client(impl: str, n: int, timeout: float) -> dict[str, Any]:
     """One client process (it spawns its agent); its JSON report, checked."""
-    cmd = [sys.executable, os.path.join(HERE, IMPLS[impl]), str(n)]
+    cmd = [sys.executable, IMPLS[impl], str(n)]
     proc = subprocess.run(
         cmd, stdout=subprocess.PIPE, text=True, timeout=timeout, check=False
     )
@@ -125,7 +135,12 @@ def run_client(impl: str, n: int, timeout: float) -> dict[str, Any]:
 def summarize(runs: list[dict[str, Any]]) -> dict[str, float]:
     best = min(r["prompt_seconds"] for r in runs)
     n = runs[0]["prompts"]
+    walls = sorted(r["prompt_seconds"] for r in runs)
+    cpus = sorted(r["client_cpu_seconds"] + r["agent_cpu_seconds"] for r in runs)
     return {
+        "median_us": walls[len(walls) // 2] / n * 1e6,
+        "cpu_us": cpus[0] / n * 1e6,
+        "median_cpu_us": cpus[len(cpus) // 2] / n * 1e6,
         "prompts_s": n / best,
         "notifications_s": CHUNKS * n / best,
         "us_per_prompt": best / n * 1e6,
@@ -149,9 +164,24 @@ def main() -> int:
     parser.add_argument(
         "--only", action="append", choices=sorted(IMPLS), help="run only these"
     )
+    parser.add_argument(
+        "--baseline",
+        metavar="PATH",
+        help="also run the acp_trio client of the checkout at PATH (acp_trio@base)",
+    )
     args = parser.parse_args()
     n = args.prompts or (300 if args.quick else 2000)
     impls = [i for i in IMPLS if not args.only or i in args.only]
+    if args.baseline:
+        client = os.path.join(
+            os.path.abspath(args.baseline),
+            "bench",
+            IMPLS["acp_trio"].rsplit(os.sep, 1)[1],
+        )
+        if not os.path.exists(client):
+            parser.error(f"no {client}")
+        IMPLS[BASE] = client
+        impls.insert(impls.index("acp_trio") + 1 if "acp_trio" in impls else 0, BASE)
     timeout = 60 + n * 0.02
 
     compile_bytecode()
@@ -180,23 +210,50 @@ def main() -> int:
     print()
     header = (
         f"{'implementation':14s} {'prompts/s':>10s} {'notifs/s':>10s} "
-        f"{'us/prompt':>10s} {'client CPU':>11s} {'agent CPU':>10s} "
-        f"{'client MB':>10s} {'agent MB':>9s} {'spread':>7s}"
+        f"{'us/prompt':>10s} {'median':>8s} {'client CPU':>11s} {'agent CPU':>10s} "
+        f"{'CPU/prompt':>11s} {'client MB':>10s} {'agent MB':>9s} {'spread':>7s}"
     )
     print(header)
     print("-" * len(header))
     for impl, s in stats.items():
         print(
             f"{impl:14s} {s['prompts_s']:10.0f} {s['notifications_s']:10.0f} "
-            f"{s['us_per_prompt']:10.1f} {s['client_cpu_us']:9.1f}us "
-            f"{s['agent_cpu_us']:8.1f}us {s['client_mb']:10.1f} {s['agent_mb']:9.1f} "
+            f"{s['us_per_prompt']:10.1f} {s['median_us']:8.1f} "
+            f"{s['client_cpu_us']:9.1f}us {s['agent_cpu_us']:8.1f}us "
+            f"{s['cpu_us']:9.1f}us {s['client_mb']:10.1f} {s['agent_mb']:9.1f} "
             f"{s['spread']:6.2f}x"
         )
     print(
         f"(all {CHUNKS * n} updates of every run received in order; throughput and "
-        "CPU per prompt turn over the N prompts only, setup excluded; peak RSS = "
-        "VmHWM of the whole process; spread = slowest/fastest run)"
+        "CPU per prompt turn over the N prompts only, setup excluded; us/prompt "
+        "best run, median the median run; CPU/prompt = client + agent, best run; "
+        "peak RSS = VmHWM of the whole process; spread = slowest/fastest run)"
     )
+    cpu_rows = [i for i in ("acp_trio", BASE, "floor", "lean") if i in stats]
+    if len(cpu_rows) > 1:
+        print()
+        print("CPU per prompt turn, client + agent (best / median run):")
+        ref = stats[cpu_rows[-1]]["cpu_us"]
+        for impl in cpu_rows:
+            s = stats[impl]
+            print(
+                f"  {impl:14s} {s['cpu_us']:7.1f} / {s['median_cpu_us']:7.1f} us"
+                f"  ({s['cpu_us'] / ref:.2f}x {cpu_rows[-1]})"
+            )
+    if BASE in stats and "acp_trio" in stats:
+        ours, base = stats["acp_trio"], stats[BASE]
+        print()
+        print(
+            f"acp_trio vs acp_trio@base ({args.baseline}): wall best "
+            f"{ours['us_per_prompt']:.1f} vs {base['us_per_prompt']:.1f} us "
+            f"({ours['us_per_prompt'] / base['us_per_prompt']:.3f}x), median "
+            f"{ours['median_us']:.1f} vs {base['median_us']:.1f} us "
+            f"({ours['median_us'] / base['median_us']:.3f}x); CPU best "
+            f"{ours['cpu_us']:.1f} vs {base['cpu_us']:.1f} us "
+            f"({ours['cpu_us'] / base['cpu_us']:.3f}x), median "
+            f"{ours['median_cpu_us']:.1f} vs {base['median_cpu_us']:.1f} us "
+            f"({ours['median_cpu_us'] / base['median_cpu_us']:.3f}x)"
+        )
 
     ours = stats.get("acp_trio")
     sdk = stats.get("official_sdk")
