@@ -15,6 +15,12 @@ SPEC = ROOT / "spec"
 GENERATED = ROOT / "generated" / "acp_schema"
 CODEGEN_ENV = {"PYTHONPATH": str(ROOT / "codegen")}
 CODEGEN_DEPS = ["jinja2>=3.1", "msgspec>=0.19"]
+#: Examples checked by mypy --strict and pyright's strict mode.
+TYPED_EXAMPLES = [
+    "examples/simple_agent.py",
+    "examples/simple_client.py",
+    "examples/client.py",
+]
 
 
 def _generate(session: nox.Session, out: Path) -> None:
@@ -84,12 +90,11 @@ def typecheck(session: nox.Session) -> None:
     session.run(
         "mypy",
         "--strict",
-        "examples/simple_agent.py",
-        "examples/simple_client.py",
+        *TYPED_EXAMPLES,
         env={"MYPYPATH": "generated:runtime"},
     )
     session.install("pyright")
-    session.run("pyright", "examples/simple_agent.py", "examples/simple_client.py")
+    session.run("pyright", *TYPED_EXAMPLES)
     session.run("mypy", "--strict", "codegen/acp_codegen", env=CODEGEN_ENV)
 
 

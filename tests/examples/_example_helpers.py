@@ -17,6 +17,9 @@ ECHO_AGENT = str(ROOT / "examples" / "echo_agent.py")
 HOSTILE_AGENT = str(Path(__file__).with_name("hostile_agent.py"))
 SIMPLE_AGENT = str(ROOT / "examples" / "simple_agent.py")
 SIMPLE_CLIENT = str(ROOT / "examples" / "simple_client.py")
+SDK_TOOL_AGENT = str(Path(__file__).with_name("sdk_tool_agent.py"))
+REPEAT_AGENT = str(Path(__file__).with_name("repeat_agent.py"))
+OFFICIAL_AGENT = str(ROOT / "tests" / "interop" / "official_agent.py")
 PYTHON = sys.executable
 TIMEOUT = 30
 
@@ -40,9 +43,13 @@ def agent_command(*args: str) -> list[str]:
 
 
 async def run_client(
-    *options: str, agent: list[str] | None = None, cwd: Path | None = None
+    *options: str,
+    agent: list[str] | None = None,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
 ) -> tuple[int, str, str]:
-    """``client.py OPTIONS -- AGENT`` to completion: (status, stdout, stderr)."""
+    """``client.py OPTIONS -- AGENT`` to completion: (status, stdout, stderr);
+    ``env`` is added to the environment."""
     command = [PYTHON, CLIENT, *options, "--", *(agent or agent_command())]
     with trio.fail_after(TIMEOUT):
         done = await trio.run_process(
@@ -51,7 +58,7 @@ async def run_client(
             capture_stdout=True,
             capture_stderr=True,
             check=False,
-            env=child_env(),
+            env=child_env() | (env or {}),
             cwd=cwd,
             start_new_session=True,  # no controlling terminal: /dev/tty cannot open
         )

@@ -11,6 +11,7 @@ import sys
 import pytest
 import trio
 from _example_helpers import (
+    CLIENT,
     PYTHON,
     ROOT,
     SIMPLE_AGENT,
@@ -105,10 +106,11 @@ async def test_ctrl_c_in_the_simple_client_cancels_the_turn(agent: list[str]) ->
     assert b"eight" not in out
 
 
-EXAMPLES = [SIMPLE_AGENT, SIMPLE_CLIENT]
+# Typed programs: the small examples and the reference client.
+EXAMPLES = [SIMPLE_AGENT, SIMPLE_CLIENT, CLIENT]
 
 
-def test_the_simple_examples_pass_mypy_strict() -> None:
+def test_the_examples_pass_mypy_strict() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "mypy", "--strict", *EXAMPLES],
         capture_output=True,
@@ -120,7 +122,7 @@ def test_the_simple_examples_pass_mypy_strict() -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-def test_the_simple_examples_pass_pyright_strict() -> None:
+def test_the_examples_pass_pyright_strict() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "pyright", *EXAMPLES],
         capture_output=True,
