@@ -61,7 +61,7 @@ import sys
 import uuid
 from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import IO, NoReturn, Protocol, TypeAlias, TypeVar
+from typing import IO, TYPE_CHECKING, NoReturn, Protocol, TypeAlias, TypeVar
 
 import acp_trio
 import msgspec
@@ -82,11 +82,11 @@ STDERR_LINES = 8
 STATUS_MARK = {"pending": " ", "in_progress": "~", "completed": "x"}
 ROLES = {"user": "you", "agent": "agent", "thought": "thought"}
 
-Notification: TypeAlias = v1.SessionNotification | v2.SessionNotification
-Block: TypeAlias = v1.ContentBlock | v2.ContentBlock
-ToolContent: TypeAlias = v1.ToolCallContent | v2.ToolCallContent
-Option: TypeAlias = v1.PermissionOption | v2.PermissionOption
-Init: TypeAlias = v1.InitializeResponse | v2.InitializeResponse
+if TYPE_CHECKING:  # types of the schema as generated now (v2 is a draft:
+    # the code below reads what a later draft moves, so a bump leaves it running)
+    Notification: TypeAlias = v1.SessionNotification | v2.SessionNotification
+    Option: TypeAlias = v1.PermissionOption | v2.PermissionOption
+    Init: TypeAlias = v1.InitializeResponse | v2.InitializeResponse
 T = TypeVar("T")
 
 
@@ -121,7 +121,16 @@ def visible(text: str) -> str:
     return UNSAFE.sub(lambda m: ascii(m.group())[1:-1], text)
 
 
-def text_of(block: Block | ToolContent) -> str:
+def tag_of(value: object) -> str:
+    """The wire tag of a union variant (``sessionUpdate``, ``type``...)."""
+    tag: object = getattr(value, "tag", None)  # a variant kept raw
+    if not isinstance(tag, str):
+        config: object = getattr(type(value), "__struct_config__", None)
+        tag = getattr(config, "tag", None)
+    return tag if isinstance(tag, str) else type(value).__name__
+
+
+def text_of(block: object) -> str:
     """A content block or tool call content as display text."""
     if isinstance(block, v1.TextContent | v2.TextContent):
         return block.text
@@ -139,7 +148,7 @@ def text_of(block: Block | ToolContent) -> str:
         return "[image]"
     if isinstance(block, v1.AudioContent | v2.AudioContent):
         return "[audio]"
-    return f"[{block.tag}]"  # a variant this version does not define
+    return f"[{tag_of(block)}]"  # a variant this client does not show
 
 
 def present(value: object) -> bool:
@@ -204,52 +213,42 @@ class Screen:
             self.held = 0
 
     def update(self, params: Notification) -> None:
-        update = params.update
+        update: object = params.update
         touched = self.transcript.apply(params)
+        kind = tag_of(update)  # by wire tag: class names differ between drafts
         if isinstance(touched, acp_trio.TranscriptMessage):
             self.message(touched, update)
         elif isinstance(touched, acp_trio.ToolCallState):
             self.tool(touched)
-        elif isinstance(update, v1.Plan | v2.PlanUpdate):
+        elif kind in ("plan", "plan_update", "plan_removed"):
             self.plan([(e.content, e.status) for e in self.transcript.plan])
-        elif isinstance(update, v1.UsageUpdate | v2.UsageUpdate):
-            share = f" ({100 * update.used / update.size:.1f}%)" if update.size else ""
+        elif kind == "usage_update" and self.transcript.usage is not None:
+            usage = self.transcript.usage
+            share = f" ({100 * usage.used / usage.size:.1f}%)" if usage.size else ""
             cost = ""
-            if update.cost is not None and not isinstance(update.cost, UnsetType):
-                cost = f", cost {update.cost.amount:.6f} {update.cost.currency}"
-            self.line(f"usage: {update.used}/{update.size} tokens{share}{cost}")
-        elif isinstance(
-            update, v1.AvailableCommandsUpdate | v2.AvailableCommandsUpdate
-        ):
+            if usage.cost is not None and not isinstance(usage.cost, UnsetType):
+                cost = f", cost {usage.cost.amount:.6f} {usage.cost.currency}"
+            self.line(f"usage: {usage.used}/{usage.size} tokens{share}{cost}")
+        elif kind == "available_commands_update":
             names = ", ".join("/" + c.name for c in self.transcript.available_commands)
             self.line(f"commands: {names}")
-        elif isinstance(update, v1.CurrentModeUpdate):
+        elif kind == "current_mode_update":
             self.line(f"mode: {self.transcript.current_mode_id}")
-        elif isinstance(update, v1.SessionInfoUpdate | v2.SessionInfoUpdate):
+        elif kind == "session_info_update":
             if self.transcript.session_info.title is not None:
                 self.line(f"title: {self.transcript.session_info.title}")
-        elif isinstance(update, v1.ConfigOptionUpdate | v2.ConfigOptionUpdate):
-            pass  # nothing to show
-        else:
-            self.line(f"({type(update).__name__} update)")
+        elif kind != "config_option_update":  # (config options: nothing to show)
+            self.line(f"({kind} update)")
 
     def message(
         self,
         message: acp_trio.TranscriptMessage,
-        update: v1.SessionUpdate | v2.SessionUpdate,
+        update: object,
     ) -> None:
         role = ROLES[message.role]
         indent = "\n" + " " * (len(role) + 2)
-        content = getattr(update, "content", None)
-        chunk = isinstance(
-            update,
-            v1.UserMessageChunk
-            | v1.AgentMessageChunk
-            | v1.AgentThoughtChunk
-            | v2.UserMessageChunk
-            | v2.AgentMessageChunk
-            | v2.AgentThoughtChunk,
-        )
+        content: object = getattr(update, "content", None)
+        chunk = tag_of(update).endswith("_chunk")
         if message.role == "user" and self.is_echo(message, update, chunk):
             return
         if chunk and content is not None:  # continues the message being streamed
@@ -269,14 +268,14 @@ class Screen:
     def is_echo(
         self,
         message: acp_trio.TranscriptMessage,
-        update: v1.SessionUpdate | v2.SessionUpdate,
+        update: object,
         chunk: bool,
     ) -> bool:
         """Whether a user message update repeats the prompt this client
         printed: some agents echo the prompt back during the turn."""
         if self.echo is None:
             return False
-        content = getattr(update, "content", None)
+        content: object = getattr(update, "content", None)
         if chunk and content is not None:
             seen = self.echoed + text_of(content)
         else:
@@ -749,8 +748,15 @@ class ClientV2(v2.Client):
     async def session_request_permission(
         self, params: v2.RequestPermissionRequest
     ) -> v2.RequestPermissionResponse:
+        # 2.0.0-alpha.3 moves the tool call under ``subject`` and adds a title
+        call: object = getattr(params, "tool_call", None) or getattr(
+            getattr(params, "subject", None), "tool_call", None
+        )
+        tool_call_id: object = getattr(call, "tool_call_id", None)
+        given: object = getattr(params, "title", None) or getattr(call, "title", None)
         title = self.app.tool_title(
-            params.tool_call.tool_call_id, params.tool_call.title
+            tool_call_id if isinstance(tool_call_id, str) else "?",
+            given if isinstance(given, str) else None,
         )
         option = await self.app.asker.choose(title, params.options)
         if option is None:
@@ -886,6 +892,8 @@ class AgentV2:
         return new.session_id
 
     async def load_session(self, session_id: str, setup: Setup) -> None:
+        if not hasattr(v2, "LoadSessionRequest"):  # gone in 2.0.0-alpha.3
+            raise Failure("--load: this draft of protocol v2 has no session/load")
         await self.agent.session_load(
             v2.LoadSessionRequest(
                 session_id=session_id,
@@ -896,16 +904,22 @@ class AgentV2:
         )
 
     async def authenticate(self, method_id: str) -> None:
+        if not hasattr(v2, "AuthenticateRequest"):  # auth/login in 2.0.0-alpha.3
+            raise Failure("--auth: this draft of protocol v2 has no authenticate")
         await self.agent.authenticate(v2.AuthenticateRequest(method_id=method_id))
 
     async def prompt(self, session_id: str, text: str) -> str:
         result = await self.agent.session_prompt(
             v2.PromptRequest(session_id=session_id, prompt=[v2.TextContent(text=text)])
         )
-        return result.stop_reason
+        # 2.0.0-alpha.3 reports the stop reason in a state update instead
+        stop_reason: object = getattr(result, "stop_reason", None)
+        return stop_reason if isinstance(stop_reason, str) else "(not in the answer)"
 
     async def cancel(self, session_id: str) -> None:
-        await self.agent.session_cancel(v2.CancelNotification(session_id=session_id))
+        # by the method table: 2.0.0-alpha.3 renames CancelNotification
+        cancel = v2.AGENT_METHODS["session/cancel"].params
+        await self.agent.session_cancel(cancel(session_id=session_id))
 
 
 # -- authentication ------------------------------------------------------------------
@@ -1063,21 +1077,20 @@ class App:
     async def initialize(self, conn: acp_trio.ClientSideConnection[object]) -> Init:
         with self.request("initialize"):
             if max(self.offer()) == 2:
-                return await conn.agent_v2.initialize(
-                    v2.InitializeRequest(
-                        protocol_version=2,
-                        capabilities=v2.ClientCapabilities(
-                            auth=v2.AuthCapabilities(
-                                terminal=v2.TerminalAuthCapabilities()
-                                if sys.stdin.isatty()
-                                else msgspec.UNSET
-                            )
-                        ),
-                        client_info=v2.Implementation(
-                            name=CLIENT_NAME, version=CLIENT_VERSION
-                        ),
-                    )
+                # As JSON, converted: a later draft renames clientInfo to info
+                # (convert keeps the spelling the version declares).
+                info = {"name": CLIENT_NAME, "version": CLIENT_VERSION}
+                auth: dict[str, object] = {"terminal": {}} if sys.stdin.isatty() else {}
+                request = v2.convert(
+                    {
+                        "protocolVersion": 2,
+                        "capabilities": {"auth": auth},
+                        "clientInfo": info,
+                        "info": info,
+                    },
+                    v2.InitializeRequest,
                 )
+                return await conn.agent_v2.initialize(request)
             return await conn.agent_v1.initialize(
                 v1.InitializeRequest(
                     protocol_version=1,
@@ -1101,7 +1114,7 @@ class App:
             if conn.protocol_version == 2
             else AgentV1(conn.agent_v1)
         )
-        info = init.agent_info
+        info: object = getattr(init, "agent_info", None) or getattr(init, "info", None)
         name = "(unnamed)"
         if isinstance(info, v1.Implementation | v2.Implementation):
             name = f"{info.name} {info.version}"
