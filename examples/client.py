@@ -1075,13 +1075,33 @@ class App:
         raise AssertionError("unreachable")
 
     async def initialize(self, conn: acp_trio.ClientSideConnection[object]) -> Init:
-        with self.request("initialize"):
-            if max(self.offer()) == 2:
-                # As JSON, converted: a later draft renames clientInfo to info
-                # (convert keeps the spelling the version declares).
-                info = {"name": CLIENT_NAME, "version": CLIENT_VERSION}
-                auth: dict[str, object] = {"terminal": {}} if sys.stdin.isatty() else {}
-                request = v2.convert(
+        """One ``initialize`` carrying each offered version's fields, so a v1
+        agent reads the fs and terminal support a {1, 2} offer advertises."""
+        tty = sys.stdin.isatty()  # a terminal login needs one
+        requests: list[v1.InitializeRequest | v2.InitializeRequest] = []
+        if 1 in self.offer():
+            requests.append(
+                v1.InitializeRequest(
+                    protocol_version=1,
+                    client_capabilities=v1.ClientCapabilities(
+                        fs=v1.FileSystemCapabilities(
+                            read_text_file=True, write_text_file=True
+                        ),
+                        terminal=True,
+                        auth=v1.AuthCapabilities(terminal=tty),
+                    ),
+                    client_info=v1.Implementation(
+                        name=CLIENT_NAME, version=CLIENT_VERSION
+                    ),
+                )
+            )
+        if 2 in self.offer():
+            # As JSON, converted: a later draft renames clientInfo to info
+            # (convert keeps the spelling the version declares).
+            info = {"name": CLIENT_NAME, "version": CLIENT_VERSION}
+            auth: dict[str, object] = {"terminal": {}} if tty else {}
+            requests.append(
+                v2.convert(
                     {
                         "protocolVersion": 2,
                         "capabilities": {"auth": auth},
@@ -1090,22 +1110,10 @@ class App:
                     },
                     v2.InitializeRequest,
                 )
-                return await conn.agent_v2.initialize(request)
-            return await conn.agent_v1.initialize(
-                v1.InitializeRequest(
-                    protocol_version=1,
-                    client_capabilities=v1.ClientCapabilities(
-                        fs=v1.FileSystemCapabilities(
-                            read_text_file=True, write_text_file=True
-                        ),
-                        terminal=True,
-                        auth=v1.AuthCapabilities(terminal=sys.stdin.isatty()),
-                    ),
-                    client_info=v1.Implementation(
-                        name=CLIENT_NAME, version=CLIENT_VERSION
-                    ),
-                )
             )
+        with self.request("initialize"):
+            response: Init = await conn.initialize(*requests)
+        return response
 
     async def session(self, conn: acp_trio.ClientSideConnection[object]) -> int:
         init = await self.initialize(conn)

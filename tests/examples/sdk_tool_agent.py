@@ -144,7 +144,13 @@ class ToolAgent:
             terminal = await conn.create_terminal(
                 session_id=session_id, command=words[1], args=words[2:]
             )
-            return f"started {terminal.terminal_id}"
+            tid = terminal.terminal_id
+            for _ in range(500):  # until it printed something
+                out = await conn.terminal_output(session_id=session_id, terminal_id=tid)
+                if out.output:
+                    break
+                await asyncio.sleep(0.02)
+            return f"started {tid}: {out.output.strip()}"
         if words[0] == "kill":
             terminal = await conn.create_terminal(
                 session_id=session_id, command=words[1], args=words[2:]

@@ -477,10 +477,10 @@ async def test_a_terminal_left_running_is_killed_with_its_group_when_the_client_
     tmp_path: Path,
 ) -> None:
     pids = tmp_path / "pids"
-    script = f"sleep 60 & echo $$ $! > {pids}; wait"
+    script = f"sleep 60 & echo $$ $! > {pids}; echo ready; wait"
     status, out, err = await tool_turn(f"start sh -c '{script}'", tmp_path, "--yes")
     assert status == 0, err
-    assert reply(out).startswith("started term_")
+    assert reply(out).startswith("started term_") and reply(out).endswith(": ready")
     shell, child = (int(p) for p in pids.read_text().split())
     assert not alive(shell) and not alive(child)
 
