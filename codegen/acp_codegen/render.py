@@ -348,7 +348,10 @@ def _union_views(
             static = [f"{union.name}: TypeAlias = {' | '.join(members)}"]
             runtime = None
         else:
-            static = _wrap(f"{union.name}: TypeAlias = Union[", static_members)
+            if len(static_members) == 1:  # Union[X] is no union: X itself
+                static = [f"{union.name}: TypeAlias = {static_members[0]}"]
+            else:
+                static = _wrap(f"{union.name}: TypeAlias = Union[", static_members)
             if union.strategy in ("tagged", "single"):
                 runtime = None
             elif union.strategy == "open":
@@ -555,6 +558,9 @@ def _views(module: ir.Module) -> dict[str, object]:
         "public_names": public_names(module),
         "module": module,
         "definitions": _definitions(module, structs, others),
+        "uses_builtins": any(
+            "builtins." in f.annotation for s in structs for f in s.fields
+        ),
         "struct_doc": _struct_doc(_common_meta_doc(module)),
         "rules": rules,
         "tables": tables,

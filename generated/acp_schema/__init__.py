@@ -13,4 +13,8 @@ folder can be vendored as it is.
 <class 'acp_schema.v1.NewSessionRequest'>
 """
 
-__all__ = ["v1", "v1_unstable", "v2", "v2_unstable"]
+__all__ = ["PROTOCOL_MODULES"]
+
+PROTOCOL_MODULES = ("v1", "v1_unstable", "v2", "v2_unstable")
+"""The protocol modules of this package, each imported when first named
+(``from acp_schema import v1``): importing the package imports none."""

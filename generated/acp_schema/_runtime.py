@@ -22,7 +22,7 @@ from __future__ import annotations
 import types
 import typing
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar, TypeVar, overload
+from typing import Any, ClassVar, TypeGuard, TypeVar, overload
 
 import msgspec
 from msgspec import UNSET, UnsetType, ValidationError
@@ -82,7 +82,7 @@ class OtherVariant(dict[str, Any]):
         return value
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({dict.__repr__(self)})"
+        return f"{type(self).__name__}({super().__repr__()})"
 
 
 class OpenUnion:
@@ -178,6 +178,18 @@ class Method:
         return f"Method({self.name!r}, handler={self.handler!r})"
 
 
+def _is_list(value: Any) -> TypeGuard[list[Any]]:
+    return isinstance(value, list)
+
+
+def _is_dict(value: Any) -> TypeGuard[dict[str, Any]]:
+    return isinstance(value, dict)
+
+
+def _is_other_class(candidate: Any) -> TypeGuard[type[OtherVariant]]:
+    return isinstance(candidate, type) and issubclass(candidate, OtherVariant)
+
+
 def _json_type(value: Any) -> str:
     if value is None:
         return "null"
@@ -255,13 +267,14 @@ class Codec:
             return self._lenient(msgspec.json.decode(data), type, "$")
 
     def _decoder_for(self, type: Any) -> Callable[[Any], Any]:
-        decode = msgspec.json.Decoder(type).decode
+        strict: Callable[[Any], Any] = msgspec.json.Decoder(type).decode
+        decode = strict
         if _is_shape(type):
-            strict = decode
 
-            def decode(data: Any) -> Any:
+            def shaped(data: Any) -> Any:
                 return self._lenient(strict(data), type, "$")
 
+            decode = shaped
         self._decoders[type] = decode
         return decode
 
@@ -317,7 +330,7 @@ class Codec:
         pick = _shape_pick(marker)
 
         def resolve_shape(value: Any, path: str) -> Any:
-            kind = type(value)
+            kind: Any = value.__class__
             if kind is dict:
                 picked = pick(value)
                 return shape(value, marker, path) if picked is _NO_PICK else picked
@@ -348,18 +361,19 @@ class Codec:
             pick = None if item_marker is None else _shape_pick(item_marker)
 
             def resolve_list(value: Any, path: str) -> Any:
-                if type(value) is not list:
+                if value.__class__ is not list:
                     return value
+                items: list[Any] = value
                 if pick is not None:  # a list of by-shape items: try the common case
-                    out = []
-                    for v in value:
-                        picked = pick(v) if type(v) is dict else _NO_PICK
+                    out: list[Any] = []
+                    for v in items:
+                        picked = pick(v) if v.__class__ is dict else _NO_PICK
                         if picked is _NO_PICK:
                             break
                         out.append(picked)
                     else:
                         return out
-                return [resolve_item(v, f"{path}[{i}]") for i, v in enumerate(value)]
+                return [resolve_item(v, f"{path}[{i}]") for i, v in enumerate(items)]
 
             return resolve_list
         if origin is dict:
@@ -369,9 +383,10 @@ class Codec:
             resolve_value = item
 
             def resolve_dict(value: Any, path: str) -> Any:
-                if type(value) is not dict:
+                if value.__class__ is not dict:
                     return value
-                return {k: resolve_value(v, f"{path}.{k}") for k, v in value.items()}
+                items: dict[str, Any] = value
+                return {k: resolve_value(v, f"{path}.{k}") for k, v in items.items()}
 
             return resolve_dict
         if origin is typing.Union or origin is types.UnionType:
@@ -397,12 +412,12 @@ class Codec:
             return self._other(value, hint, path)
         origin = typing.get_origin(hint)
         if origin is list:
-            if not isinstance(value, list):
+            if not _is_list(value):
                 raise _error(f"Expected `array`, got `{_json_type(value)}`", path)
             (item,) = typing.get_args(hint)
             return [self._lenient(v, item, f"{path}[{i}]") for i, v in enumerate(value)]
         if origin is dict:
-            if not isinstance(value, dict):
+            if not _is_dict(value):
                 raise _error(f"Expected `object`, got `{_json_type(value)}`", path)
             _, item = typing.get_args(hint)
             return {k: self._lenient(v, item, f"{path}.{k}") for k, v in value.items()}
@@ -429,7 +444,7 @@ class Codec:
         candidates = [a for a in args if a is not type(None) and a is not UnsetType]
         if len(candidates) == 1:
             return self._lenient(value, candidates[0], path)
-        if isinstance(value, dict):
+        if _is_dict(value):
             for candidate in candidates:
                 config = getattr(candidate, "__struct_config__", None)
                 if config is not None and config.tag_field is not None:
@@ -444,7 +459,7 @@ class Codec:
         raise first_error or _error("No union member matches", path)
 
     def _struct(self, value: Any, cls: type[msgspec.Struct], path: str) -> Any:
-        if not isinstance(value, dict):
+        if not _is_dict(value):
             raise _error(f"Expected `object`, got `{_json_type(value)}`", path)
         config = cls.__struct_config__
         if config.tag_field is not None and value.get(config.tag_field) != config.tag:
@@ -482,12 +497,12 @@ class Codec:
 
     def _skip_invalid(self, value: Any, hint: Any, path: str) -> Any:
         """``x-deserialize-skip-invalid-items``: keep the array items that decode."""
-        if not isinstance(value, list):
+        if not _is_list(value):
             return self._lenient(value, hint, path)
         item = _list_item(hint)
         if item is None:
             return self._lenient(value, hint, path)
-        kept = []
+        kept: list[Any] = []
         for i, v in enumerate(value):
             try:
                 kept.append(self._lenient(v, item, f"{path}[{i}]"))
@@ -496,7 +511,7 @@ class Codec:
         return kept
 
     def _other(self, value: Any, cls: type[OtherVariant], path: str) -> OtherVariant:
-        if not isinstance(value, dict):
+        if not _is_dict(value):
             raise _error(f"Expected `object`, got `{_json_type(value)}`", path)
         tag = value.get(cls.tag_field)
         if not isinstance(tag, str):
@@ -510,7 +525,7 @@ class Codec:
         return cls(value)
 
     def _open(self, value: Any, known: Any, union: OpenUnion, path: str) -> Any:
-        if not isinstance(value, dict):
+        if not _is_dict(value):
             raise _error(f"Expected `object`, got `{_json_type(value)}`", path)
         tag = value.get(union.tag_field)
         if not isinstance(tag, str):
@@ -534,7 +549,7 @@ class Codec:
     def _shape(self, value: Any, union: ShapeUnion, path: str) -> Any:
         for candidate in union.candidates:
             try:
-                if isinstance(candidate, type) and issubclass(candidate, OtherVariant):
+                if _is_other_class(candidate):
                     return self._other(value, candidate, path)
                 if not _tag_matches(value, candidate):
                     continue  # msgspec would accept a lone tagged Struct untagged
@@ -624,7 +639,7 @@ def _tag_matches(value: Any, candidate: Any) -> bool:
     config = getattr(candidate, "__struct_config__", None)
     if config is None or config.tag_field is None:
         return True
-    return isinstance(value, dict) and value.get(config.tag_field) == config.tag
+    return _is_dict(value) and value.get(config.tag_field) == config.tag
 
 
 def _shape_marker(hint: Any) -> ShapeUnion | None:

@@ -21,7 +21,6 @@ stable ones).
 
 from __future__ import annotations
 
-import builtins
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol, TypeAlias, Union
 
 import msgspec
@@ -2808,7 +2807,7 @@ class UnstructuredCommandInput(_Struct, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-AvailableCommandInput: TypeAlias = Union[UnstructuredCommandInput]
+AvailableCommandInput: TypeAlias = UnstructuredCommandInput
 """The input specification for a command."""
 
 

@@ -24,7 +24,6 @@ the stable shape): `SetSessionConfigOptionRequest`.
 
 from __future__ import annotations
 
-import builtins
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol, TypeAlias, Union
 
 import msgspec

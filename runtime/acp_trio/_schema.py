@@ -69,7 +69,7 @@ _MODULE_NAME = re.compile(r"acp_schema\.v(\d+)(_unstable)?")
 #: every class, and its ``vN_unstable`` view), as the package lists them.
 SCHEMA_MODULES = frozenset(
     f"acp_schema.{name}"
-    for name in acp_schema.__all__
+    for name in acp_schema.PROTOCOL_MODULES
     if _MODULE_NAME.fullmatch(f"acp_schema.{name}")
 )
 
@@ -92,7 +92,8 @@ def schema_module_of(obj: object) -> types.ModuleType | None:
 
 
 def supported_versions() -> tuple[int, ...]:
-    """Protocol versions for which a generated module exists (``acp_schema.vN``)."""
+    """Protocol versions for which a generated module exists (``acp_schema.vN``,
+    as ``acp_schema.PROTOCOL_MODULES`` lists them)."""
     found = (_MODULE_NAME.fullmatch(name) for name in SCHEMA_MODULES)
     return tuple(sorted(int(m.group(1)) for m in found if m and not m.group(2)))
 
