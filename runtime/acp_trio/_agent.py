@@ -81,7 +81,8 @@ def normalize_offer(
     offer: Offer, *, unstable: bool = False
 ) -> dict[int, Callable[[Any], object]]:
     """``{version: factory}`` from a factory or mapping; checks the versions exist."""
-    offers = dict(offer) if isinstance(offer, Mapping) else {1: offer}
+    # a factory (a class or function) is callable, a {version: factory} map is not
+    offers = {1: offer} if callable(offer) else dict(offer)
     if not offers:
         raise ValueError("offer at least one protocol version")
     for version in offers:

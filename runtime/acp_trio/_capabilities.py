@@ -99,7 +99,7 @@ _TYPE_TAGS: dict[type, str] = {}
 
 
 def _tag(variant: Any) -> str | None:
-    cls = type(variant)
+    cls: Any = variant.__class__
     tag = _TYPE_TAGS.get(cls)
     if tag is not None:
         return tag

@@ -55,7 +55,7 @@ from ._connection import (
     Envelope,
     PeerProxy,
     Running,
-    _Pending,
+    _Pending,  # pyright: ignore[reportPrivateUsage]
     peek_protocol_version,
 )
 from ._errors import ProtocolVersionError, RequestError, not_initialized

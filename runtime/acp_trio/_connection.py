@@ -41,7 +41,7 @@ import contextvars
 import functools
 import logging
 import types
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Generator, Mapping
 from typing import Any, Final
 
 import msgspec
@@ -164,6 +164,11 @@ class Running:
         self.scope: trio.CancelScope | None = None
         self.cancel_reason: str | None = None
 
+    @property
+    def session_cancelled(self) -> bool:
+        """Cancelled by a session-level cancel (its handler may have returned)."""
+        return self.cancel_reason == "session"
+
     def cancel(self, reason: str) -> None:
         if self.cancel_reason is None:
             self.cancel_reason = reason
@@ -189,7 +194,7 @@ class _Worker:
 
 
 @types.coroutine
-def _resume(coro: Any, trap: Any) -> Any:
+def _resume(coro: Any, trap: Any) -> Generator[Any, Any, Any]:
     """Go on awaiting ``coro``, whose first step already ran and yielded ``trap``.
 
     Like ``await coro`` from its second step on: what trio sends or throws
@@ -291,11 +296,11 @@ class PeerProxy:
 
     def __init__(self, conn: Connection) -> None:
         self._conn = conn
-        conn._proxies.append(self)
+        conn._proxies.append(self)  # pyright: ignore[reportPrivateUsage]
 
     def __getattr__(self, name: str) -> Callable[[Any], Awaitable[Any]]:
         conn = self._conn
-        method = conn._by_handler.get(name)
+        method = conn._by_handler.get(name)  # pyright: ignore[reportPrivateUsage]
         if method is None:
             raise AttributeError(
                 f"the peer has no method {name!r} in protocol v{conn.schema.version}"
@@ -386,7 +391,7 @@ class Connection:
         # that a request's first step runs right there (see _run_inline).
         self._inline: tuple[trio.CancelScope, contextvars.Context] | None = None
         # A request whose first step (run inline) yielded to trio: (job, coro, trap).
-        self._suspended: tuple[Any, Any, Any] | None = None
+        self._suspended: tuple[_Job | None, Any, Any] | None = None
         self._nursery: trio.Nursery | None = None
         self._cancel_scope = trio.CancelScope()
         self._closed = False
@@ -409,7 +414,7 @@ class Connection:
         self._by_handler = {m.handler: m for m in schema.outgoing.values()}
         self._handlers = {}
         for proxy in self._proxies:
-            proxy._forget()
+            proxy._forget()  # pyright: ignore[reportPrivateUsage]
 
     def set_handler(self, obj: object | None) -> None:
         """Route incoming methods to ``obj``'s methods named by the table's handler names.
@@ -1014,7 +1019,9 @@ class Connection:
                             return  # woken at end of input
                         if await self._read(scope, baseline):
                             return  # end of input
-                        job, coro, trap = self._suspended  # type: ignore[misc]
+                        suspended = self._suspended
+                        assert suspended is not None  # _read returned False
+                        job, coro, trap = suspended
                         self._suspended = None
                         self._start_reader()
                         if job is None:  # _RETIRE
@@ -1061,7 +1068,7 @@ class Connection:
                 result = await handler(params)
                 answer = (  # returned normally after a session cancel?
                     self.cancelled_result(running, result)
-                    if running.cancel_reason == "session"
+                    if running.session_cancelled
                     else None
                 )
                 if answer is None:
@@ -1208,7 +1215,12 @@ class Connection:
         running.cancel("request")
 
     def _on_response(self, env: Envelope) -> None:
-        p = self._pending.pop(env.id, None)  # type: ignore[arg-type]
+        ident = env.id
+        p = (
+            None
+            if isinstance(ident, msgspec.UnsetType)
+            else self._pending.pop(ident, None)
+        )
         if p is None:  # a request cancelled here, or a peer's mistake
             log.info(
                 "dropping response to unknown request id %s",

@@ -24,7 +24,7 @@ import os
 import re
 import select
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 import trio
@@ -62,7 +62,7 @@ def _fd_stream(stream: object, part: str) -> Any:
     if _FdStream is None:  # pragma: no cover (Windows)
         return None
     if isinstance(stream, trio.StapledStream):
-        stream = getattr(stream, part)
+        stream = getattr(cast(Any, stream), part)
     return stream if type(stream) is _FdStream else None
 
 

@@ -41,7 +41,7 @@ import logging
 import sys
 import typing
 from collections.abc import Iterable, Mapping
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import msgspec
 
@@ -179,7 +179,7 @@ class ResultRule:
 
     def check(self, value: Any, method: str) -> Any:
         """The value to encode for ``value``; raises :class:`HandlerResultError`."""
-        cls = type(value)
+        cls: Any = value.__class__
         if cls is self.exact or self.untyped:
             return value
         if value is None:
@@ -269,7 +269,7 @@ def _public_functions(cls: type) -> Iterable[tuple[str, Any]]:
                 continue
             seen.add(name)
             if isinstance(value, (staticmethod, classmethod)):
-                value = value.__func__
+                value = cast(Any, value).__func__
             if inspect.isfunction(value):
                 yield name, value
 

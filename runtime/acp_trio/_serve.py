@@ -15,7 +15,7 @@ closed too.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -79,7 +79,7 @@ async def connect_to_agent(
     limits: Limits | None = None,
     max_message_size: int | None = None,
     unstable: bool = False,
-) -> AsyncIterator[ClientSideConnection[AgentT]]:
+) -> AsyncGenerator[ClientSideConnection[AgentT], None]:
     """A :class:`ClientSideConnection` over ``stream``, served while the block runs.
 
     Typed by the client class: ``client=MyClient`` whose ``__init__`` takes a
@@ -108,7 +108,7 @@ async def connect_to_client(
     limits: Limits | None = None,
     max_message_size: int | None = None,
     unstable: bool = False,
-) -> AsyncIterator[AgentSideConnection[ClientT]]:
+) -> AsyncGenerator[AgentSideConnection[ClientT], None]:
     """An :class:`AgentSideConnection` over ``stream``, served while the block runs.
 
     Like :func:`serve_agent` (``limits`` too), but the block decides when to stop.
@@ -125,7 +125,9 @@ async def connect_to_client(
 
 
 @asynccontextmanager
-async def _served(conn: Connection, stream: trio.abc.Stream) -> AsyncIterator[None]:
+async def _served(
+    conn: Connection, stream: trio.abc.Stream
+) -> AsyncGenerator[None, None]:
     """Run ``conn`` in a nursery while the block runs; then close it and ``stream``."""
     async with trio.open_nursery() as nursery:
         await nursery.start(conn.run)

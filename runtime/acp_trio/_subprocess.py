@@ -27,7 +27,7 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, Final
 
@@ -59,7 +59,7 @@ async def spawn_agent(
     max_message_size: int | None = None,
     start_new_session: bool = False,
     unstable: bool = False,
-) -> AsyncIterator[ClientSideConnection[AgentT]]:
+) -> AsyncGenerator[ClientSideConnection[AgentT], None]:
     """Start the agent ``command`` and connect to it over its stdin/stdout.
 
     Typed like :func:`~acp_trio.connect_to_agent`: by the client class.

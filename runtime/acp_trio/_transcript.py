@@ -57,7 +57,7 @@ from __future__ import annotations
 
 import types
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
 
 import msgspec
 from msgspec import UnsetType
@@ -160,7 +160,7 @@ def _join(parts: list[str]) -> str:
 
 def _flush(message: TranscriptMessage) -> None:
     """Join the pending text pieces into the message's last block (once)."""
-    parts: list[str] | None = message.__dict__.pop(_PENDING, None)
+    parts: list[str] | None = vars(message).pop(_PENDING, None)
     if parts:
         content = _stored(message)
         last: Any = content[-1]
@@ -173,7 +173,7 @@ def _get_content(message: TranscriptMessage) -> list[ContentBlock]:
 
 
 def _set_content(message: TranscriptMessage, value: list[ContentBlock]) -> None:
-    message.__dict__.pop(_PENDING, None)
+    vars(message).pop(_PENDING, None)
     _CONTENT.__set__(message, value)
 
 
@@ -360,7 +360,7 @@ class SessionTranscript:
 
         Call it right after sending ``session/cancel``. Returns the ids marked.
         """
-        marked = []
+        marked: list[str] = []
         for state in self._tool_calls.values():
             if state.status not in _TERMINAL_STATUSES and state.status != "cancelled":
                 state.status = "cancelled"
@@ -492,10 +492,12 @@ class SessionTranscript:
         content = _stored(message)
         if self._coalesce and content and _joinable(content[-1], block):
             # joined when the content is next read (see TranscriptMessage)
-            text: str = block.text  # type: ignore[union-attr]
-            pending = message.__dict__.get(_PENDING)
+            text: str = cast(Any, block).text  # a text block (_joinable)
+            attrs = vars(message)
+            pending: list[str] | None = attrs.get(_PENDING)
             if pending is None:
-                pending = message.__dict__[_PENDING] = []
+                pending = []
+                attrs[_PENDING] = pending
                 self._open.append(message)
             pending.append(text)
             return

@@ -22,7 +22,7 @@ from __future__ import annotations
 import types
 import typing
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeGuard
 
 import msgspec
 
@@ -60,7 +60,7 @@ def _collect(hint: Any, found: list[Any]) -> None:
                 _collect(candidate, found)
             other = getattr(marker, "other", None)  # OpenUnion
             raw = getattr(marker, "raw", None)
-            if isinstance(raw, dict):
+            if _is_dict(raw):
                 found.extend(raw.values())
             if isinstance(other, type):
                 found.append(other)
@@ -82,6 +82,14 @@ def _collect(hint: Any, found: list[Any]) -> None:
         found.append(hint)
 
 
+def _is_dict(value: Any) -> TypeGuard[dict[Any, Any]]:
+    return isinstance(value, dict)
+
+
+def _is_struct_class(cls: Any) -> TypeGuard[type[msgspec.Struct]]:
+    return isinstance(cls, type) and issubclass(cls, msgspec.Struct)
+
+
 def variant_tag(obj: object) -> str | None:
     """The tag of a generated union variant: its Struct tag, or the tag of a
     variant kept raw (``OtherVariant``); None for anything else."""
@@ -90,8 +98,8 @@ def variant_tag(obj: object) -> str | None:
         tag = config.tag
         return tag if isinstance(tag, str) else None
     tag_field = getattr(type(obj), "tag_field", None)
-    if isinstance(tag_field, str) and isinstance(obj, dict):
-        value = obj.get(tag_field)
+    if isinstance(tag_field, str) and _is_dict(obj):
+        value: Any = obj.get(tag_field)
         return value if isinstance(value, str) else None
     return None
 
@@ -170,7 +178,7 @@ class Vocabulary:
         """The type of ``cls``'s field named ``wire`` on the wire."""
 
         def find() -> Any:
-            if isinstance(cls, type) and issubclass(cls, msgspec.Struct):
+            if _is_struct_class(cls):
                 for info in msgspec.structs.fields(cls):
                     if info.encode_name == wire:
                         return info.type
