@@ -30,7 +30,9 @@ and a client driving it::
 """
 
 try:
-    import trio as _trio  # noqa: F401  (the adapter's one dependency beyond msgspec)
+    import trio as _trio  # the adapter's one dependency beyond msgspec
+
+    del _trio
 except ModuleNotFoundError as exc:  # tests/packaging
     raise ModuleNotFoundError(
         "acp_trio needs trio: pip install 'acp-msgspec[trio]'", name=exc.name
