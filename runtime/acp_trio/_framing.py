@@ -263,7 +263,7 @@ def input_fd(stream: object) -> int | None:
     if fds is not None:
         return int(fds.fileno())
     if isinstance(stream, trio.StapledStream):
-        stream = stream.receive_stream
+        stream = cast(Any, stream).receive_stream
     if isinstance(stream, trio.SocketStream):
         return int(stream.socket.fileno())
     return None

@@ -13,7 +13,7 @@ fixed frame, so a message is encoded exactly once::
 from __future__ import annotations
 
 import functools
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import msgspec
 
@@ -249,12 +249,14 @@ def clip_data(data: Any, limit: int, depth: int = 0) -> Any:
     if isinstance(data, dict):
         if depth >= 3:
             return {}
-        items = list(data.items())[:limit]
+        mapping: dict[Any, Any] = cast(Any, data)
+        items = list(mapping.items())[:limit]
         return {clip(str(k), limit): clip_data(v, limit, depth + 1) for k, v in items}
     if isinstance(data, (list, tuple)):
         if depth >= 3:
             return []
-        return [clip_data(v, limit, depth + 1) for v in data[:limit]]
+        values: list[Any] | tuple[Any, ...] = cast(Any, data)
+        return [clip_data(v, limit, depth + 1) for v in values[:limit]]
     return data
 
 

@@ -49,13 +49,17 @@ IO_POLL_INTERVAL: Final = 0.0002
 _INF: Final = math.inf
 _perf_counter = time.perf_counter
 
-_RUN_CONTEXT: Any
-try:  # trio's private run state, read-only
-    from trio._core import _run
 
-    _RUN_CONTEXT = _run.GLOBAL_RUN_CONTEXT
-except (ImportError, AttributeError):  # pragma: no cover (another trio: real passes)
-    _RUN_CONTEXT = None
+def _run_context() -> Any:
+    """trio's private run state (read-only), or None on a trio without it."""
+    try:
+        from trio._core import _run  # pyright: ignore[reportPrivateUsage]
+    except ImportError:  # pragma: no cover (another trio: real passes)
+        return None
+    return getattr(_run, "GLOBAL_RUN_CONTEXT", None)
+
+
+_RUN_CONTEXT: Any = _run_context()
 
 
 class _BatchWatch(trio.abc.Instrument):
