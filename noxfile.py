@@ -20,6 +20,7 @@ TYPED_EXAMPLES = [
     "examples/simple_agent.py",
     "examples/simple_client.py",
     "examples/client.py",
+    "examples/echo_agent.py",
 ]
 
 

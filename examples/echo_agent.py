@@ -22,6 +22,14 @@ With ``--unstable`` it speaks the schema's unstable surface (the same
 classes, the ``*_UNSTABLE`` method tables) and also serves ``session/fork``
 (a new session with a copy of the history).
 Logs go to stderr; stdout carries the protocol only.
+
+Written against the generated types (mypy --strict, pyright strict): one
+class per protocol version serves it, ``EchoAgentV1(v1.Agent)`` and
+``EchoAgentV2(v2.Agent)`` (subclassing the generated Protocol has the type
+checker check each handler; a method left out is answered -32601; a
+handler's name is the method's wire name with ``/`` as ``_``,
+``session/new`` -> ``session_new``), over ``EchoCore``, which keeps the
+sessions and the turn's script whatever the version.
 """
 
 from __future__ import annotations
@@ -37,7 +45,7 @@ import stat
 import sys
 import uuid
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal, TypeAlias, TypeVar
 
 import acp_trio
 import msgspec
@@ -52,7 +60,14 @@ CONTEXT_SIZE = 200_000
 PRICE_PER_TOKEN = 0.000003  # USD
 WAIT = re.compile(r"\bwait\b", re.IGNORECASE)
 SESSION_ID = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
-CHUNK_DELAY = 0.0  # seconds between streamed chunks (--chunk-delay)
+Json: TypeAlias = dict[str, object]  # a JSON object
+T = TypeVar("T")
+
+
+def optional(value: T | msgspec.UnsetType | None) -> T | None:
+    """An optional field's value, ``None`` when absent or null."""
+    return None if isinstance(value, msgspec.UnsetType) else value
+
 
 # -- what is remembered of a session (version-neutral, JSON on disk) -------------------
 
@@ -60,22 +75,27 @@ CHUNK_DELAY = 0.0  # seconds between streamed chunks (--chunk-delay)
 class Message(msgspec.Struct, tag="message"):
     role: Literal["user", "agent"]
     message_id: str
-    content: list[Any]  # content blocks as wire JSON (same shape in v1 and v2)
+    content: list[Json]  # content blocks as wire JSON (same shape in v1 and v2)
 
 
 class ToolCallRecord(msgspec.Struct, tag="tool_call"):
     tool_call_id: str
     title: str
-    kind: str
-    status: str
-    content: list[Any] = []  # tool call content as wire JSON
+    status: Literal["pending", "in_progress", "completed", "failed"] = "pending"
+    output: str | None = None  # the tool's text result
     locations: list[str] = []
-    raw_input: Any = None
+    raw_input: Json | None = None
+
+
+class PlanItem(msgspec.Struct):
+    content: str
+    priority: Literal["high", "medium", "low"]
+    status: Literal["pending", "in_progress", "completed"]
 
 
 class PlanRecord(msgspec.Struct, tag="plan"):
     plan_id: str
-    entries: list[Any]  # plan entries as wire JSON
+    entries: list[PlanItem]
 
 
 class UsageRecord(msgspec.Struct, tag="usage"):
@@ -91,7 +111,7 @@ class Session(msgspec.Struct):
     session_id: str
     cwd: str
     additional_directories: list[str] = []
-    mcp_servers: list[Any] = []  # as received, wire JSON
+    mcp_servers: list[object] = []  # as received, wire JSON
     history: list[HistoryItem] = []
     turns: int = 0
     used_tokens: int = 0
@@ -110,7 +130,7 @@ class SetupRecord(msgspec.Struct, tag="setup"):
     session_id: str
     cwd: str
     additional_directories: list[str] = []
-    mcp_servers: list[Any] = []
+    mcp_servers: list[object] = []
 
 
 class TurnRecord(msgspec.Struct, tag="turn"):
@@ -253,7 +273,14 @@ class Store:
             os.close(fd)
 
 
-STORE = Store(None)  # replaced in main()
+class Settings:
+    """What the command line sets (``main``)."""
+
+    store = Store(None)  # sessions (--state-dir)
+    chunk_delay = 0.0  # seconds between streamed chunks (--chunk-delay)
+
+
+SETTINGS = Settings()
 
 
 def not_found(session_id: str) -> acp_trio.RequestError:
@@ -268,23 +295,31 @@ def new_id(prefix: str) -> str:
     return f"{prefix}_{uuid.uuid4().hex[:12]}"
 
 
-def prompt_text(blocks: list[Any], V: Any) -> str:
-    """The prompt as one line of text (links and embedded resources by name);
-    ``V`` is the blocks' module."""
-    parts = []
+def to_json(value: object) -> list[Json]:
+    """Generated Structs (a list of them) as wire JSON objects."""
+    return msgspec.convert(msgspec.to_builtins(value), list[Json])
+
+
+def prompt_text(blocks: list[Json]) -> str:
+    """The prompt (as wire JSON) as one line of text: links and embedded
+    resources by name; read from JSON, it is the same in every version."""
+    parts: list[str] = []
     for block in blocks:
-        if isinstance(block, V.TextContent):
-            parts.append(block.text)
-        elif isinstance(block, V.ResourceLink):
-            parts.append(f"[{block.name}]")
-        elif isinstance(block, V.EmbeddedResource):
-            parts.append(f"[{block.resource.uri}]")
+        kind, text = block.get("type"), block.get("text")
+        resource = block.get("resource")
+        if kind == "text" and isinstance(text, str):
+            parts.append(text)
+        elif kind == "resource_link":
+            parts.append(f"[{block.get('name')}]")
+        elif kind == "resource" and isinstance(resource, dict):
+            parts.append(f"[{resource.get('uri')}]")  # pyright: ignore[reportUnknownMemberType]
     return " ".join(" ".join(parts).split())
 
 
 def chunks_of(text: str, size: int = 24) -> list[str]:
     """``text`` in pieces of about ``size`` characters, split after spaces."""
-    pieces, current = [], ""
+    pieces: list[str] = []
+    current = ""
     for word in re.findall(r"\S+\s*", text):
         current += word
         if len(current) >= size:
@@ -309,16 +344,18 @@ def describe_server(server: object) -> str:
     entry edited on disk) is described, never an error."""
     if not isinstance(server, dict):
         return f"MCP server (unreadable entry {str(server)[:40]!r})"
-    transport = server.get("type", "stdio")
-    where = server.get("url")
+    entry = msgspec.convert(server, Json)
+    transport, where = entry.get("type", "stdio"), entry.get("url")
     if not isinstance(where, str):
-        command, args = server.get("command"), server.get("args")
-        words = [command, *args] if isinstance(args, list) else [command]
+        command, args = entry.get("command"), entry.get("args")
+        words: list[object] = [command]
+        if isinstance(args, list):
+            words.extend(msgspec.convert(args, list[object]))
         where = " ".join(str(w) for w in words if w is not None) or "(no address)"
-    return f"MCP server {server.get('name', '(unnamed)')} ({transport}): {where}"
+    return f"MCP server {entry.get('name', '(unnamed)')} ({transport}): {where}"
 
 
-def setup_meta(session: Session) -> dict[str, Any]:
+def setup_meta(session: Session) -> Json:
     """What the agent recorded of the session setup, echoed in ``_meta``."""
     return {
         "echoAgent": {
@@ -330,188 +367,133 @@ def setup_meta(session: Session) -> dict[str, Any]:
     }
 
 
-def wire(value: Any) -> Any:
-    """A generated Struct as wire JSON (builtins)."""
-    return msgspec.json.decode(msgspec.json.encode(value))
+PLAN_STEPS: list[tuple[str, Literal["high", "medium", "low"]]] = [
+    ("Read the prompt", "high"),
+    ("Ask permission to run the echo tool", "medium"),
+    ("Echo the prompt back", "low"),
+]
 
 
-# -- the agent, written once for both versions -----------------------------------------
+# -- the agent: what both versions share ---------------------------------------------
 
 
-class EchoAgent:
-    """What both protocol versions share; subclasses bind the version's types.
+class EchoCore:
+    """Sessions and the turn's script, whatever the protocol version.
 
-    Updates are made with the ``acp_trio`` builders, which follow each
-    version's shape (a v2 tool call is a first ``tool_call_update``, a v2
-    plan a ``plan_update`` with an id).
+    The version classes below (``EchoAgentV1``, ``EchoAgentV2``) serve the
+    protocol: each handler, typed with its version's generated types, turns
+    the request into a call here, and each ``send_*`` method here is
+    implemented there with the version's types (through the ``acp_trio``
+    builders, which follow each version's shape: a v2 tool call is a first
+    ``tool_call_update``, a v2 plan a ``plan_update`` with an id).
     """
 
-    V: Any  # the acp_schema module of the version (v1 or v2)
+    #: Serve the unstable surface too (``session/fork``): ``--unstable``.
+    unstable = False
 
-    def __init__(self, conn: acp_trio.AgentSideConnection[Any]) -> None:
-        self.client = conn.client
+    def __init__(self) -> None:
         self.active: set[str] = set()  # sessions opened on this connection
 
-    # version-specific pieces ---------------------------------------------------------
+    # what each version sends -------------------------------------------------------
 
-    def capabilities(self) -> dict[str, Any]:
+    async def send_text(self, session_id: str, text: str, message_id: str) -> None:
         raise NotImplementedError
 
-    async def replay_message(self, session_id: str, message: Message) -> None:
+    async def send_message(self, session_id: str, message: Message) -> None:
+        """A whole message of the history (``session/load``)."""
         raise NotImplementedError
 
-    # session setup -------------------------------------------------------------------
+    async def send_plan(self, session_id: str, plan: PlanRecord) -> None:
+        raise NotImplementedError
 
-    def convert(self, message: dict[str, Any], method: str, part: str) -> Any:
-        """``message`` (JSON, or Structs inside it) as the ``params`` or ``result``
-        type of ``method`` in this version's tables.
+    async def send_tool_call(self, session_id: str, call: ToolCallRecord) -> None:
+        """The tool call as first reported (its state so far)."""
+        raise NotImplementedError
 
-        Where the v2 drafts move a field, both spellings are written: `convert`
-        keeps the keys the type declares and drops the rest, so the agent
-        serves each draft it is generated for (tested on 2.0.0-alpha.3).
-        """
-        table = self.V.AGENT_METHODS_UNSTABLE | self.V.CLIENT_METHODS_UNSTABLE
-        return self.V.convert(message, getattr(table[method], part))
+    async def send_tool_status(self, session_id: str, call: ToolCallRecord) -> None:
+        """A ``tool_call_update``: the status, and the output once there is one."""
+        raise NotImplementedError
 
-    async def initialize(self, params: Any) -> Any:
-        info = {"name": AGENT_NAME, "title": "Echo agent", "version": AGENT_VERSION}
-        response = {
-            "protocolVersion": self.V.PROTOCOL_VERSION,
-            **self.capabilities(),
-            "agentInfo": info,
-            "info": info,  # 2.0.0-alpha.3's name for agentInfo
-        }
-        return self.convert(response, "initialize", "result")
+    async def send_usage(self, session_id: str, usage: UsageRecord) -> None:
+        raise NotImplementedError
 
-    def prompt_response(self, stop_reason: str) -> Any:
-        # 2.0.0-alpha.3 reports the stop reason in a state_update instead
-        return self.convert({"stopReason": stop_reason}, "session/prompt", "result")
+    async def ask_permission(self, session_id: str, call: ToolCallRecord) -> str | None:
+        """The option the user picked (``None``: the turn was cancelled)."""
+        raise NotImplementedError
 
-    def _setup(self, session: Session, params: Any, *, new: bool = False) -> None:
+    # sessions ----------------------------------------------------------------------
+
+    def setup(
+        self,
+        session: Session,
+        cwd: str,
+        directories: list[str],
+        servers: list[Json],
+        *,
+        new: bool = False,
+    ) -> None:
+        """Record the session's setup (saved when it changed) and open it here."""
         before = (session.cwd, session.additional_directories, session.mcp_servers)
-        session.cwd = params.cwd
-        dirs = params.additional_directories
-        session.additional_directories = [] if dirs is msgspec.UNSET else list(dirs)
-        servers = [] if params.mcp_servers is msgspec.UNSET else params.mcp_servers
-        session.mcp_servers = wire(servers)
-        for raw, server in zip(session.mcp_servers, servers, strict=True):
-            if isinstance(server, self.V.McpServerStdio):  # v1 stdio: no "type" field
-                raw.setdefault("type", "stdio")
+        session.cwd = cwd
+        session.additional_directories = directories
+        session.mcp_servers = list[object](servers)
         self.active.add(session.session_id)
         after = (session.cwd, session.additional_directories, session.mcp_servers)
         if new or after != before:
-            STORE.save_setup(session)
+            SETTINGS.store.save_setup(session)
         log.info("session %s: %s", session.session_id, describe_setup(session))
 
-    async def session_new(self, params: Any) -> Any:
-        session = STORE.new(params.cwd)
-        self._setup(session, params, new=True)
-        return self.V.NewSessionResponse(
-            session_id=session.session_id, meta=setup_meta(session)
+    def stored(self, session_id: str) -> Session:
+        """A session by id, read again from disk (another agent may have added
+        turns), or -32002."""
+        session = SETTINGS.store.get(session_id, reread=True)
+        if session is None:
+            raise not_found(session_id)
+        return session
+
+    def copy_of(self, session_id: str) -> Session:
+        """A new session with a copy of ``session_id``'s history."""
+        source = self.stored(session_id)
+        session = SETTINGS.store.new(source.cwd)
+        session.history = msgspec.convert(
+            msgspec.to_builtins(source.history), list[HistoryItem]
         )
+        session.used_tokens = source.used_tokens
+        log.info("session %s: forked from %s", session.session_id, source.session_id)
+        return session
 
-    async def session_load(self, params: Any) -> Any:
-        session = STORE.get(params.session_id, reread=True)
-        if session is None:
-            raise not_found(params.session_id)
-        self._setup(session, params)
-        for item in session.history:
-            await self.replay(session.session_id, item)
-        return self.V.LoadSessionResponse(meta=setup_meta(session))
-
-    async def session_resume(self, params: Any) -> Any:
-        session = STORE.get(params.session_id, reread=True)
-        if session is None:
-            raise not_found(params.session_id)
-        self._setup(session, params)
-        return self.V.ResumeSessionResponse(meta=setup_meta(session))
-
-    async def session_close(self, params: Any) -> Any:
+    def forget(self, session_id: str) -> None:
         # The runtime already cancelled a running prompt of this session.
-        if params.session_id not in self.active:
-            raise not_found(params.session_id)
-        self.active.discard(params.session_id)
-        return self.V.CloseSessionResponse()
+        if session_id not in self.active:
+            raise not_found(session_id)
+        self.active.discard(session_id)
 
-    async def session_cancel(self, params: Any) -> None:
-        # The runtime cancels the running session/prompt itself (its trio cancel
-        # scope) and answers it with stopReason "cancelled"; nothing to do here.
-        log.info("session %s: cancel requested", params.session_id)
+    async def replay(self, session: Session) -> None:
+        """The history, as updates (``session/load``)."""
+        sid = session.session_id
+        for item in session.history:
+            if isinstance(item, Message):
+                await self.send_message(sid, item)
+            elif isinstance(item, ToolCallRecord):
+                await self.send_tool_call(sid, item)
+            elif isinstance(item, PlanRecord):
+                await self.send_plan(sid, item)
+            else:
+                await self.send_usage(sid, item)
 
-    # updates -------------------------------------------------------------------------
+    # the prompt turn ---------------------------------------------------------------
 
-    async def send(self, session_id: str, update: Any) -> None:
-        await self.client.session_update(acp_trio.notification(session_id, update))
-
-    def blocks(self, content: list[Any]) -> list[Any]:
-        """Stored content blocks as this version's Structs (unknown ones as text)."""
-        out = []
-        for raw in content:
-            try:
-                out.append(self.V.convert(raw, self.V.ContentBlock))
-            except msgspec.ValidationError:
-                out.append(self.V.TextContent(text=f"[{raw.get('type')} content]"))
-        return out
-
-    def tool_call(self, record: ToolCallRecord) -> Any:
-        """The tool call as first reported (v1 ``tool_call``, v2 ``tool_call_update``)."""
-        unset: Any = msgspec.UNSET
-        return acp_trio.tool_call(
-            record.tool_call_id,
-            record.title,
-            kind=record.kind,
-            status=record.status,
-            content=[self.V.convert(c, self.V.ToolCallContent) for c in record.content]
-            or unset,
-            locations=record.locations or unset,
-            raw_input=unset if record.raw_input is None else record.raw_input,
-            version=self.V,
-        )
-
-    def plan(self, record: PlanRecord) -> Any:
-        entries = [self.V.convert(e, self.V.PlanEntry) for e in record.entries]
-        return acp_trio.plan(entries, plan_id=record.plan_id, version=self.V)
-
-    def usage(self, record: UsageRecord) -> Any:
-        return acp_trio.usage_update(
-            record.used, record.size, cost=record.cost, version=self.V
-        )
-
-    async def replay(self, session_id: str, item: HistoryItem) -> None:
-        if isinstance(item, Message):
-            await self.replay_message(session_id, item)
-        elif isinstance(item, ToolCallRecord):
-            await self.send(session_id, self.tool_call(item))
-        elif isinstance(item, PlanRecord):
-            await self.send(session_id, self.plan(item))
-        else:
-            await self.send(session_id, self.usage(item))
-
-    async def stream_text(self, session: Session, text: str) -> Message:
-        """Stream ``text`` as agent_message_chunks of one message; returns its record."""
-        message = Message(role="agent", message_id=new_id("msg"), content=[])
-        session.history.append(message)
-        for piece in chunks_of(text):
-            chunk = acp_trio.agent_text(
-                piece, message_id=message.message_id, version=self.V
-            )
-            message.content.append(wire(chunk.content))
-            await self.send(session.session_id, chunk)
-            await trio.sleep(CHUNK_DELAY)
-        return message
-
-    # the prompt turn -----------------------------------------------------------------
-
-    async def session_prompt(self, params: Any) -> Any:
-        session = STORE.get(params.session_id)
-        if session is None or params.session_id not in self.active:
-            raise not_found(params.session_id)
+    async def run_turn(self, session_id: str, blocks: list[Json]) -> str:
+        """Run one turn; its stop reason (a cancellation is the runtime's)."""
+        session = SETTINGS.store.get(session_id)
+        if session is None or session_id not in self.active:
+            raise not_found(session_id)
         session.turns += 1
         start, tokens = len(session.history), session.used_tokens
         session.history.append(
-            Message(role="user", message_id=new_id("msg"), content=wire(params.prompt))
+            Message(role="user", message_id=new_id("msg"), content=blocks)
         )
-        text = prompt_text(params.prompt, self.V)
+        text = prompt_text(blocks)
         tool_calls: list[ToolCallRecord] = []
         try:
             if WAIT.search(text):
@@ -524,27 +506,35 @@ class EchoAgent:
                 if record.status not in ("completed", "failed"):
                     record.status = "failed"
             # the turn's items only: saving costs the turn, not the history
-            STORE.save_turn(
+            SETTINGS.store.save_turn(
                 session, session.history[start:], session.used_tokens - tokens
             )
 
+    async def stream_text(self, session: Session, text: str) -> None:
+        """Stream ``text`` as chunks of one agent message, and record it."""
+        message = Message(role="agent", message_id=new_id("msg"), content=[])
+        session.history.append(message)
+        for piece in chunks_of(text):
+            message.content.append({"type": "text", "text": piece})
+            await self.send_text(session.session_id, piece, message.message_id)
+            await trio.sleep(SETTINGS.chunk_delay)
+
     async def echo_turn(
         self, session: Session, text: str, tool_calls: list[ToolCallRecord]
-    ) -> Any:
-        sid, turn, V = session.session_id, session.turns, self.V
+    ) -> str:
+        sid, turn = session.session_id, session.turns
         plan = PlanRecord(plan_id=f"plan_{turn}", entries=[])
-        steps = [
-            ("Read the prompt", "high"),
-            ("Ask permission to run the echo tool", "medium"),
-            ("Echo the prompt back", "low"),
-        ]
 
-        async def progress(*statuses: str) -> None:
+        async def progress(
+            *statuses: Literal["pending", "in_progress", "completed"],
+        ) -> None:
             plan.entries = [
-                wire(acp_trio.plan_entry(c, priority=p, status=s, version=V))
-                for (c, p), s in zip(steps, statuses, strict=True)
+                PlanItem(content=content, priority=priority, status=status)
+                for (content, priority), status in zip(
+                    PLAN_STEPS, statuses, strict=True
+                )
             ]
-            await self.send(sid, self.plan(plan))
+            await self.send_plan(sid, plan)
 
         session.history.append(plan)
         await progress("in_progress", "pending", "pending")
@@ -555,63 +545,26 @@ class EchoAgent:
         call = ToolCallRecord(
             tool_call_id=f"call_{turn}",
             title=f"Echo {len(text)} characters",
-            kind="other",
-            status="pending",
             locations=[session.cwd],
             raw_input={"text": text},
         )
         tool_calls.append(call)
         session.history.append(call)
-        await self.send(sid, self.tool_call(call))
-        subject = {
-            "toolCallId": call.tool_call_id,
-            "title": call.title,
-            "kind": call.kind,
-        }
-        request = {
-            "sessionId": sid,
-            "toolCall": subject,
-            # 2.0.0-alpha.3: a title and a subject instead of toolCall
-            "title": call.title,
-            "subject": {"type": "tool_call", "toolCall": subject},
-            "options": [
-                {"optionId": "allow", "name": "Allow once", "kind": "allow_once"},
-                {"optionId": "reject", "name": "Reject", "kind": "reject_once"},
-            ],
-        }
-        answer = await self.client.session_request_permission(
-            self.convert(request, "session/request_permission", "params")
-        )
-        if isinstance(answer.outcome, V.RequestPermissionOutcomeCancelled):
-            return self.prompt_response("cancelled")
-        if answer.outcome.option_id == "allow":
+        await self.send_tool_call(sid, call)
+        choice = await self.ask_permission(sid, call)
+        if choice is None:
+            return "cancelled"
+        if choice == "allow":
             call.status = "in_progress"
-            await self.send(
-                sid,
-                acp_trio.tool_call_update(
-                    call.tool_call_id, status=call.status, version=V
-                ),
-            )
+            await self.send_tool_status(sid, call)
             await progress("completed", "completed", "in_progress")
-            result = acp_trio.tool_content(text, version=V)
-            call.status, call.content = "completed", [wire(result)]
-            await self.send(
-                sid,
-                acp_trio.tool_call_update(
-                    call.tool_call_id, status=call.status, content=[result], version=V
-                ),
-            )
+            call.status, call.output = "completed", text
+            await self.send_tool_status(sid, call)
             await progress("completed", "completed", "completed")
             await self.stream_text(session, f"Echoed {len(text)} characters.")
         else:
-            result = acp_trio.tool_content("Permission denied", version=V)
-            call.status, call.content = "failed", [wire(result)]
-            await self.send(
-                sid,
-                acp_trio.tool_call_update(
-                    call.tool_call_id, status=call.status, content=[result], version=V
-                ),
-            )
+            call.status, call.output = "failed", "Permission denied"
+            await self.send_tool_status(sid, call)
             await self.stream_text(session, "Okay, I did not run the echo tool.")
 
         session.used_tokens += len(text.split()) + len(reply.split()) + 8
@@ -621,61 +574,233 @@ class EchoAgent:
             cost=round(session.used_tokens * PRICE_PER_TOKEN, 6),
         )
         session.history.append(usage)
-        await self.send(sid, self.usage(usage))
-        return self.prompt_response("end_turn")
+        await self.send_usage(sid, usage)
+        return "end_turn"
 
     async def wait_turn(
         self, session: Session, tool_calls: list[ToolCallRecord]
-    ) -> Any:
+    ) -> str:
         await self.stream_text(session, "Waiting until you cancel this turn.")
         call = ToolCallRecord(
             tool_call_id=f"call_{session.turns}",
             title="Wait for session/cancel",
-            kind="other",
             status="in_progress",
         )
         tool_calls.append(call)
         session.history.append(call)
-        await self.send(session.session_id, self.tool_call(call))
+        await self.send_tool_call(session.session_id, call)
         await trio.sleep_forever()  # session/cancel cancels this; answered "cancelled"
         raise AssertionError("unreachable")
 
 
-class EchoAgentV1(EchoAgent):
-    V = v1
+PERMISSION_OPTIONS: list[Json] = [
+    {"optionId": "allow", "name": "Allow once", "kind": "allow_once"},
+    {"optionId": "reject", "name": "Reject", "kind": "reject_once"},
+]
 
-    def capabilities(self) -> dict[str, Any]:
-        V = self.V  # this version's module (stable or unstable)
-        return {
-            "agentCapabilities": V.AgentCapabilities(
+
+# -- protocol v1 -------------------------------------------------------------------------
+
+
+class EchoAgentV1(EchoCore, v1.Agent):
+    """The echo agent over protocol v1: typed handlers of ``v1.Agent``."""
+
+    def __init__(self, conn: acp_trio.AgentSideConnection[v1.Client]) -> None:
+        super().__init__()
+        self.client = conn.client
+
+    async def send(self, session_id: str, update: v1.SessionUpdate) -> None:
+        await self.client.session_update(acp_trio.notification(session_id, update))
+
+    async def initialize(self, params: v1.InitializeRequest) -> v1.InitializeResponse:
+        fork = v1.SessionForkCapabilities() if self.unstable else msgspec.UNSET
+        return v1.InitializeResponse(
+            protocol_version=1,
+            agent_capabilities=v1.AgentCapabilities(
                 load_session=True,
-                prompt_capabilities=V.PromptCapabilities(embedded_context=True),
-                mcp_capabilities=V.McpCapabilities(http=True),
-                session_capabilities=V.SessionCapabilities(
-                    additional_directories=V.SessionAdditionalDirectoriesCapabilities(),
-                    resume=V.SessionResumeCapabilities(),
-                    close=V.SessionCloseCapabilities(),
+                prompt_capabilities=v1.PromptCapabilities(embedded_context=True),
+                mcp_capabilities=v1.McpCapabilities(http=True),
+                session_capabilities=v1.SessionCapabilities(
+                    additional_directories=v1.SessionAdditionalDirectoriesCapabilities(),
+                    resume=v1.SessionResumeCapabilities(),
+                    close=v1.SessionCloseCapabilities(),
+                    fork=fork,
                 ),
-            )
-        }
+            ),
+            agent_info=v1.Implementation(
+                name=AGENT_NAME, title="Echo agent", version=AGENT_VERSION
+            ),
+        )
 
-    async def replay_message(self, session_id: str, message: Message) -> None:
+    def open(
+        self,
+        session: Session,
+        params: v1.NewSessionRequest
+        | v1.LoadSessionRequest
+        | v1.ResumeSessionRequest
+        | v1.ForkSessionRequest,
+        *,
+        new: bool = False,
+    ) -> None:
+        servers = to_json(optional(params.mcp_servers) or [])
+        for raw in servers:  # v1's stdio server has no "type" field
+            raw.setdefault("type", "stdio")
+        directories = list(optional(params.additional_directories) or [])
+        self.setup(session, params.cwd, directories, servers, new=new)
+
+    async def session_new(self, params: v1.NewSessionRequest) -> v1.NewSessionResponse:
+        session = SETTINGS.store.new(params.cwd)
+        self.open(session, params, new=True)
+        return v1.NewSessionResponse(
+            session_id=session.session_id, meta=setup_meta(session)
+        )
+
+    async def session_load(
+        self, params: v1.LoadSessionRequest
+    ) -> v1.LoadSessionResponse:
+        session = self.stored(params.session_id)
+        self.open(session, params)
+        await self.replay(session)
+        return v1.LoadSessionResponse(meta=setup_meta(session))
+
+    async def session_resume(
+        self, params: v1.ResumeSessionRequest
+    ) -> v1.ResumeSessionResponse:
+        session = self.stored(params.session_id)
+        self.open(session, params)
+        return v1.ResumeSessionResponse(meta=setup_meta(session))
+
+    async def session_fork(
+        self, params: v1.ForkSessionRequest
+    ) -> v1.ForkSessionResponse:
+        if not self.unstable:
+            raise acp_trio.RequestError(acp_trio.METHOD_NOT_FOUND, "Method not found")
+        session = self.copy_of(params.session_id)
+        self.open(session, params, new=True)
+        SETTINGS.store.save_turn(session, session.history, session.used_tokens)
+        return v1.ForkSessionResponse(
+            session_id=session.session_id, meta=setup_meta(session)
+        )
+
+    async def session_close(
+        self, params: v1.CloseSessionRequest
+    ) -> v1.CloseSessionResponse:
+        self.forget(params.session_id)
+        return v1.CloseSessionResponse()
+
+    async def session_cancel(self, params: v1.CancelNotification) -> None:
+        # The runtime cancels the running session/prompt itself (its trio cancel
+        # scope) and answers it with stopReason "cancelled"; nothing to do here.
+        log.info("session %s: cancel requested", params.session_id)
+
+    async def session_prompt(self, params: v1.PromptRequest) -> v1.PromptResponse:
+        stop_reason = await self.run_turn(params.session_id, to_json(params.prompt))
+        return v1.PromptResponse(stop_reason=stop_reason_v1(stop_reason))
+
+    # updates ---------------------------------------------------------------------
+
+    async def send_text(self, session_id: str, text: str, message_id: str) -> None:
+        await self.send(session_id, acp_trio.agent_text(text, message_id=message_id))
+
+    async def send_message(self, session_id: str, message: Message) -> None:
         # v1 has no whole-message update: one chunk per content block.
-        chunk = v1.UserMessageChunk if message.role == "user" else v1.AgentMessageChunk
-        for block in self.blocks(message.content):
-            await self.send(
-                session_id, chunk(content=block, message_id=message.message_id)
+        for raw in message.content:
+            block = content_block_v1(raw)
+            if message.role == "user":
+                update: v1.SessionUpdate = v1.UserMessageChunk(
+                    content=block, message_id=message.message_id
+                )
+            else:
+                update = v1.AgentMessageChunk(
+                    content=block, message_id=message.message_id
+                )
+            await self.send(session_id, update)
+
+    async def send_plan(self, session_id: str, plan: PlanRecord) -> None:
+        entries = [
+            acp_trio.plan_entry(e.content, priority=e.priority, status=e.status)
+            for e in plan.entries
+        ]
+        await self.send(session_id, acp_trio.plan(entries))
+
+    async def send_tool_call(self, session_id: str, call: ToolCallRecord) -> None:
+        output = [acp_trio.tool_content(call.output)] if call.output is not None else []
+        await self.send(
+            session_id,
+            acp_trio.tool_call(
+                call.tool_call_id,
+                call.title,
+                kind="other",
+                status=call.status,
+                content=output or msgspec.UNSET,
+                locations=call.locations or msgspec.UNSET,
+                raw_input=msgspec.UNSET if call.raw_input is None else call.raw_input,
+            ),
+        )
+
+    async def send_tool_status(self, session_id: str, call: ToolCallRecord) -> None:
+        output = [acp_trio.tool_content(call.output)] if call.output is not None else []
+        await self.send(
+            session_id,
+            acp_trio.tool_call_update(
+                call.tool_call_id, status=call.status, content=output or msgspec.UNSET
+            ),
+        )
+
+    async def send_usage(self, session_id: str, usage: UsageRecord) -> None:
+        await self.send(
+            session_id, acp_trio.usage_update(usage.used, usage.size, cost=usage.cost)
+        )
+
+    async def ask_permission(self, session_id: str, call: ToolCallRecord) -> str | None:
+        answer = await self.client.session_request_permission(
+            v1.RequestPermissionRequest(
+                session_id=session_id,
+                tool_call=v1.ToolCallUpdate(
+                    tool_call_id=call.tool_call_id, title=call.title, kind="other"
+                ),
+                options=msgspec.convert(PERMISSION_OPTIONS, list[v1.PermissionOption]),
             )
+        )
+        outcome = answer.outcome
+        if isinstance(outcome, v1.SelectedPermissionOutcome):
+            return outcome.option_id
+        return None
 
 
-class EchoAgentV2(EchoAgent):
-    V = v2
+def content_block_v1(raw: Json) -> v1.ContentBlock:
+    """A stored content block in v1 (one v1 cannot read, as text)."""
+    try:
+        block: v1.ContentBlock = v1.convert(raw, v1.ContentBlock)
+    except msgspec.ValidationError:
+        block = v1.TextContent(text=f"[{raw.get('type')} content]")
+    return block
 
-    def capabilities(self) -> dict[str, Any]:
-        # As JSON: the v2 drafts move capabilities (2.0.0-alpha.3 has no
-        # session.load, resume or close; it needs none for them), and the
-        # keys a draft does not declare are dropped by convert.
-        session: dict[str, Any] = {
+
+def stop_reason_v1(stop_reason: str) -> v1.StopReason:
+    return "cancelled" if stop_reason == "cancelled" else "end_turn"
+
+
+# -- protocol v2 -------------------------------------------------------------------------
+#
+# v2 is a draft: the messages a later draft moves (initialize, capabilities, the
+# permission request, the prompt's answer) are written as JSON with both
+# spellings and converted by the version's types, which keep the keys they
+# declare; so this class also serves a tree bumped to 2.0.0-alpha.3.
+
+
+class EchoAgentV2(EchoCore, v2.Agent):
+    """The echo agent over protocol v2: typed handlers of ``v2.Agent``."""
+
+    def __init__(self, conn: acp_trio.AgentSideConnection[v2.Client]) -> None:
+        super().__init__()
+        self.client = conn.client
+
+    async def send(self, session_id: str, update: v2.SessionUpdate) -> None:
+        await self.client.session_update(acp_trio.notification(session_id, update))
+
+    async def initialize(self, params: v2.InitializeRequest) -> v2.InitializeResponse:
+        session: Json = {
             "prompt": {"embeddedContext": {}},
             "mcp": {"stdio": {}, "http": {}},
             "load": {},
@@ -683,68 +808,196 @@ class EchoAgentV2(EchoAgent):
             "close": {},
             "additionalDirectories": {},
         }
-        return {
-            "capabilities": self.V.convert(
-                {"session": session}, self.V.AgentCapabilities
-            )
-        }
-
-    async def replay_message(self, session_id: str, message: Message) -> None:
-        # v2 replays whole messages: upserts keyed by messageId.
-        upsert = (
-            acp_trio.user_message if message.role == "user" else acp_trio.agent_message
+        if self.unstable:
+            session["fork"] = {}
+        info = {"name": AGENT_NAME, "title": "Echo agent", "version": AGENT_VERSION}
+        response: v2.InitializeResponse = v2.convert(
+            {
+                "protocolVersion": 2,
+                "capabilities": {"session": session},
+                "agentInfo": info,
+                "info": info,  # 2.0.0-alpha.3's name for agentInfo
+            },
+            v2.AGENT_METHODS["initialize"].result,
         )
-        await self.send(
-            session_id, upsert(message.message_id, self.blocks(message.content))
-        )
+        return response
 
+    def open(
+        self,
+        session: Session,
+        params: v2.NewSessionRequest
+        | v2.LoadSessionRequest
+        | v2.ResumeSessionRequest
+        | v2.ForkSessionRequest,
+        *,
+        new: bool = False,
+    ) -> None:
+        servers = to_json(optional(params.mcp_servers) or [])
+        directories = list(optional(params.additional_directories) or [])
+        self.setup(session, params.cwd, directories, servers, new=new)
 
-class UnstableSurface:
-    """The unstable surface on top of a version's agent: ``session/fork``."""
-
-    V: Any
-
-    def capabilities(self) -> dict[str, Any]:
-        # The version's capabilities, with fork (a capability still in
-        # preview, which every generated module has) added.
-        caps = super().capabilities()  # type: ignore[misc]
-        (agent_caps,) = caps.values()
-        session = (
-            agent_caps.session_capabilities
-            if self.V.PROTOCOL_VERSION == 1
-            else agent_caps.session
-        )
-        session.fork = self.V.SessionForkCapabilities()
-        return caps  # type: ignore[no-any-return]
-
-    async def session_fork(self, params: Any) -> Any:
-        source = STORE.get(params.session_id, reread=True)
-        if source is None:
-            raise not_found(params.session_id)
-        session = STORE.new(params.cwd)
-        session.history = msgspec.convert(
-            msgspec.to_builtins(source.history), list[HistoryItem]
-        )
-        session.used_tokens = source.used_tokens
-        self._setup(session, params, new=True)  # type: ignore[attr-defined]
-        STORE.save_turn(session, session.history, session.used_tokens)
-        log.info("session %s: forked from %s", session.session_id, source.session_id)
-        return self.V.ForkSessionResponse(
+    async def session_new(self, params: v2.NewSessionRequest) -> v2.NewSessionResponse:
+        session = SETTINGS.store.new(params.cwd)
+        self.open(session, params, new=True)
+        return v2.NewSessionResponse(
             session_id=session.session_id, meta=setup_meta(session)
         )
 
+    async def session_load(
+        self, params: v2.LoadSessionRequest
+    ) -> v2.LoadSessionResponse:
+        session = self.stored(params.session_id)
+        self.open(session, params)
+        await self.replay(session)
+        return v2.LoadSessionResponse(meta=setup_meta(session))
 
-class EchoAgentV1Unstable(UnstableSurface, EchoAgentV1):
-    V = v1
+    async def session_resume(
+        self, params: v2.ResumeSessionRequest
+    ) -> v2.ResumeSessionResponse:
+        session = self.stored(params.session_id)
+        self.open(session, params)
+        return v2.ResumeSessionResponse(meta=setup_meta(session))
+
+    async def session_fork(
+        self, params: v2.ForkSessionRequest
+    ) -> v2.ForkSessionResponse:
+        if not self.unstable:
+            raise acp_trio.RequestError(acp_trio.METHOD_NOT_FOUND, "Method not found")
+        session = self.copy_of(params.session_id)
+        self.open(session, params, new=True)
+        SETTINGS.store.save_turn(session, session.history, session.used_tokens)
+        return v2.ForkSessionResponse(
+            session_id=session.session_id, meta=setup_meta(session)
+        )
+
+    async def session_close(
+        self, params: v2.CloseSessionRequest
+    ) -> v2.CloseSessionResponse:
+        self.forget(params.session_id)
+        return v2.CloseSessionResponse()
+
+    async def session_cancel(self, params: v2.CancelNotification) -> None:
+        log.info("session %s: cancel requested", params.session_id)
+
+    async def session_prompt(self, params: v2.PromptRequest) -> v2.PromptResponse:
+        stop_reason = await self.run_turn(params.session_id, to_json(params.prompt))
+        # 2.0.0-alpha.3 reports the stop reason in a state update instead
+        response: v2.PromptResponse = v2.convert(
+            {"stopReason": stop_reason}, v2.AGENT_METHODS["session/prompt"].result
+        )
+        return response
+
+    # updates ---------------------------------------------------------------------
+
+    async def send_text(self, session_id: str, text: str, message_id: str) -> None:
+        update = acp_trio.agent_text(text, message_id=message_id, version=v2)
+        await self.send(session_id, update)
+
+    async def send_message(self, session_id: str, message: Message) -> None:
+        # v2 replays whole messages: upserts keyed by messageId.
+        blocks = [content_block_v2(raw) for raw in message.content]
+        if message.role == "user":
+            update: v2.SessionUpdate = acp_trio.user_message(message.message_id, blocks)
+        else:
+            update = acp_trio.agent_message(message.message_id, blocks)
+        await self.send(session_id, update)
+
+    async def send_plan(self, session_id: str, plan: PlanRecord) -> None:
+        entries = [
+            acp_trio.plan_entry(
+                e.content, priority=e.priority, status=e.status, version=v2
+            )
+            for e in plan.entries
+        ]
+        await self.send(
+            session_id, acp_trio.plan(entries, plan_id=plan.plan_id, version=v2)
+        )
+
+    async def send_tool_call(self, session_id: str, call: ToolCallRecord) -> None:
+        output = (
+            [acp_trio.tool_content(call.output, version=v2)]
+            if call.output is not None
+            else []
+        )
+        await self.send(
+            session_id,
+            acp_trio.tool_call(
+                call.tool_call_id,
+                call.title,
+                kind="other",
+                status=call.status,
+                content=output or msgspec.UNSET,
+                locations=call.locations or msgspec.UNSET,
+                raw_input=msgspec.UNSET if call.raw_input is None else call.raw_input,
+                version=v2,
+            ),
+        )
+
+    async def send_tool_status(self, session_id: str, call: ToolCallRecord) -> None:
+        output = (
+            [acp_trio.tool_content(call.output, version=v2)]
+            if call.output is not None
+            else []
+        )
+        await self.send(
+            session_id,
+            acp_trio.tool_call_update(
+                call.tool_call_id,
+                status=call.status,
+                content=output or msgspec.UNSET,
+                version=v2,
+            ),
+        )
+
+    async def send_usage(self, session_id: str, usage: UsageRecord) -> None:
+        update = acp_trio.usage_update(
+            usage.used, usage.size, cost=usage.cost, version=v2
+        )
+        await self.send(session_id, update)
+
+    async def ask_permission(self, session_id: str, call: ToolCallRecord) -> str | None:
+        subject = {
+            "toolCallId": call.tool_call_id,
+            "title": call.title,
+            "kind": "other",
+        }
+        request: v2.RequestPermissionRequest = v2.convert(
+            {
+                "sessionId": session_id,
+                "toolCall": subject,
+                # 2.0.0-alpha.3: a title and a subject instead of toolCall
+                "title": call.title,
+                "subject": {"type": "tool_call", "toolCall": subject},
+                "options": PERMISSION_OPTIONS,
+            },
+            v2.CLIENT_METHODS["session/request_permission"].params,
+        )
+        answer = await self.client.session_request_permission(request)
+        outcome = answer.outcome
+        if isinstance(outcome, v2.SelectedPermissionOutcome):
+            return outcome.option_id
+        return None
 
 
-class EchoAgentV2Unstable(UnstableSurface, EchoAgentV2):
-    V = v2
+def content_block_v2(raw: Json) -> v2.ContentBlock:
+    """A stored content block in v2 (one v2 cannot read, as text)."""
+    try:
+        block: v2.ContentBlock = v2.convert(raw, v2.ContentBlock)
+    except msgspec.ValidationError:
+        block = v2.TextContent(text=f"[{raw.get('type')} content]")
+    return block
+
+
+class EchoAgentV1Unstable(EchoAgentV1):
+    unstable = True
+
+
+class EchoAgentV2Unstable(EchoAgentV2):
+    unstable = True
 
 
 def main(argv: list[str] | None = None) -> None:
-    global STORE, CHUNK_DELAY
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument(
         "--state-dir", type=Path, help="keep sessions in DIR (survive a restart)"
     )
@@ -765,8 +1018,8 @@ def main(argv: list[str] | None = None) -> None:
         stream=sys.stderr,
         format="echo_agent: %(message)s",
     )
-    STORE = Store(args.state_dir)
-    CHUNK_DELAY = args.chunk_delay
+    SETTINGS.store = Store(args.state_dir)
+    SETTINGS.chunk_delay = args.chunk_delay
     if args.unstable:
         agents: acp_trio.Offer = {1: EchoAgentV1Unstable, 2: EchoAgentV2Unstable}
     else:

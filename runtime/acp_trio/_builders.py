@@ -73,17 +73,18 @@ Meta: TypeAlias = dict[str, Any] | UnsetType | None
 
 
 class _V1(Protocol):
-    """Matches the module ``acp_schema.v1`` (by its ``Agent`` protocol)."""
+    """Matches the module ``acp_schema.v1`` (by a concrete class of its own:
+    pyright does not match a Protocol class against ``type[...]``)."""
 
     @property
-    def Agent(self) -> type[v1.Agent]: ...
+    def InitializeRequest(self) -> type[v1.InitializeRequest]: ...
 
 
 class _V2(Protocol):
     """Matches the module ``acp_schema.v2``."""
 
     @property
-    def Agent(self) -> type[v2.Agent]: ...
+    def InitializeRequest(self) -> type[v2.InitializeRequest]: ...
 
 
 def _vocab(version: object) -> Vocabulary:

@@ -12,6 +12,7 @@ import pytest
 import trio
 from _example_helpers import (
     CLIENT,
+    ECHO_AGENT,
     PYTHON,
     ROOT,
     SIMPLE_AGENT,
@@ -106,8 +107,8 @@ async def test_ctrl_c_in_the_simple_client_cancels_the_turn(agent: list[str]) ->
     assert b"eight" not in out
 
 
-# Typed programs: the small examples and the reference client.
-EXAMPLES = [SIMPLE_AGENT, SIMPLE_CLIENT, CLIENT]
+# Typed programs: the small examples and the reference programs.
+EXAMPLES = [SIMPLE_AGENT, SIMPLE_CLIENT, CLIENT, ECHO_AGENT]
 
 
 def test_the_examples_pass_mypy_strict() -> None:
