@@ -193,7 +193,10 @@ def _beyond(doc: str, shared: str) -> str:
 
 
 def _struct_doc(meta_doc: str) -> str:
-    doc = "Base of every generated Struct: keyword-only, camelCase on the wire."
+    doc = (
+        "Base of every generated Struct: keyword-only, camelCase on the wire; "
+        "reprs leave out absent (``UNSET``) and default fields."
+    )
     if meta_doc:
         doc += (
             f"\n\n``meta`` (``_meta`` on the wire), on almost every type:\n{meta_doc}"

@@ -374,8 +374,8 @@ ERROR_CODE_RESOURCE_NOT_FOUND = -32002
 """**Resource not found**: A given resource, such as a file, was not found."""
 
 
-class _Struct(msgspec.Struct, kw_only=True, rename="camel"):
-    """Base of every generated Struct: keyword-only, camelCase on the wire.
+class _Struct(msgspec.Struct, kw_only=True, rename="camel", repr_omit_defaults=True):
+    """Base of every generated Struct: keyword-only, camelCase on the wire; reprs leave out absent (``UNSET``) and default fields.
 
     ``meta`` (``_meta`` on the wire), on almost every type:
     The _meta property is reserved by ACP to allow clients and agents to attach additional

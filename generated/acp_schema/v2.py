@@ -368,8 +368,8 @@ The agent requires user input via a URL-based elicitation before it can proceed.
 """
 
 
-class _Struct(msgspec.Struct, kw_only=True, rename="camel"):
-    """Base of every generated Struct: keyword-only, camelCase on the wire.
+class _Struct(msgspec.Struct, kw_only=True, rename="camel", repr_omit_defaults=True):
+    """Base of every generated Struct: keyword-only, camelCase on the wire; reprs leave out absent (``UNSET``) and default fields.
 
     ``meta`` (``_meta`` on the wire), on almost every type:
     The _meta property is reserved by ACP to allow clients and agents to attach additional
