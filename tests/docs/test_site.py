@@ -48,8 +48,11 @@ def test_reference_shows_each_generated_field_with_its_type_and_docstring(
     # InitializeRequest.client_capabilities: signature, then the schema's text
     assert "client_capabilities : ClientCapabilities | UnsetType = UNSET" in text
     assert "Capabilities supported by the client. Schema default:" in text
+    # what `meta` is, said once on the base Struct
+    assert "The _meta property is reserved by ACP" in text
     v2 = _text(site / "reference" / "v2" / "index.html")
     assert "The latest protocol version supported by the client." in v2
+    assert "The _meta property is reserved by ACP" in v2
 
 
 def test_reference_renders_the_runtime_docstrings_as_markdown(site: Path) -> None:
