@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import re
 import shutil
 import subprocess
@@ -10,8 +11,10 @@ import types
 from pathlib import Path
 
 import acp_schema
+import acp_trio
 import pytest
 from acp_schema import v1, v1_unstable, v2, v2_unstable
+from acp_trio import _connection
 
 ROOT = Path(__file__).resolve().parents[2]
 GUIDE = ROOT / "docs" / "guide.md"
@@ -95,3 +98,13 @@ print("ok")
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "ok\n"
+
+
+def test_guide_grace_periods_are_the_runtimes_defaults() -> None:
+    guide = GUIDE.read_text()
+    spawn = inspect.signature(acp_trio.spawn_agent).parameters["grace_period"].default
+    assert f"| {spawn:g} s | `spawn_agent(grace_period=)` |" in guide
+    handler = _connection.HANDLER_GRACE
+    assert f"| {handler:g} s | `HANDLER_GRACE` (`acp_trio._connection`) |" in guide
+    # the bounds themselves are rendered from acp_trio.Limits, not copied
+    assert "::: acp_trio.Limits" in guide
