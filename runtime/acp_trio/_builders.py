@@ -18,9 +18,10 @@ Optional arguments left out are left out on the wire (``UNSET``); ``None``
 is sent as JSON ``null``, which in an update means "clear".
 
 Typing: pass the module object itself (``version=v2``) and the result is
-typed as that version's class. A value typed only as ``types.ModuleType``
-is checked as v1 (it matches the first overload), so keep the module literal
-where the precise type matters.
+typed as that version's class. Version-generic code that holds the module
+as a ``types.ModuleType`` gets ``Any`` under pyright (its last overload);
+mypy takes such a value as v1 (it matches the first overload), so keep the
+module literal where the precise type matters.
 
 Where v1 and v2 differ the builders follow each version's shape: in v2 a
 tool call is created by a ``tool_call_update`` (there is no ``tool_call``), a
@@ -110,6 +111,8 @@ def text_block(
 ) -> v1.TextContent: ...
 @overload
 def text_block(text: str, *, meta: Meta = UNSET, version: _V2) -> v2.TextContent: ...
+@overload
+def text_block(text: str, *, meta: Meta = UNSET, version: types.ModuleType) -> Any: ...
 def text_block(text: str, *, meta: Meta = UNSET, version: object = None) -> Any:
     """A text content block: ``text_block("hi")`` -> ``TextContent(text="hi")``."""
     return _vocab(version).content("text")(text=text, meta=meta)
@@ -139,6 +142,18 @@ def resource_link(
     meta: Meta = UNSET,
     version: _V2,
 ) -> v2.ResourceLink: ...
+@overload
+def resource_link(
+    uri: str,
+    name: str | None = None,
+    *,
+    title: str | UnsetType | None = UNSET,
+    description: str | UnsetType | None = UNSET,
+    mime_type: str | UnsetType | None = UNSET,
+    size: int | UnsetType | None = UNSET,
+    meta: Meta = UNSET,
+    version: types.ModuleType,
+) -> Any: ...
 def resource_link(
     uri: str,
     name: str | None = None,
@@ -186,6 +201,15 @@ def embedded_text_resource(
     meta: Meta = UNSET,
     version: _V2,
 ) -> v2.EmbeddedResource: ...
+@overload
+def embedded_text_resource(
+    uri: str,
+    text: str,
+    *,
+    mime_type: str | UnsetType | None = UNSET,
+    meta: Meta = UNSET,
+    version: types.ModuleType,
+) -> Any: ...
 def embedded_text_resource(
     uri: str,
     text: str,
@@ -223,6 +247,15 @@ def embedded_blob_resource(
     meta: Meta = UNSET,
     version: _V2,
 ) -> v2.EmbeddedResource: ...
+@overload
+def embedded_blob_resource(
+    uri: str,
+    data: bytes,
+    *,
+    mime_type: str | UnsetType | None = UNSET,
+    meta: Meta = UNSET,
+    version: types.ModuleType,
+) -> Any: ...
 def embedded_blob_resource(
     uri: str,
     data: bytes,
@@ -275,6 +308,10 @@ def agent_text(
 def agent_text(
     text: str, *, message_id: str, meta: Meta = UNSET, version: _V2
 ) -> v2.AgentMessageChunk: ...
+@overload
+def agent_text(
+    text: str, *, message_id: str, meta: Meta = UNSET, version: types.ModuleType
+) -> Any: ...
 def agent_text(
     text: str,
     *,
@@ -298,6 +335,10 @@ def user_text(
 def user_text(
     text: str, *, message_id: str, meta: Meta = UNSET, version: _V2
 ) -> v2.UserMessageChunk: ...
+@overload
+def user_text(
+    text: str, *, message_id: str, meta: Meta = UNSET, version: types.ModuleType
+) -> Any: ...
 def user_text(
     text: str,
     *,
@@ -317,6 +358,10 @@ def thought_text(
 def thought_text(
     text: str, *, message_id: str, meta: Meta = UNSET, version: _V2
 ) -> v2.AgentThoughtChunk: ...
+@overload
+def thought_text(
+    text: str, *, message_id: str, meta: Meta = UNSET, version: types.ModuleType
+) -> Any: ...
 def thought_text(
     text: str,
     *,
@@ -379,6 +424,10 @@ def tool_content(
 ) -> v1.Content: ...
 @overload
 def tool_content(content: str | v2.ContentBlock, *, version: _V2) -> v2.Content: ...
+@overload
+def tool_content(
+    content: str | v2.ContentBlock, *, version: types.ModuleType
+) -> Any: ...
 def tool_content(content: Any, *, version: object = None) -> Any:
     """Tool call content wrapping a content block (a string becomes text).
 
@@ -403,6 +452,15 @@ def diff(
 def diff(
     path: str, old_text: str | None, new_text: str, *, meta: Meta = UNSET, version: _V2
 ) -> v2.Diff: ...
+@overload
+def diff(
+    path: str,
+    old_text: str | None,
+    new_text: str,
+    *,
+    meta: Meta = UNSET,
+    version: types.ModuleType,
+) -> Any: ...
 def diff(
     path: str,
     old_text: str | None,
@@ -474,6 +532,20 @@ def tool_call(
     meta: Meta = UNSET,
     version: _V2,
 ) -> v2.SessionUpdateToolCallUpdate: ...
+@overload
+def tool_call(
+    tool_call_id: str,
+    title: str,
+    *,
+    kind: v2.ToolKind | UnsetType = UNSET,
+    status: v2.ToolCallStatus | UnsetType = "pending",
+    content: Sequence[v2.ToolCallContent] | UnsetType = UNSET,
+    locations: Sequence[str | v2.ToolCallLocation] | UnsetType = UNSET,
+    raw_input: Any = UNSET,
+    raw_output: Any = UNSET,
+    meta: Meta = UNSET,
+    version: types.ModuleType,
+) -> Any: ...
 def tool_call(
     tool_call_id: str,
     title: str,
@@ -540,6 +612,20 @@ def tool_call_update(
     meta: Meta = UNSET,
     version: _V2,
 ) -> v2.SessionUpdateToolCallUpdate: ...
+@overload
+def tool_call_update(
+    tool_call_id: str,
+    *,
+    status: v2.ToolCallStatus | UnsetType | None = UNSET,
+    title: str | UnsetType | None = UNSET,
+    kind: v2.ToolKind | UnsetType | None = UNSET,
+    content: Sequence[v2.ToolCallContent] | UnsetType | None = UNSET,
+    locations: Sequence[str | v2.ToolCallLocation] | UnsetType | None = UNSET,
+    raw_input: Any = UNSET,
+    raw_output: Any = UNSET,
+    meta: Meta = UNSET,
+    version: types.ModuleType,
+) -> Any: ...
 def tool_call_update(
     tool_call_id: str,
     *,
@@ -594,6 +680,15 @@ def plan_entry(
     meta: Meta = UNSET,
     version: _V2,
 ) -> v2.PlanEntry: ...
+@overload
+def plan_entry(
+    content: str,
+    *,
+    priority: v2.PlanEntryPriority = "medium",
+    status: v2.PlanEntryStatus = "pending",
+    meta: Meta = UNSET,
+    version: types.ModuleType,
+) -> Any: ...
 def plan_entry(
     content: str,
     *,
@@ -640,6 +735,14 @@ def plan(
     meta: Meta = UNSET,
     version: _V2,
 ) -> v2.PlanUpdate: ...
+@overload
+def plan(
+    entries: Sequence[v2.PlanEntry | str],
+    *,
+    plan_id: str,
+    meta: Meta = UNSET,
+    version: types.ModuleType,
+) -> Any: ...
 def plan(
     entries: Sequence[Any],
     *,
@@ -693,6 +796,16 @@ def usage_update(
     meta: Meta = UNSET,
     version: _V2,
 ) -> v2.UsageUpdate: ...
+@overload
+def usage_update(
+    used: int,
+    size: int,
+    *,
+    cost: float | None = None,
+    currency: str = "USD",
+    meta: Meta = UNSET,
+    version: types.ModuleType,
+) -> Any: ...
 def usage_update(
     used: int,
     size: int,
