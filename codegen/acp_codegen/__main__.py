@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import argparse
 import re
+import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 from .parse import SchemaError, load_module
-from .render import render_package
+from .render import RUNTIME_MODULE, render_package
 from .summary import changes, diff_report, snapshot
 
 _VERSION_MODULE = re.compile(r"v\d+\.py")
@@ -63,6 +64,10 @@ def generate(
         path = out_dir / name
         path.write_text(source)
         written.append(path)
+    runtime = out_dir / RUNTIME_MODULE.name
+    if not (runtime.exists() and runtime.samefile(RUNTIME_MODULE)):
+        shutil.copyfile(RUNTIME_MODULE, runtime)  # a package written elsewhere
+        written.append(runtime)
     return written
 
 
@@ -72,7 +77,9 @@ def check(spec_root: Path, out_dir: Path) -> list[str]:
     committed = {
         p.name: p.read_text()
         for p in sorted(out_dir.iterdir())
-        if p.is_file() and p.suffix in (".py", ".typed")
+        if p.is_file()
+        and p.suffix in (".py", ".typed")
+        and p.name != RUNTIME_MODULE.name  # written by hand
     }
     return diff_report(committed, fresh)
 

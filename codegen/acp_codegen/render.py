@@ -17,6 +17,12 @@ import jinja2
 from . import ir
 
 TEMPLATES = Path(__file__).parent / "templates"
+#: The output package's hand-written module, which the generated ones import:
+#: a normal module of ``acp_schema`` (linted, type-checked, tested in place),
+#: copied into a package written elsewhere.
+RUNTIME_MODULE = (
+    Path(__file__).resolve().parents[2] / "generated" / "acp_schema" / "_runtime.py"
+)
 _LINE = 88
 
 
@@ -620,12 +626,9 @@ def render_unstable(name: str, module: ir.Module) -> str:
     )
 
 
-def render_static(name: str) -> str:
-    return (TEMPLATES / name).read_text()
-
-
 def render_package(modules: dict[str, ir.Module]) -> dict[str, str]:
-    """File name -> source for the whole `acp_schema` package."""
+    """File name -> source of every generated file of the `acp_schema` package
+    (all but `RUNTIME_MODULE`, which is written by hand)."""
     env = environment()
     files: dict[str, str] = {}
     listed: list[tuple[str, ir.Module, bool]] = []
@@ -636,6 +639,5 @@ def render_package(modules: dict[str, ir.Module]) -> dict[str, str]:
     files["__init__.py"] = env.get_template("__init__.py.jinja").render(
         modules=sorted(listed, key=lambda entry: entry[0])
     )
-    files["_runtime.py"] = render_static("_runtime.py")
     files["py.typed"] = ""
     return files

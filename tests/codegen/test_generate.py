@@ -328,3 +328,22 @@ def test_the_lenient_rule_table_names_the_shared_rules() -> None:
     assert table.count("FieldRule(") == table.count("default_json=")
     assert '"kind status title name raw_input raw_output meta",' in table
     assert len(table.splitlines()) < 320
+
+
+def test_the_runtime_module_is_a_normal_module_copied_into_a_new_package(
+    tmp_path: Path,
+) -> None:
+    """`acp_schema._runtime` is written by hand in the package itself (linted,
+    type-checked, doctested there), not a file stored among the templates;
+    the generator copies it into a package it writes elsewhere."""
+    from acp_codegen.render import RUNTIME_MODULE, TEMPLATES
+
+    assert RUNTIME_MODULE == GENERATED / "_runtime.py"
+    assert not (TEMPLATES / "_runtime.py").exists()
+    generate(ROOT / "spec", tmp_path / "acp_schema")
+    assert (tmp_path / "acp_schema" / "_runtime.py").read_bytes() == (
+        RUNTIME_MODULE.read_bytes()
+    )
+    # the drift check compares only what is generated
+    (tmp_path / "acp_schema" / "_runtime.py").write_text("# edited\n")
+    assert check(ROOT / "spec", tmp_path / "acp_schema") == []
