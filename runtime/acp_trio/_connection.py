@@ -40,6 +40,7 @@ import collections
 import contextvars
 import functools
 import logging
+import time
 import types
 from collections.abc import Awaitable, Callable, Generator, Mapping
 from typing import Any, Final
@@ -77,8 +78,6 @@ from ._framing import (
     sniff_oversized,
 )
 from ._jsonrpc import (
-    NOTIFICATION,
-    REQUEST,
     BatchTooLong,
     Envelope,
     Id,
@@ -95,6 +94,7 @@ from ._jsonrpc import (
     split_batch,
 )
 from ._limits import Limits
+from ._schedule import IO_POLL_INTERVAL
 from ._schema import MethodSpec, Schema
 
 __all__ = ["Connection", "Envelope", "PeerProxy", "Running"]
@@ -120,6 +120,10 @@ _EMPTY_OBJECT: Final = b"{}"
 # True inside the notification task: requests made there skip the ordering barrier.
 _in_notification: contextvars.ContextVar[bool] = contextvars.ContextVar(
     "acp_trio_in_notification", default=False
+)
+# True in the tasks that run incoming requests (see ReadGate: requests_wait).
+_in_request: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "acp_trio_in_request", default=False
 )
 
 Handler = Callable[[Any], Awaitable[Any]]
@@ -331,6 +335,10 @@ class PeerProxy:
         await self._conn.ext_notify(method, params)
 
 
+_UNKNOWN: Final[Any] = object()
+_perf_counter = time.perf_counter
+
+
 def _size(raw: msgspec.Raw | msgspec.UnsetType) -> int:
     return 0 if raw is msgspec.UNSET else len(raw)
 
@@ -369,10 +377,20 @@ class Connection:
         self._read_wakeup = Wakeup()
         self._read_paused: str | None = None  # why the reading task waits, if it does
         self._order = ResumeOrder()
+        # Hooks a subclass does not override are not called (hot path).
+        cls = type(self)
+        self._sent_hook = cls.sent is not Connection.sent
+        self._received_hook = (
+            cls.notification_received is not Connection.notification_received
+        )
         self._bad_input_log = LogThrottle()
         self._order_wakeup = Wakeup()
         self._order_waiting = False  # the notification task waits on _order
         self._queued_bytes = 0  # JSON bytes of what _notify_queue holds
+        # Requests of ours waiting for the peer, made by request / notification
+        # handlers: while any waits, the matching bound does not stop reading.
+        self._waits_in_requests = 0
+        self._waits_in_notifications = 0
         self._pending: dict[Id, _Pending] = {}
         self._running: dict[Id, Running] = {}
         self._next_id = 0
@@ -529,12 +547,22 @@ class Connection:
         """Read and dispatch messages: ``True`` at end of input (the connection
         is over), ``False`` when this task must stop reading (``_suspended``)."""
         reader = self._reader
-        full = self._gate.full
+        gate = self._gate
+        # ReadGate.full, inlined below (it runs after every line)
+        max_write, max_requests = gate.max_write, gate.max_requests
+        max_items, max_bytes = gate.max_items, gate.max_bytes
         writer = self._writer
         running = self._running
         queue = self._notify_queue
         while True:
-            if full(writer.queued, len(running), len(queue), self._queued_bytes):
+            if gate.full(
+                writer.queued,
+                len(running),
+                len(queue),
+                self._queued_bytes,
+                self._waits_in_requests,
+                self._waits_in_notifications,
+            ):
                 await self._pause_reading()
             try:
                 lines = await reader.receive_lines()
@@ -545,6 +573,7 @@ class Connection:
                 self._end_of_input()
                 return True
             self._inline = (scope, baseline)
+            last = len(lines) - 1
             try:
                 for i, line in enumerate(lines):
                     try:
@@ -559,8 +588,15 @@ class Connection:
                         return False
                     # Checked after every line, not only every chunk: one
                     # chunk of tiny bad lines would answer 30,000 of them.
-                    if full(
-                        writer.queued, len(running), len(queue), self._queued_bytes
+                    if i < last and (
+                        writer.queued >= max_write
+                        or (
+                            len(running) >= max_requests and not self._waits_in_requests
+                        )
+                        or (
+                            (len(queue) >= max_items or self._queued_bytes >= max_bytes)
+                            and not self._waits_in_notifications
+                        )
                     ):
                         reader.unread(lines[i + 1 :])
                         break
@@ -576,6 +612,8 @@ class Connection:
                 running=len(self._running),
                 queued=len(self._notify_queue),
                 queued_bytes=self._queued_bytes,
+                requests_wait=self._waits_in_requests,
+                notifications_wait=self._waits_in_notifications,
             )
             if reason is None:
                 return
@@ -604,7 +642,7 @@ class Connection:
                 burst = 0
                 await self._notify_wakeup.wait()
                 continue
-            if order.blocked:  # a released caller goes first (ResumeOrder)
+            if order.held:  # a released caller goes first (ResumeOrder.blocked)
                 self._order_waiting = True
                 try:
                     await self._order_wakeup.wait()
@@ -624,25 +662,19 @@ class Connection:
             ):  # half empty: read again
                 self._read_wakeup.wake()
             try:
-                if name is None:  # held back behind earlier notifications:
-                    if callable(a):  # an incoming request to start
-                        a(b)
-                    else:  # a response to release
-                        self._release(a, b)
-                else:
-                    await self._run_notification(name, a, b)
+                if name is not None:  # a notification: its handler
+                    try:
+                        await a(b)
+                    except Exception:
+                        log.exception("notification handler for %s failed", name)
+                elif callable(a):  # held behind earlier ones: a request to start
+                    a(b)
+                else:  # or a response to release
+                    self._release(a, b)
             except Exception:  # a bug: lose this item, keep the connection
                 log.exception("failed to handle a queued message")
             finally:
                 self._backlog -= 1
-
-    async def _run_notification(
-        self, method: str, handler: Handler, params: Any
-    ) -> None:
-        try:
-            await handler(params)
-        except Exception:
-            log.exception("notification handler for %s failed", method)
 
     # -- incoming --------------------------------------------------------------------
 
@@ -655,13 +687,13 @@ class Connection:
                 return
             self._on_invalid(exc, line, batch)
             return
-        kind = env.kind
-        if kind == REQUEST:
-            self._on_request(env, batch)
-        elif kind == NOTIFICATION:
+        # Envelope.kind, inlined (one call less per message)
+        if env.method is msgspec.UNSET:
+            self._on_response(env)
+        elif env.id is msgspec.UNSET:
             self._on_notification(env)
         else:
-            self._on_response(env)
+            self._on_request(env, batch)
 
     def _on_invalid(
         self, exc: InvalidMessage, line: bytes, batch: _Batch | None
@@ -760,6 +792,20 @@ class Connection:
         name: str = env.method  # type: ignore[assignment]
         if batch is not None:
             batch.expected += 1
+        if self._waits_in_requests and self._gate.refuse_request(
+            len(self._running), self._waits_in_requests
+        ):  # read past the bound only so that a handler's answer can come
+            limit = self.limits.max_concurrent_requests
+            log.warning("refused %s: %d requests running", clip(name, 64), limit)
+            self._reply_error(
+                ident,
+                INTERNAL_ERROR,
+                "Too many concurrent requests",
+                batch,
+                {"maxConcurrentRequests": limit},
+                counted=True,
+            )
+            return
         try:
             job = self._accept_request(ident, name, env.params, batch)
         except Exception:
@@ -781,7 +827,10 @@ class Connection:
         if self._backlog == 0:
             self._start_request(job)
         else:  # start it once the notifications received before it were handled
-            self._enqueue(None, self._start_request, job, _size(env.params))
+            raw = env.params
+            self._enqueue(
+                None, self._start_request, job, 0 if raw is msgspec.UNSET else len(raw)
+            )
 
     def _accept_request(
         self,
@@ -1008,6 +1057,7 @@ class Connection:
         another's context.
         """
         _in_notification.set(False)  # requests made here are never exempt
+        _in_request.set(True)
         baseline = contextvars.copy_context()
         idle = self._idle_workers
         try:
@@ -1184,12 +1234,23 @@ class Connection:
         except Exception as exc:  # msgspec's, RequestError, RecursionError
             self._bad_input(f"notification {name} dropped, invalid params: {exc}")
             return
-        self.notification_received(method, params)
-        handler = self._handler_for(method)
+        if self._received_hook:
+            self.notification_received(method, params)
+        handler = self._handlers.get(method.name, _UNKNOWN)
+        if handler is _UNKNOWN:
+            handler = self._handler_for(method)
         if handler is None:
             log.debug("no handler for notification %s", name)
             return
-        self._enqueue(name, handler, params, _size(env.params))
+        # _enqueue, inlined (one call less per update)
+        raw = env.params
+        size = 0 if raw is msgspec.UNSET else len(raw)
+        self._backlog += 1
+        self._queued_bytes += size
+        self._notify_queue.append((name, handler, params, size))
+        wakeup = self._notify_wakeup
+        if wakeup._task is not None:
+            wakeup.wake()
 
     def notification_received(self, method: MethodSpec, params: Any) -> None:
         """Hook: runs at receipt, before the notification is queued for its handler."""
@@ -1238,7 +1299,7 @@ class Connection:
             self._release(p, env)
         else:
             raw = env.result if env.error is msgspec.UNSET else env.error
-            self._enqueue(None, p, env, _size(raw))
+            self._enqueue(None, p, env, 0 if raw is msgspec.UNSET else len(raw))
 
     def response_received(self, pending: _Pending, env: Envelope) -> None:
         """Hook: runs at receipt (before ordering), e.g. to switch versions."""
@@ -1336,7 +1397,27 @@ class Connection:
         line = encode_notification(
             schema.wire_names[method.name], schema.encode(params)
         )
-        await self._writer.send(line, then=functools.partial(self.sent, method, params))
+        # LineWriter.send, with the hook between queueing and the schedule point
+        writer = self._writer
+        await trio.lowlevel.checkpoint_if_cancelled()
+        if writer.queued >= writer.budget:
+            await writer.wait_for_space()
+            if self._closed:
+                raise ConnectionClosed("connection closed")
+        writer.send_nowait(line)
+        if self._sent_hook:
+            self.sent(method, params)
+        # SchedulePoint.needed(), its most common "no" decided without a call
+        point = writer.schedule_point
+        watch = point._watch
+        if (
+            watch is None
+            or watch.runq
+            or watch.size > 1
+            or watch.heap
+            or _perf_counter() - watch.polled >= IO_POLL_INTERVAL
+        ) and point.needed():
+            await trio.lowlevel.cancel_shielded_checkpoint()
 
     async def request(self, method: MethodSpec, params: Any) -> Any:
         """Send the request ``method`` and wait for its decoded result.
@@ -1364,6 +1445,14 @@ class Connection:
         self._pending[ident] = p
         queued = False
         writer = self._writer
+        in_request = _in_request.get()
+        if p.exempt or in_request:  # a handler waits: reading must go on (ReadGate)
+            if p.exempt:
+                self._waits_in_notifications += 1
+            else:
+                self._waits_in_requests += 1
+            if self._read_paused is not None:
+                self._read_wakeup.wake()
         try:
             # A checkpoint before and (waiting for the answer) after, as
             # LineWriter.send is, without its schedule point in between.
@@ -1374,13 +1463,18 @@ class Connection:
                 raise ConnectionClosed("connection closed")
             writer.send_nowait(line)
             queued = True
-            self.sent(method, params)
+            if self._sent_hook:
+                self.sent(method, params)
             await p.event.wait()
         except BaseException:
             if self._pending.pop(ident, None) is not None and queued:
                 self._send_cancel_request(ident)
             raise
         finally:
+            if p.exempt:
+                self._waits_in_notifications -= 1
+            elif in_request:
+                self._waits_in_requests -= 1
             p.waiting = False
             if p.held:  # released: what came after it may be handled now
                 p.held = False

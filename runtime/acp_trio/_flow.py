@@ -42,9 +42,16 @@ class ReadGate:
       answers) goes past it, so this bounds those without stopping reading
       while a handler streams to a slow reader (a ``session/cancel`` must
       still be read);
-    - ``max_concurrent_requests`` incoming requests are unanswered;
+    - ``max_concurrent_requests`` incoming requests are unanswered, unless
+      one of their handlers waits for an answer from the peer
+      (``requests_wait``): that answer may be behind what would not be
+      read, and both sides would wait for ever.  Requests past the bound
+      are then refused instead (``Connection``: -32603 "Too many
+      concurrent requests");
     - ``notification_queue_size`` items or ``notification_queue_bytes``
-      bytes of JSON wait in the notification queue.
+      bytes of JSON wait in the notification queue, unless the notification
+      handler running waits for an answer from the peer
+      (``notifications_wait``; the queue cannot drain before it comes).
 
     The bounds are checked after every line, so each may be passed by what
     one message brings (a batch: up to ``max_batch_members`` requests and
@@ -60,28 +67,55 @@ class ReadGate:
         self.max_bytes = limits.notification_queue_bytes
 
     def full(
-        self, write_queued: int, running: int, queued: int, queued_bytes: int
+        self,
+        write_queued: int,
+        running: int,
+        queued: int,
+        queued_bytes: int,
+        requests_wait: int = 0,
+        notifications_wait: int = 0,
     ) -> bool:
-        """Whether any bound is reached (checked after every line read: cheap)."""
+        """Whether reading must stop (``reason(...) is not None``, positional)."""
         return (
             write_queued >= self.max_write
-            or running >= self.max_requests
-            or queued >= self.max_items
-            or queued_bytes >= self.max_bytes
+            or (running >= self.max_requests and not requests_wait)
+            or (
+                (queued >= self.max_items or queued_bytes >= self.max_bytes)
+                and not notifications_wait
+            )
         )
 
     def reason(
-        self, *, write_queued: int, running: int, queued: int, queued_bytes: int
+        self,
+        *,
+        write_queued: int,
+        running: int,
+        queued: int,
+        queued_bytes: int,
+        requests_wait: int = 0,
+        notifications_wait: int = 0,
     ) -> str | None:
         """Why not to read now (:data:`WRITE_BUFFER`, :data:`REQUESTS`,
-        :data:`NOTIFICATIONS`), or ``None``: read."""
+        :data:`NOTIFICATIONS`), or ``None``: read.
+
+        ``requests_wait`` / ``notifications_wait``: how many requests of
+        ours, made by incoming requests' / notifications' handlers, wait for
+        the peer's answer.
+        """
         if write_queued >= self.max_write:
             return WRITE_BUFFER
-        if running >= self.max_requests:
+        if running >= self.max_requests and not requests_wait:
             return REQUESTS
-        if queued >= self.max_items or queued_bytes >= self.max_bytes:
+        if (
+            queued >= self.max_items or queued_bytes >= self.max_bytes
+        ) and not notifications_wait:
             return NOTIFICATIONS
         return None
+
+    def refuse_request(self, running: int, requests_wait: int) -> bool:
+        """Whether a request read now is refused: at the bound, read only
+        because a handler waits for the peer."""
+        return running >= self.max_requests and requests_wait > 0
 
 
 class ResumeOrder:

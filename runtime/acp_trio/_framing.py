@@ -23,7 +23,6 @@ import errno
 import os
 import re
 import select
-from collections.abc import Callable
 from typing import Any, cast
 
 import msgspec
@@ -305,7 +304,8 @@ class LineWriter:
         self._queue: collections.deque[bytes] = collections.deque()
         self.queued = 0  # bytes in _queue and taken by run() but not yet written
         self.budget = budget
-        self._schedule_point = schedule_point or SchedulePoint()
+        #: Ends every :meth:`send` (see :class:`SchedulePoint`).
+        self.schedule_point = schedule_point or SchedulePoint()
         self._wakeup = Wakeup()
         self._space = trio.lowlevel.ParkingLot()
         self._closed = False
@@ -330,26 +330,18 @@ class LineWriter:
         self.queued += len(line)
         self._wakeup.wake()
 
-    async def send(
-        self, line: bytes, *, then: Callable[[], None] | None = None
-    ) -> None:
+    async def send(self, line: bytes) -> None:
         """Queue one message, first waiting while ``budget`` bytes are queued.
 
         A checkpoint: raises ``Cancelled`` (having sent nothing) if cancelled
         before the message was queued, and lets other tasks run after.
-        ``then`` runs once the message is queued, before other tasks run.
         """
         await trio.lowlevel.checkpoint_if_cancelled()
         if self.queued >= self.budget and not self._closed:
             await self.wait_for_space()
         self.send_nowait(line)
-        if then is not None:
-            then()
-        await self._schedule_point()
-
-    async def schedule_point(self) -> None:
-        """Let other tasks run (cheaply when none can: see :class:`SchedulePoint`)."""
-        await self._schedule_point()
+        if self.schedule_point.needed():
+            await trio.lowlevel.cancel_shielded_checkpoint()
 
     async def wait_for_space(self, threshold: int | None = None) -> None:
         """Wait (cancellably) until fewer than ``threshold`` bytes (default ``budget``) are queued."""

@@ -46,10 +46,16 @@ class Limits:
         them to keep wire order) waiting for their handler, in number and in
         bytes of JSON.  At either bound the reading task stops reading until
         the handlers catch up: the peer's writes then block on the pipe.
+        Not while the notification handler waits for the peer's answer to a
+        request it made (that answer may be behind what is unread).
     ``max_concurrent_requests`` (128)
         Incoming requests received and not yet answered.  At the bound the
         reading task stops reading until one is answered (one batch may
-        start up to ``max_batch_members`` more).
+        start up to ``max_batch_members`` more).  While one of their
+        handlers waits for the peer's answer to a request it made, reading
+        goes on (the answer may be behind what is unread) and requests past
+        the bound are answered -32603 "Too many concurrent requests"
+        (``data.maxConcurrentRequests``) instead.
     ``max_batch_members`` (128)
         Members of one incoming JSON-RPC batch.  A longer batch is answered
         with one -32600 error (``id: null``, ``data.maxBatchMembers``) and

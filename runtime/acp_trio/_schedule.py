@@ -22,9 +22,10 @@ once:
   readable when any registered event is, and polling it consumes nothing)
   and ``input_fd``, the connection's input, which no task waits on while the
   reading task runs a handler's first step (``Connection._run_inline``).
-  That poll is a system call (~1.3 us), made at most every
-  ``IO_POLL_INTERVAL`` (200 us): ready I/O is noticed that late at most,
-  as trio itself notices it only between batches.
+  That poll is a system call (~1.3 us), made only when neither trio's loop
+  nor another such poll looked in the last ``IO_POLL_INTERVAL`` (200 us):
+  ready I/O is noticed that late at most, as trio itself notices it only
+  between batches.
 
 Anything else makes a real pass.  This reads trio's private run state
 (``trio._core._run``: the run queue, deadlines, I/O manager), read-only;
@@ -34,7 +35,6 @@ Windows) or the input is no file descriptor, every call is a real pass.
 
 from __future__ import annotations
 
-import math
 import select
 import time
 from typing import Any, Final
@@ -46,7 +46,6 @@ __all__ = ["IO_POLL_INTERVAL", "SchedulePoint"]
 #: Longest time skipped schedule points go without polling for ready I/O.
 IO_POLL_INTERVAL: Final = 0.0002
 
-_INF: Final = math.inf
 _perf_counter = time.perf_counter
 
 
@@ -70,19 +69,24 @@ class _BatchWatch(trio.abc.Instrument):
     is counted then, to be safe.
     """
 
-    __slots__ = ("runner", "size")
+    __slots__ = ("clock", "heap", "polled", "runq", "size")
 
     def __init__(self, runner: Any) -> None:
-        self.runner = runner
+        self.runq = runner.runq
+        self.heap = runner.deadlines._heap  # (deadline, id, scope); stale ones too
+        self.clock = runner.clock
         self.size = 2  # unknown until the next batch: not alone
+        self.polled = 0.0  # when I/O was last polled, by trio or a SchedulePoint
 
     def after_io_wait(self, timeout: float) -> None:
-        runner = self.runner
-        size = len(runner.runq)
-        deadline = runner.deadlines.next_deadline()
-        if deadline != _INF and deadline <= runner.clock.current_time():
-            size += 1
-        self.size = size
+        # Called once per pass of trio's loop: kept to a few operations.
+        self.polled = _perf_counter()
+        # (a stale head of the heap makes it count one too many: harmless)
+        heap = self.heap
+        if heap and heap[0][0] <= self.clock.current_time():
+            self.size = len(self.runq) + 1
+        else:
+            self.size = len(self.runq)
 
 
 _WATCH: trio.lowlevel.RunVar[_BatchWatch | None] = trio.lowlevel.RunVar(
@@ -97,13 +101,12 @@ class SchedulePoint:
     every call is a real pass).  See the module's docstring for the rule.
     """
 
-    __slots__ = ("_input_fd", "_last", "_poller", "_watch")
+    __slots__ = ("_input_fd", "_poller", "_watch")
 
     def __init__(self, input_fd: int | None = None) -> None:
         self._input_fd = input_fd
         self._poller: Any = _UNRESOLVED  # built at the first call, inside trio.run
         self._watch: _BatchWatch | None = None
-        self._last = 0.0  # when I/O was last polled (or a real pass made)
 
     @property
     def fast(self) -> bool:
@@ -111,22 +114,31 @@ class SchedulePoint:
         return self._poller not in (None, _UNRESOLVED)
 
     async def __call__(self) -> None:
-        poller = self._poller
-        if poller is _UNRESOLVED:
-            poller = self._resolve()
-        if poller is not None:
-            runner = _RUN_CONTEXT.runner
-            if not runner.runq and self._watch.size <= 1:  # type: ignore[union-attr]
-                deadline = runner.deadlines.next_deadline()
-                if deadline == _INF or deadline > runner.clock.current_time():
-                    now = _perf_counter()
-                    if now - self._last < IO_POLL_INTERVAL:
-                        return
-                    self._last = now
-                    if not poller.poll(0):
-                        return
-            self._last = _perf_counter()
-        await trio.lowlevel.cancel_shielded_checkpoint()
+        if self.needed():
+            await trio.lowlevel.cancel_shielded_checkpoint()
+
+    def needed(self) -> bool:
+        """Whether a real pass must be made now (if so, the caller makes it).
+
+        ``if point.needed(): await trio.lowlevel.cancel_shielded_checkpoint()``
+        is ``await point()`` without a coroutine when none is needed.
+        """
+        watch = self._watch
+        if watch is None:
+            if self._poller is not _UNRESOLVED or self._resolve() is None:
+                return True
+            watch = self._watch
+            assert watch is not None
+        if watch.runq or watch.size > 1:  # another task can run
+            return True
+        heap = watch.heap  # its head may be stale: then one pass too many
+        if heap and heap[0][0] <= watch.clock.current_time():
+            return True
+        now = _perf_counter()
+        if now - watch.polled < IO_POLL_INTERVAL:
+            return False
+        watch.polled = now
+        return bool(self._poller.poll(0))
 
     def _resolve(self) -> Any:
         self._poller = None
@@ -141,8 +153,8 @@ class SchedulePoint:
                 manager, "_kqueue", None
             )
             io_fd = selector.fileno()  # type: ignore[union-attr]
-            runner.runq.__len__  # noqa: B018  (what __call__ reads)
-            runner.deadlines.next_deadline  # noqa: B018
+            runner.runq.__len__  # noqa: B018  (what needed() reads)
+            runner.deadlines._heap.__len__  # noqa: B018
             runner.clock.current_time  # noqa: B018
         except Exception:  # another trio: real passes
             return None
@@ -151,11 +163,11 @@ class SchedulePoint:
             watch = _BatchWatch(runner)
             trio.lowlevel.add_instrument(watch)
             _WATCH.set(watch)
-        self._watch = watch
         poller = select.poll()
         poller.register(io_fd, select.POLLIN)
         poller.register(self._input_fd, select.POLLIN)
         self._poller = poller
+        self._watch = watch
         return poller
 
 

@@ -321,3 +321,95 @@ async def test_incoming_requests_beyond_the_concurrency_limit_stop_reading() -> 
             await trio.testing.wait_all_tasks_blocked(0.05)
         assert notes == [{"after": 10}] and most == 4
         nursery.cancel_scope.cancel()
+
+
+async def test_a_notification_handler_waiting_on_the_peer_keeps_reading_past_a_full_queue() -> (
+    None
+):
+    # The answer it waits for is behind updates the bound would leave unread:
+    # stopping there would leave both sides waiting for ever.
+    limits = acp_trio.Limits(notification_queue_size=4)
+    handled: list[int] = []
+    answered = trio.Event()
+
+    class AskingClient:
+        def __init__(self, conn: acp_trio.ClientSideConnection[v1.Agent]) -> None:
+            self.conn = conn
+
+        async def session_update(self, params: v1.SessionNotification) -> None:
+            n = int(params.update.content.text)  # type: ignore[union-attr]
+            if n == 0:
+                assert await self.conn.ext_request("_probe", {}) == {"ok": True}
+            handled.append(n)
+            if len(handled) == 100:
+                answered.set()
+
+    ours, theirs = pipe_pair()
+    peer = RawPeer(theirs)
+    async with acp_trio.connect_to_agent(ours, AskingClient, limits=limits) as conn:
+        await initialize_raw(conn, peer)
+        await theirs.send_all(
+            b"".join(
+                msgspec.json.encode(
+                    {
+                        "jsonrpc": "2.0",
+                        "method": "session/update",
+                        "params": {
+                            "sessionId": "s1",
+                            "update": {
+                                "sessionUpdate": "agent_message_chunk",
+                                "content": {"type": "text", "text": str(i)},
+                            },
+                        },
+                    }
+                )
+                + b"\n"
+                for i in range(100)
+            )
+        )
+        probe = await peer.receive()
+        assert probe["method"] == "_probe"
+        await peer.send({"jsonrpc": "2.0", "id": probe["id"], "result": {"ok": True}})
+        with trio.fail_after(10):
+            await answered.wait()
+    assert handled == list(range(100))
+
+
+async def test_requests_past_the_bound_are_refused_while_a_handler_waits_on_the_peer() -> (
+    None
+):
+    limits = acp_trio.Limits(max_concurrent_requests=2)
+
+    class AskingAgent(FloodingAgent):
+        async def ext_method(self, method: str, params: Any) -> Any:
+            return await self.conn.ext_request("_question", params)
+
+    ours, theirs = pipe_pair()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(
+            lambda task_status: acp_trio.serve_agent(
+                ours, AskingAgent, limits=limits, task_status=task_status
+            )
+        )
+        peer = RawPeer(theirs)
+        await peer.initialize()
+        for n in range(2):
+            await peer.send(
+                {"jsonrpc": "2.0", "id": 10 + n, "method": "_ask", "params": {"n": n}}
+            )
+        questions = [await peer.receive() for _ in range(2)]
+        assert [q["method"] for q in questions] == ["_question", "_question"]
+        # both handlers wait on us: a third request is read, and refused
+        await peer.send(
+            {"jsonrpc": "2.0", "id": 12, "method": "_ask", "params": {"n": 2}}
+        )
+        refused = await peer.receive()
+        assert refused["id"] == 12 and refused["error"]["code"] == -32603
+        assert refused["error"]["data"] == {"maxConcurrentRequests": 2}
+        for q in questions:  # the answers they wait for are read: no deadlock
+            await peer.send({"jsonrpc": "2.0", "id": q["id"], "result": q["params"]})
+        answers = {
+            a["id"]: a["result"] for a in [await peer.receive() for _ in range(2)]
+        }
+        assert answers == {10: {"n": 0}, 11: {"n": 1}}
+        nursery.cancel_scope.cancel()

@@ -1,14 +1,20 @@
-"""The flow rules as plain objects (no event loop): limits, read gate, order, batches, clipping."""
+"""The flow rules as plain objects (no event loop): limits, read gate, order, batches,
+clipping; and the limits record reaching every entry point."""
 
 from __future__ import annotations
 
 import dataclasses
 import os
 import re
+import subprocess
+import sys
 
 import acp_trio
 import msgspec
 import pytest
+import trio
+import trio.testing
+from _acp_helpers import ECHO_AGENT, PYTHON, EchoAgent, RecordingClient
 from acp_trio._flow import NOTIFICATIONS, REQUESTS, WRITE_BUFFER, ReadGate, ResumeOrder
 from acp_trio._jsonrpc import (
     BatchTooLong,
@@ -84,6 +90,25 @@ def test_read_gate_stops_reading_at_each_limit() -> None:
     assert reason(queued=5) == NOTIFICATIONS
     assert reason(queued_bytes=999) is None
     assert reason(queued_bytes=1000) == NOTIFICATIONS
+
+
+def test_read_gate_keeps_reading_while_a_handler_waits_on_the_peer() -> None:
+    gate = ReadGate(
+        acp_trio.Limits(max_concurrent_requests=2, notification_queue_size=2)
+    )
+    base = {"write_queued": 0, "running": 0, "queued": 0, "queued_bytes": 0}
+    assert gate.reason(**{**base, "running": 2}) == REQUESTS
+    assert gate.reason(**{**base, "running": 2}, requests_wait=1) is None
+    assert gate.refuse_request(2, 1) and not gate.refuse_request(1, 1)
+    assert not gate.refuse_request(2, 0)  # not reading past the bound: no refusal
+    assert gate.reason(**{**base, "queued": 2}) == NOTIFICATIONS
+    assert gate.reason(**{**base, "queued": 2}, notifications_wait=1) is None
+    # a handler waiting does not lift the write bound (it bounds our own replies)
+    assert (
+        gate.reason(**{**base, "write_queued": 1 << 30}, requests_wait=1)
+        == WRITE_BUFFER
+    )
+    assert not gate.full(0, 2, 2, 0, 1, 1) and gate.full(0, 2, 2, 0, 0, 1)
 
 
 def test_resume_order_holds_later_messages_until_every_released_caller_resumed() -> (
@@ -170,3 +195,58 @@ def test_error_text_from_peer_input_is_clipped_to_one_bounded_line() -> None:
     assert "\n" not in clip("a\nb\rc", 100)
     data = clip_data({"method": "m" * 10_000, "nested": [["deep" * 1000]]}, 64)
     assert len(msgspec.json.encode(data)) < 400
+
+
+# -- every entry point takes limits= ------------------------------------------------
+
+LIMITS = acp_trio.Limits(max_batch_members=2, max_error_text=32)
+
+
+async def test_connect_and_serve_take_the_limits_record() -> None:
+    a, b = trio.testing.memory_stream_pair()
+    async with acp_trio.connect_to_client(a, EchoAgent, limits=LIMITS) as agent_side:
+        async with acp_trio.connect_to_agent(
+            b, RecordingClient, limits=LIMITS, max_message_size=4096
+        ) as client_side:
+            assert agent_side.limits == LIMITS
+            assert client_side.limits == dataclasses.replace(
+                LIMITS, max_message_size=4096
+            )
+    c, _d = trio.testing.memory_stream_pair()
+    async with trio.open_nursery() as nursery:
+        served = await nursery.start(
+            lambda task_status: acp_trio.serve_agent(
+                c, EchoAgent, limits=LIMITS, task_status=task_status
+            )
+        )
+        assert served.limits == LIMITS
+        nursery.cancel_scope.cancel()
+    with trio.fail_after(20):
+        async with acp_trio.spawn_agent(
+            [PYTHON, ECHO_AGENT], RecordingClient, limits=LIMITS
+        ) as spawned:
+            assert spawned.limits == LIMITS
+
+
+async def test_serve_agent_stdio_applies_its_limits_in_a_real_process() -> None:
+    script = (
+        "import trio, acp_trio\n"
+        "from _acp_helpers import EchoAgent\n"
+        "limits = acp_trio.Limits(max_batch_members=2)\n"
+        "trio.run(lambda: acp_trio.serve_agent_stdio(EchoAgent, limits=limits))\n"
+    )
+    with trio.fail_after(20):
+        done = await trio.run_process(
+            [sys.executable, "-c", script],
+            stdin=b"[1,1,1]\n",
+            capture_stdout=True,
+            stderr=subprocess.DEVNULL,
+            env={
+                **os.environ,
+                "PYTHONPATH": os.pathsep.join(
+                    [os.path.dirname(__file__), os.environ.get("PYTHONPATH", "")]
+                ),
+            },
+        )
+    reply = msgspec.json.decode(done.stdout.splitlines()[0])
+    assert reply["error"]["data"] == {"maxBatchMembers": 2}

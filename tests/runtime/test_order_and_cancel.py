@@ -290,7 +290,7 @@ async def test_schedule_point_skips_the_scheduler_pass_only_when_nothing_can_run
         assert passes == 1
 
     await w.send_stream.send_all(b"input\n")  # our input is readable: yield
-    point._last = 0.0
+    point._watch.polled = 0.0  # type: ignore[union-attr]
     passes = 0
     await point()
     assert passes == 1
