@@ -1249,7 +1249,7 @@ class Connection:
         self._queued_bytes += size
         self._notify_queue.append((name, handler, params, size))
         wakeup = self._notify_wakeup
-        if wakeup._task is not None:
+        if wakeup.task is not None:
             wakeup.wake()
 
     def notification_received(self, method: MethodSpec, params: Any) -> None:
@@ -1409,7 +1409,7 @@ class Connection:
             self.sent(method, params)
         # SchedulePoint.needed(), its most common "no" decided without a call
         point = writer.schedule_point
-        watch = point._watch
+        watch = point.watch
         if (
             watch is None
             or watch.runq

@@ -74,24 +74,24 @@ def _os_error(exc: OSError) -> trio.ClosedResourceError | trio.BrokenResourceErr
 class Wakeup:
     """One task parked until another wakes it (cheaper than a new Event per wait)."""
 
-    __slots__ = ("_task",)
+    __slots__ = ("task",)
 
     def __init__(self) -> None:
-        self._task: trio.lowlevel.Task | None = None
+        self.task: trio.lowlevel.Task | None = None
 
     async def wait(self) -> None:
-        self._task = trio.lowlevel.current_task()
+        self.task = trio.lowlevel.current_task()
 
         def abort(_: Any) -> trio.lowlevel.Abort:
-            self._task = None
+            self.task = None
             return trio.lowlevel.Abort.SUCCEEDED
 
         await trio.lowlevel.wait_task_rescheduled(abort)
 
     def wake(self) -> None:
-        task = self._task
+        task = self.task
         if task is not None:
-            self._task = None
+            self.task = None
             trio.lowlevel.reschedule(task)
 
 

@@ -15,7 +15,7 @@ once:
 
 - no other task is runnable: none became runnable since the current batch
   of tasks started (trio's run queue is empty), and this task was alone in
-  its batch (counted by :class:`_BatchWatch`, an instrument, when the batch
+  its batch (counted by :class:`BatchWatch`, an instrument, when the batch
   formed: tasks later in the same batch are not in the run queue);
 - no deadline has passed (a timeout or ``move_on_after`` must fire);
 - no I/O is ready: the I/O manager's own descriptor (epoll / kqueue: it is
@@ -41,7 +41,7 @@ from typing import Any, Final
 
 import trio
 
-__all__ = ["IO_POLL_INTERVAL", "SchedulePoint"]
+__all__ = ["IO_POLL_INTERVAL", "BatchWatch", "SchedulePoint"]
 
 #: Longest time skipped schedule points go without polling for ready I/O.
 IO_POLL_INTERVAL: Final = 0.0002
@@ -61,7 +61,7 @@ def _run_context() -> Any:
 _RUN_CONTEXT: Any = _run_context()
 
 
-class _BatchWatch(trio.abc.Instrument):
+class BatchWatch(trio.abc.Instrument):
     """Counts the tasks of each batch as it forms (one per trio run).
 
     Called after trio's I/O wait, when the run queue holds what the next
@@ -89,7 +89,7 @@ class _BatchWatch(trio.abc.Instrument):
             self.size = len(self.runq)
 
 
-_WATCH: trio.lowlevel.RunVar[_BatchWatch | None] = trio.lowlevel.RunVar(
+_WATCH: trio.lowlevel.RunVar[BatchWatch | None] = trio.lowlevel.RunVar(
     "acp_trio_batch_watch"
 )
 
@@ -101,12 +101,13 @@ class SchedulePoint:
     every call is a real pass).  See the module's docstring for the rule.
     """
 
-    __slots__ = ("_input_fd", "_poller", "_watch")
+    __slots__ = ("_input_fd", "_poller", "watch")
 
     def __init__(self, input_fd: int | None = None) -> None:
         self._input_fd = input_fd
         self._poller: Any = _UNRESOLVED  # built at the first call, inside trio.run
-        self._watch: _BatchWatch | None = None
+        #: The run's BatchWatch, once resolved (None: every call is a real pass).
+        self.watch: BatchWatch | None = None
 
     @property
     def fast(self) -> bool:
@@ -123,11 +124,11 @@ class SchedulePoint:
         ``if point.needed(): await trio.lowlevel.cancel_shielded_checkpoint()``
         is ``await point()`` without a coroutine when none is needed.
         """
-        watch = self._watch
+        watch = self.watch
         if watch is None:
             if self._poller is not _UNRESOLVED or self._resolve() is None:
                 return True
-            watch = self._watch
+            watch = self.watch
             assert watch is not None
         if watch.runq or watch.size > 1:  # another task can run
             return True
@@ -160,14 +161,14 @@ class SchedulePoint:
             return None
         watch = _WATCH.get(None)
         if watch is None:
-            watch = _BatchWatch(runner)
+            watch = BatchWatch(runner)
             trio.lowlevel.add_instrument(watch)
             _WATCH.set(watch)
         poller = select.poll()
         poller.register(io_fd, select.POLLIN)
         poller.register(self._input_fd, select.POLLIN)
         self._poller = poller
-        self._watch = watch
+        self.watch = watch
         return poller
 
 

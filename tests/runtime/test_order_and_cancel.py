@@ -290,7 +290,8 @@ async def test_schedule_point_skips_the_scheduler_pass_only_when_nothing_can_run
         assert passes == 1
 
     await w.send_stream.send_all(b"input\n")  # our input is readable: yield
-    point._watch.polled = 0.0  # type: ignore[union-attr]
+    assert point.watch is not None
+    point.watch.polled = 0.0
     passes = 0
     await point()
     assert passes == 1
