@@ -15,14 +15,14 @@ closed too.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
-from contextlib import asynccontextmanager
-from typing import Any
+from collections.abc import AsyncGenerator, Callable, Mapping
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any, overload
 
 import trio
 
-from ._agent import AgentOffer, AgentSideConnection, ClientT, Offer
-from ._client import AgentT, ClientOffer, ClientSideConnection
+from ._agent import AgentFactory, AgentOffer, AgentSideConnection, ClientT, Offer
+from ._client import AgentT, ClientFactory, ClientOffer, ClientSideConnection
 from ._connection import Connection
 from ._limits import Limits
 
@@ -71,6 +71,35 @@ async def serve_agent(
         await trio.aclose_forcefully(stream)
 
 
+@overload
+def connect_to_agent(
+    stream: trio.abc.Stream,
+    client: ClientFactory[AgentT],
+    *,
+    limits: Limits | None = None,
+    max_message_size: int | None = None,
+    unstable: bool = False,
+) -> AbstractAsyncContextManager[ClientSideConnection[AgentT]]: ...
+@overload
+def connect_to_agent(
+    stream: trio.abc.Stream,
+    client: Mapping[int, ClientFactory[AgentT]],
+    *,
+    limits: Limits | None = None,
+    max_message_size: int | None = None,
+    unstable: bool = False,
+) -> AbstractAsyncContextManager[ClientSideConnection[AgentT]]: ...
+# Several versions (factories taking different connection types, which the
+# overload above cannot solve): the connection is typed Any.
+@overload
+def connect_to_agent(  # pyright: ignore[reportOverlappingOverload]
+    stream: trio.abc.Stream,
+    client: Mapping[int, Callable[[Any], object]],
+    *,
+    limits: Limits | None = None,
+    max_message_size: int | None = None,
+    unstable: bool = False,
+) -> AbstractAsyncContextManager[ClientSideConnection[Any]]: ...
 @asynccontextmanager
 async def connect_to_agent(
     stream: trio.abc.Stream,
@@ -100,6 +129,35 @@ async def connect_to_agent(
         yield conn
 
 
+@overload
+def connect_to_client(
+    stream: trio.abc.Stream,
+    agents: AgentFactory[ClientT],
+    *,
+    limits: Limits | None = None,
+    max_message_size: int | None = None,
+    unstable: bool = False,
+) -> AbstractAsyncContextManager[AgentSideConnection[ClientT]]: ...
+@overload
+def connect_to_client(
+    stream: trio.abc.Stream,
+    agents: Mapping[int, AgentFactory[ClientT]],
+    *,
+    limits: Limits | None = None,
+    max_message_size: int | None = None,
+    unstable: bool = False,
+) -> AbstractAsyncContextManager[AgentSideConnection[ClientT]]: ...
+# Several versions (factories taking different connection types, which the
+# overload above cannot solve): the connection is typed Any.
+@overload
+def connect_to_client(  # pyright: ignore[reportOverlappingOverload]
+    stream: trio.abc.Stream,
+    agents: Mapping[int, Callable[[Any], object]],
+    *,
+    limits: Limits | None = None,
+    max_message_size: int | None = None,
+    unstable: bool = False,
+) -> AbstractAsyncContextManager[AgentSideConnection[Any]]: ...
 @asynccontextmanager
 async def connect_to_client(
     stream: trio.abc.Stream,

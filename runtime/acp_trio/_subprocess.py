@@ -27,13 +27,13 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import AsyncGenerator, Mapping, Sequence
-from contextlib import asynccontextmanager
-from typing import Any, Final
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any, Final, overload
 
 import trio
 
-from ._client import AgentT, ClientOffer, ClientSideConnection
+from ._client import AgentT, ClientFactory, ClientOffer, ClientSideConnection
 from ._limits import Limits
 from ._serve import connect_to_agent
 
@@ -46,6 +46,50 @@ STDERR_KEEP: Final = 1024 * 1024
 GROUP_POLL: Final = 0.02
 
 
+@overload
+def spawn_agent(
+    command: Sequence[str | os.PathLike[str]],
+    client: ClientFactory[AgentT],
+    *,
+    cwd: str | os.PathLike[str] | None = None,
+    env: Mapping[str, str] | None = None,
+    capture_stderr: bool = False,
+    grace_period: float = 2.0,
+    limits: Limits | None = None,
+    max_message_size: int | None = None,
+    start_new_session: bool = False,
+    unstable: bool = False,
+) -> AbstractAsyncContextManager[ClientSideConnection[AgentT]]: ...
+@overload
+def spawn_agent(
+    command: Sequence[str | os.PathLike[str]],
+    client: Mapping[int, ClientFactory[AgentT]],
+    *,
+    cwd: str | os.PathLike[str] | None = None,
+    env: Mapping[str, str] | None = None,
+    capture_stderr: bool = False,
+    grace_period: float = 2.0,
+    limits: Limits | None = None,
+    max_message_size: int | None = None,
+    start_new_session: bool = False,
+    unstable: bool = False,
+) -> AbstractAsyncContextManager[ClientSideConnection[AgentT]]: ...
+# Several versions (factories taking different connection types, which the
+# overload above cannot solve): the connection is typed Any.
+@overload
+def spawn_agent(  # pyright: ignore[reportOverlappingOverload]
+    command: Sequence[str | os.PathLike[str]],
+    client: Mapping[int, Callable[[Any], object]],
+    *,
+    cwd: str | os.PathLike[str] | None = None,
+    env: Mapping[str, str] | None = None,
+    capture_stderr: bool = False,
+    grace_period: float = 2.0,
+    limits: Limits | None = None,
+    max_message_size: int | None = None,
+    start_new_session: bool = False,
+    unstable: bool = False,
+) -> AbstractAsyncContextManager[ClientSideConnection[Any]]: ...
 @asynccontextmanager
 async def spawn_agent(
     command: Sequence[str | os.PathLike[str]],
