@@ -952,7 +952,9 @@ def auth_choices(init: Init) -> list[AuthChoice]:
         methods.extend(init.auth_methods)
     choices: list[AuthChoice] = []
     for m in methods:
-        if isinstance(m, v2.AuthMethodOther):  # a type this client does not know
+        if isinstance(
+            m, v1.AuthMethodOther | v2.AuthMethodOther
+        ):  # a type unknown here
             name = m.get("name")
             choices.append(
                 AuthChoice(

@@ -16,6 +16,24 @@ from typing import Any
 SHADOWABLE_BUILTINS = frozenset({"list", "dict", "str", "int", "float", "bool"})
 
 
+def format_alias(fmt: str) -> str:
+    """The alias of an integer format: ``uint32`` -> ``UInt32``, ``int64`` -> ``Int64``."""
+    return "UInt" + fmt[4:] if fmt.startswith("uint") else "Int" + fmt[3:]
+
+
+@dataclasses.dataclass(frozen=True)
+class IntegerFormat:
+    """An integer `format` of the schema (``uint32``) and its range."""
+
+    format: str
+    minimum: int
+    maximum: int
+
+    @property
+    def alias(self) -> str:
+        return format_alias(self.format)
+
+
 # --- type expressions -------------------------------------------------------
 
 
@@ -26,16 +44,30 @@ class Prim:
     name: str
     minimum: int | float | None = None
     maximum: int | float | None = None
+    #: An integer `format` whose range the bounds are exactly: rendered as
+    #: that format's alias (``UInt32``).
+    format: str | None = None
+    #: String constraints (``minLength``, ``maxLength``, ``pattern``).
+    min_length: int | None = None
+    max_length: int | None = None
+    pattern: str | None = None
 
     def render(self, shadowed: frozenset[str]) -> str:
+        if self.format is not None:
+            return format_alias(self.format)
         text = f"builtins.{self.name}" if self.name in shadowed else self.name
-        if self.minimum is None and self.maximum is None:
-            return text
         bounds = []
-        if self.minimum is not None:
-            bounds.append(f"ge={self.minimum!r}")
-        if self.maximum is not None:
-            bounds.append(f"le={self.maximum!r}")
+        for keyword, value in (
+            ("ge", self.minimum),
+            ("le", self.maximum),
+            ("min_length", self.min_length),
+            ("max_length", self.max_length),
+            ("pattern", self.pattern),
+        ):
+            if value is not None:
+                bounds.append(f"{keyword}={value!r}")
+        if not bounds:
+            return text
         return f"Annotated[{text}, msgspec.Meta({', '.join(bounds)})]"
 
     def refs(self) -> set[str]:
@@ -58,10 +90,23 @@ class Ref:
 @dataclasses.dataclass(frozen=True)
 class ListOf:
     item: TypeExpr
+    min_items: int | None = None
+    max_items: int | None = None
 
     def render(self, shadowed: frozenset[str]) -> str:
         name = "builtins.list" if "list" in shadowed else "list"
-        return f"{name}[{self.item.render(shadowed)}]"
+        text = f"{name}[{self.item.render(shadowed)}]"
+        bounds = [
+            f"{keyword}={value!r}"
+            for keyword, value in (
+                ("min_length", self.min_items),
+                ("max_length", self.max_items),
+            )
+            if value is not None
+        ]
+        if not bounds:
+            return text
+        return f"Annotated[{text}, msgspec.Meta({', '.join(bounds)})]"
 
     def refs(self) -> set[str]:
         return self.item.refs()
@@ -129,6 +174,16 @@ class Field:
         return self.default_on_error or self.skip_invalid_items
 
 
+@dataclasses.dataclass(frozen=True)
+class Alternative:
+    """One untagged alternative of an object: the attributes it requires, and
+    those it declares that the object itself does not (which may be dropped
+    when invalid, if the value fits an alternative that does not declare them)."""
+
+    required: tuple[str, ...]
+    declared: tuple[str, ...]
+
+
 @dataclasses.dataclass
 class Struct:
     """A `msgspec.Struct` class: a `$defs` object, or one variant of a union."""
@@ -146,6 +201,16 @@ class Struct:
     #: list or dict: when all are empty, absent or null there is nothing to
     #: resolve and `__post_init__` returns at once. Empty: always resolve.
     shape_guard: tuple[str, ...] = ()
+    #: Attributes (own or inherited) of format ``uint64``, whose upper bound
+    #: msgspec cannot express (`msgspec.Meta` bounds fit in an int64): the
+    #: class checks it in `__post_init__`. Empty when a base class does.
+    uint64_checks: tuple[str, ...] = ()
+    #: Untagged alternatives flattened into this class (elicitation scopes):
+    #: a value must hold the required fields of one of them, and a field only
+    #: some of them declare is dropped if invalid where the value fits another.
+    alternatives: list[Alternative] = dataclasses.field(default_factory=list)
+    #: `__post_init__` checks the alternatives (own or inherited).
+    checks_alternatives: bool = False
 
 
 @dataclasses.dataclass
@@ -172,7 +237,12 @@ class Enum:
     doc: str
     kind: str  # "str" or "int"
     values: list[EnumValue]
-    open: bool
+    #: The type of the other values an open enumeration accepts, else None.
+    open_type: Prim | None
+
+    @property
+    def open(self) -> bool:
+        return self.open_type is not None
 
 
 @dataclasses.dataclass
@@ -194,6 +264,13 @@ class Other:
     #: Set for a known variant kept raw: its payload is itself a union, which a
     #: single msgspec tag cannot express (a later draft's `state_update`).
     fixed_tag: str | None = None
+    #: Structs a raw value must fit (one of them): what the schema declares for
+    #: it, checked while the payload is kept raw. Empty: nothing declared.
+    checks: tuple[str, ...] = ()
+    #: Not in the schema: the union has an untagged default variant and no
+    #: `other` branch, and a value with an unknown tag is kept raw here
+    #: (checked as the default variant) rather than read as the default.
+    implicit: bool = False
 
 
 @dataclasses.dataclass
@@ -217,6 +294,13 @@ class Union:
     other: str | None = None
     tag_field: str | None = None
     raw_variants: list[str] = dataclasses.field(default_factory=list)
+    #: For a ``shape`` union with tagged variants: their tag property. A value
+    #: with a string there is never read as an untagged variant.
+    shape_tag_field: str | None = None
+    #: For a ``shape`` union of Structs whose fields agree: a Struct with every
+    #: variant's fields, all optional, that msgspec decodes in one pass (in C)
+    #: before the variant is picked and built from it.
+    wire: str | None = None
 
     def refs(self) -> set[str]:
         found: set[str] = set()
@@ -224,6 +308,8 @@ class Union:
             found |= variant.refs()
         if self.other:
             found.add(self.other)
+        if self.wire:
+            found.add(self.wire)
         found.update(self.raw_variants)
         return found
 
@@ -264,6 +350,7 @@ class Module:
     #: Stable `$defs` whose shape the unstable schema changed (the unstable
     #: shape is generated).
     reshaped: list[str] = dataclasses.field(default_factory=list)
+    integer_formats: list[IntegerFormat] = dataclasses.field(default_factory=list)
 
     def struct(self, name: str) -> Struct:
         for struct in self.structs:

@@ -7,6 +7,7 @@ builds an `ir.Module`. Every rule of the naming and decoding design lives here;
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import keyword
@@ -208,6 +209,54 @@ def _walk_refs(node: Any) -> Iterator[str]:
             yield from _walk_refs(item)
 
 
+#: Integer `format`s of the schema and their ranges: a peer in a typed language
+#: cannot send a value outside them, so neither do we accept one.
+INTEGER_FORMATS: dict[str, tuple[int, int]] = {
+    f"{sign}int{bits}": (
+        (0, 2**bits - 1) if sign else (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
+    )
+    for sign in ("", "u")
+    for bits in (8, 16, 32, 64)
+}
+
+
+def _integer(node: dict[str, Any]) -> ir.Prim:
+    """``int`` with the bounds of `minimum`/`maximum` and of an integer `format`.
+
+    Bounds that are exactly the format's give the format's named alias
+    (``UInt32``); narrower ones are spelled out.
+    """
+    low, high = node.get("minimum"), node.get("maximum")
+    fmt = node.get("format")
+    if fmt is None:
+        return ir.Prim("int", low, high)
+    if fmt not in INTEGER_FORMATS:
+        raise SchemaError(f"unknown integer format {fmt!r}: {node}")
+    fmt_low, fmt_high = INTEGER_FORMATS[fmt]
+    low = fmt_low if low is None else max(low, fmt_low)
+    high = fmt_high if high is None else min(high, fmt_high)
+    if (low, high) == (fmt_low, fmt_high):
+        return ir.Prim("int", low, high, format=fmt)
+    return ir.Prim("int", low, high)
+
+
+#: Validation keywords the generated types do not express: a schema that starts
+#: using one fails generation rather than decoding more than it allows.
+_UNSUPPORTED = frozenset(
+    {
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "multipleOf",
+        "uniqueItems",
+        "minProperties",
+        "maxProperties",
+        "propertyNames",
+        "patternProperties",
+        "contains",
+    }
+)
+
+
 # --- variants ---------------------------------------------------------------
 
 
@@ -313,6 +362,7 @@ class _Parser:
             if node.get("x-docs-ignore"):
                 continue  # JSON-RPC envelopes: the method tables carry what they say
             self._define(name, node)
+        self._plan_wires()
         self._mark_shape_resolution()
         return ir.Module(
             version=int(self.meta["version"]),
@@ -328,6 +378,7 @@ class _Parser:
             unions=self.unions,
             methods=self._methods(self.meta),
             unstable_methods=self._preview(self._methods(self.unstable_meta)),
+            integer_formats=self._integer_formats(),
         )
 
     # -- classification --------------------------------------------------
@@ -375,7 +426,7 @@ class _Parser:
 
     def _enum(self, name: str, doc: str, alts: list[dict[str, Any]]) -> None:
         values: list[ir.EnumValue] = []
-        is_open = False
+        open_type: ir.Prim | None = None
         kind = "str"
         for alt in alts:
             if "const" in alt:
@@ -390,9 +441,12 @@ class _Parser:
                     kind = "int" if isinstance(value, int) else "str"
                     values.append(ir.EnumValue(value, alt.get("description", "")))
             else:
-                is_open = True
+                # the open branch ("other"): any value of its type, within its format
+                open_type = (
+                    _integer(alt) if alt["type"] == "integer" else ir.Prim("str")
+                )
         self.enums.append(
-            ir.Enum(name=name, doc=doc, kind=kind, values=values, open=is_open)
+            ir.Enum(name=name, doc=doc, kind=kind, values=values, open_type=open_type)
         )
         for value in values:
             if value.title and kind == "int":
@@ -504,7 +558,17 @@ class _Parser:
                     f"{name}: untagged variant without a payload: {variant.node}"
                 )
         self._finish_union(
-            name, node.get("description", ""), known, other, members, raw_variants
+            name,
+            node.get("description", ""),
+            known,
+            other,
+            members,
+            raw_variants,
+            other_declares=(
+                other.extra_props if other else {},
+                other.required if other else [],
+                other.mixins if other else None,
+            ),
         )
 
     def _is_union_def(self, name: str) -> bool:
@@ -519,14 +583,28 @@ class _Parser:
         other: _Variant | None,
         members: list[ir.TypeExpr],
         raw_variants: list[str] | None = None,
+        *,
+        other_declares: tuple[
+            dict[str, Any], list[str], list[dict[str, Any]] | None
+        ] = ({}, [], None),
     ) -> None:
+        """Decide how the union decodes (see `ir.Union`), and add its `other`
+        variant: the schema's, or an implicit one (see `ir.Other.implicit`)."""
         tag_fields = {v.tag_field for v in known}
         all_tagged = None not in tag_fields and len(tag_fields) == 1
         other_name = None
         tag_field = next(iter(tag_fields)) if all_tagged else None
+        tagged = {v.tag_field for v in known if v.tag_field is not None}
+        untagged = [
+            m for v, m in zip(known, members, strict=False) if v.tag_field is None
+        ]
+        shape_tag_field = next(iter(tagged)) if len(tagged) == 1 else None
         if other is not None:
             other_tag_field = _other_tag_field(other, known)
+            if not tagged:  # v2 AvailableCommandInput: `unstructured` or other
+                shape_tag_field = other_tag_field
             other_name = self._claim(name + "Other", name + "OtherVariant")
+            props, required, mixins = other_declares
             self.others.append(
                 ir.Other(
                     name=other_name,
@@ -534,13 +612,47 @@ class _Parser:
                     doc=other.doc,
                     tag_field=other_tag_field,
                     known_tags=_other_known_tags(other, other_tag_field, known),
+                    checks=self._check_struct(
+                        other_name,
+                        {k: v for k, v in props.items() if k != other_tag_field},
+                        [r for r in required if r != other_tag_field],
+                        mixins,
+                    ),
                 )
             )
             if all_tagged and other_tag_field != tag_field:
                 all_tagged = False
+        elif (
+            shape_tag_field is not None
+            and untagged
+            and not raw_variants
+            and len(known) == len(members)
+            and all(
+                (isinstance(m, ir.Ref) and self.defs.get(m.name, {}).get("properties"))
+                or (isinstance(m, ir.Ref) and m.name in self.structs)
+                for m in untagged
+            )
+        ):
+            # Tagged variants and an untagged default (v1 AuthMethod, McpServer):
+            # an unknown tag is kept raw, never read as the default.
+            other_name = self._claim(name + "Other", name + "OtherVariant")
+            self.others.append(
+                ir.Other(
+                    name=other_name,
+                    union=name,
+                    doc=f"A `{name}` whose `{shape_tag_field}` is none of the known"
+                    " ones: kept raw, checked as the untagged variant"
+                    f" ({', '.join(m.render(frozenset()) for m in untagged)}) that"
+                    " the schema would read it as.",
+                    tag_field=shape_tag_field,
+                    known_tags=tuple(v.tag for v in known if v.tag is not None),
+                    checks=tuple(m.render(frozenset()) for m in untagged),
+                    implicit=True,
+                )
+            )
         if all_tagged and members:
             strategy = "open" if other is not None or raw_variants else "tagged"
-        elif other is None and not raw_variants and len(members) == 1:
+        elif other_name is None and not raw_variants and len(members) == 1:
             strategy = "single"  # one untagged variant: just that type, natively
         else:
             strategy = "shape"
@@ -553,6 +665,7 @@ class _Parser:
                 other=other_name,
                 tag_field=tag_field,
                 raw_variants=raw_variants or [],
+                shape_tag_field=shape_tag_field if strategy == "shape" else None,
             )
         )
 
@@ -572,7 +685,7 @@ class _Parser:
             props = dict(common)
             props.update(variant.extra_props)
             required = [*common_required, *variant.required]
-            self._add_mixins(variant.mixins, props, required)
+            alternatives = self._add_mixins(variant.mixins, props, required)
             self.structs[cls] = ir.Struct(
                 name=cls,
                 doc=variant.doc or node.get("description", ""),
@@ -580,9 +693,21 @@ class _Parser:
                 base=variant.payload,
                 tag_field=variant.tag_field,
                 tag=variant.tag,
+                alternatives=alternatives,
             )
             members.append(ir.Ref(cls))
-        self._finish_union(name, node.get("description", ""), known, other, members)
+        self._finish_union(
+            name,
+            node.get("description", ""),
+            known,
+            other,
+            members,
+            other_declares=(
+                {**common, **other.extra_props} if other else {},
+                [*common_required, *(other.required if other else [])],
+                other.mixins if other else None,
+            ),
+        )
 
     # -- structs ---------------------------------------------------------
 
@@ -591,31 +716,66 @@ class _Parser:
         mixins: list[dict[str, Any]] | None,
         props: dict[str, Any],
         required: list[str],
-    ) -> None:
+    ) -> list[ir.Alternative]:
         """Flatten untagged alternatives (``anyOf`` of property sets) into `props`.
 
         A property every alternative requires stays required; the others become
-        optional. Validation is looser than the schema's, decoding is lossless.
+        optional. What the flattening loses is returned, per alternative (the
+        attributes it requires and declares), for the class to check.
         """
         if not mixins:
-            return
+            return []
+        common = set(props)
         sets: list[set[str]] = []
+        alternatives = []
         for mixin in mixins:
             ref = _single_ref(mixin)
             target = self.defs[ref] if ref else mixin
             if _Variant(target).tag is not None:
                 raise SchemaError(f"tagged alternative inside an object: {mixin}")
-            for prop_name, prop in target.get("properties", {}).items():
-                props.setdefault(prop_name, prop)
+            own = target.get("properties", {})
+            for prop_name, prop in own.items():
+                if props.setdefault(prop_name, prop) != prop:
+                    raise SchemaError(f"alternatives disagree on {prop_name!r}")
             sets.append(set(target.get("required", [])))
+            alternatives.append(
+                ir.Alternative(
+                    required=tuple(snake(r) for r in target.get("required", [])),
+                    declared=tuple(snake(p) for p in own if p not in common),
+                )
+            )
         for prop_name in set.intersection(*sets) if sets else set():
             if prop_name not in required:
                 required.append(prop_name)
+        return alternatives
+
+    def _check_struct(
+        self,
+        other_name: str,
+        props: dict[str, Any],
+        required: list[str],
+        mixins: list[dict[str, Any]] | None,
+    ) -> tuple[str, ...]:
+        """The Struct that checks what the schema declares for a raw variant."""
+        props = dict(props)
+        required = list(required)
+        alternatives = self._add_mixins(mixins, props, required)
+        if not props:
+            return ()
+        name = self._claim(f"_{other_name}Fields", f"_{other_name}DeclaredFields")
+        self.structs[name] = ir.Struct(
+            name=name,
+            doc=f"What the schema declares for an `{other_name}` (checked; the"
+            " payload is kept raw).",
+            fields=self._fields(props, required),
+            alternatives=alternatives,
+        )
+        return (name,)
 
     def _struct(self, name: str, node: dict[str, Any]) -> None:
         props = dict(node.get("properties", {}))
         required = list(node.get("required", []))
-        self._add_mixins(_alternatives(node), props, required)
+        alternatives = self._add_mixins(_alternatives(node), props, required)
         tag_field, tag = self.tag_of.get(name, (None, None))
         self.structs[name] = ir.Struct(
             name=name,
@@ -626,6 +786,7 @@ class _Parser:
             ),
             tag_field=tag_field,
             tag=tag,
+            alternatives=alternatives,
         )
 
     def _fields(self, props: dict[str, Any], required: list[str]) -> list[ir.Field]:
@@ -660,6 +821,11 @@ class _Parser:
 
     def _type(self, node: dict[str, Any]) -> tuple[ir.TypeExpr, bool]:
         """(type, nullable) of a property or item schema."""
+        unsupported = _UNSUPPORTED & node.keys()
+        if unsupported:
+            raise SchemaError(
+                f"constraints not modelled ({sorted(unsupported)}): {node}"
+            )
         ref = _single_ref(node)
         if ref is not None:
             return ir.Ref(ref), False
@@ -685,18 +851,33 @@ class _Parser:
         if json_type is None:
             return ir.Prim("Any"), False
         if json_type == "string":
-            return ir.Prim("str"), nullable
+            return (
+                ir.Prim(
+                    "str",
+                    min_length=node.get("minLength"),
+                    max_length=node.get("maxLength"),
+                    pattern=node.get("pattern"),
+                ),
+                nullable,
+            )
         if json_type == "integer":
-            return ir.Prim("int", node.get("minimum"), node.get("maximum")), nullable
+            return _integer(node), nullable
         if json_type == "number":
-            return ir.Prim("float"), nullable
+            return ir.Prim("float", node.get("minimum"), node.get("maximum")), nullable
         if json_type == "boolean":
             return ir.Prim("bool"), nullable
         if json_type == "null":
             return ir.Prim("None"), False
         if json_type == "array":
             item, item_nullable = self._type(node.get("items", {}))
-            return ir.ListOf(ir.Nullable(item) if item_nullable else item), nullable
+            return (
+                ir.ListOf(
+                    ir.Nullable(item) if item_nullable else item,
+                    min_items=node.get("minItems"),
+                    max_items=node.get("maxItems"),
+                ),
+                nullable,
+            )
         if json_type == "object":
             extra = node.get("additionalProperties")
             if isinstance(extra, dict) and extra:
@@ -708,6 +889,104 @@ class _Parser:
         raise SchemaError(f"unknown JSON type {json_type!r}: {node}")
 
     # -- post passes -----------------------------------------------------
+
+    def _integer_formats(self) -> list[ir.IntegerFormat]:
+        """The integer formats the module's types use, in a fixed order."""
+        used: set[str] = set()
+
+        def visit(type_: ir.TypeExpr) -> None:
+            if isinstance(type_, ir.Prim) and type_.format is not None:
+                used.add(type_.format)
+            elif isinstance(type_, ir.ListOf):
+                visit(type_.item)
+            elif isinstance(type_, ir.DictOf):
+                visit(type_.value)
+            elif isinstance(type_, ir.Nullable):
+                visit(type_.inner)
+
+        for struct in self.structs.values():
+            for field in struct.fields:
+                visit(field.type)
+        for alias in self.aliases:
+            visit(alias.type)
+        for union in self.unions:
+            for variant in union.variants:
+                visit(variant)
+        for enum in self.enums:
+            if enum.open_type is not None:
+                visit(enum.open_type)
+        return [
+            ir.IntegerFormat(fmt, *INTEGER_FORMATS[fmt])
+            for fmt in INTEGER_FORMATS
+            if fmt in used
+        ]
+
+    def _plan_wires(self) -> None:
+        """A wire Struct for each by-shape union of Structs (`ir.Union.wire`)."""
+
+        def all_fields(struct: ir.Struct) -> list[ir.Field]:
+            base = self.structs.get(struct.base) if struct.base else None
+            return [*(all_fields(base) if base else []), *struct.fields]
+
+        for union in self.unions:
+            if union.strategy != "shape":
+                continue
+            variants = [
+                self.structs.get(v.name) if isinstance(v, ir.Ref) else None
+                for v in union.variants
+            ]
+            if not variants or any(v is None for v in variants):
+                continue  # lists (SessionConfigSelectOptions), or an alias
+            merged: dict[str, ir.Field] = {}
+            agree = True
+            tag = union.shape_tag_field
+            for variant in variants:
+                assert variant is not None
+                if variant.tag_field is not None and variant.tag_field != tag:
+                    agree = False
+                for field in all_fields(variant):
+                    seen = merged.setdefault(field.attr, field)
+                    same = (seen.wire, seen.type, seen.nullable) == (
+                        field.wire,
+                        field.type,
+                        field.nullable,
+                    )
+                    agree = agree and same and field.wire != tag
+            if not agree:
+                continue
+            fields = [
+                dataclasses.replace(
+                    f,
+                    required=False,
+                    doc="",
+                    has_default=False,
+                    default_on_error=False,
+                    skip_invalid_items=False,
+                )
+                for f in merged.values()
+            ]
+            if tag is not None:
+                attr = snake(tag)
+                fields.insert(
+                    0,
+                    ir.Field(
+                        attr=attr,
+                        wire=tag,
+                        explicit_wire=camel_of(attr) != tag,
+                        type=ir.Prim("str"),
+                        required=False,
+                        nullable=False,
+                        doc="",
+                    ),
+                )
+            name = self._claim(f"_{union.name}Wire", f"_{union.name}WireFields")
+            self.structs[name] = ir.Struct(
+                name=name,
+                doc=f"Every field of the `{union.name}` variants, all optional: decoded"
+                " in one pass, then the variant is picked and built from it.",
+                fields=fields,
+            )
+            union.wire = name
 
     def _mark_shape_resolution(self) -> None:
         shape = {u.name for u in self.unions if u.strategy == "shape"}
@@ -728,11 +1007,31 @@ class _Parser:
             base = self.structs.get(struct.base) if struct.base else None
             return [*(all_fields(base) if base else []), *struct.fields]
 
+        def is_uint64(type_: ir.TypeExpr) -> bool:
+            while isinstance(type_, ir.Nullable):
+                type_ = type_.inner
+            if isinstance(type_, ir.ListOf | ir.DictOf) and "uint64" in repr(type_):
+                raise SchemaError(f"uint64 inside a container: {type_}")
+            return isinstance(type_, ir.Prim) and type_.format == "uint64"
+
+        def alternatives(struct: ir.Struct) -> list[ir.Alternative]:
+            base = self.structs.get(struct.base) if struct.base else None
+            return struct.alternatives or (alternatives(base) if base else [])
+
         for struct in self.structs.values():
-            struct.resolves_shapes = any(needs(f.type) for f in struct.fields)
-            shaped = [f for f in all_fields(struct) if needs(f.type)]
+            own_need = (
+                any(needs(f.type) or is_uint64(f.type) for f in struct.fields)
+                or struct.alternatives
+            )
+            if not own_need and struct.base is not None:
+                continue  # its base's `__post_init__` does all it needs
+            fields = all_fields(struct)
+            struct.resolves_shapes = any(needs(f.type) for f in fields)
+            shaped = [f for f in fields if needs(f.type)]
             if struct.resolves_shapes and all(in_container(f.type) for f in shaped):
                 struct.shape_guard = tuple(f.attr for f in shaped)
+            struct.uint64_checks = tuple(f.attr for f in fields if is_uint64(f.type))
+            struct.checks_alternatives = bool(alternatives(struct))
 
     def _ordered_structs(self) -> list[ir.Struct]:
         """Schema order, except that a base class comes before its subclasses."""

@@ -77,24 +77,68 @@ class _FieldView:
 
 @dataclasses.dataclass
 class _StructView:
+    """One generated class. `uint64_lines` declare its ``uint64`` attributes
+    (read by ``check_uint64`` and by the lenient path)."""
+
     name: str
     bases: str
     doc: str
     fields: list[_FieldView]
     resolves_shapes: bool
     shape_guard: tuple[str, ...]
+    uint64_checks: tuple[str, ...]
+    alternatives: list[ir.Alternative]
+    checks_alternatives: bool
+
+    @property
+    def class_lines(self) -> list[str]:
+        """Class attributes read by the checks of ``__post_init__`` and by the
+        lenient path: ``_uint64``, ``_alternatives``."""
+        lines = []
+        if self.uint64_checks:
+            names = [f'"{attr}"' for attr in self.uint64_checks]
+            if len(names) == 1:
+                names[0] += ","
+            line = f"    _uint64 = ({', '.join(names)})"
+            if len(line) <= _LINE:
+                lines.append(line)
+            else:
+                lines += ["    _uint64 = (", *(f"        {n}," for n in names), "    )"]
+        if self.alternatives:
+            lines.append(
+                "    # (required, declared only here) of each untagged alternative"
+            )
+            lines.append("    _alternatives = (")
+            for alt in self.alternatives:
+                parts = [_tuple_text(alt.required), _tuple_text(alt.declared)]
+                lines.append(f"        ({', '.join(parts)}),")
+            lines.append("    )")
+        return lines
+
+    @property
+    def has_post_init(self) -> bool:
+        return (
+            self.resolves_shapes or bool(self.uint64_checks) or self.checks_alternatives
+        )
 
     @property
     def post_init(self) -> list[str]:
-        """The body of ``__post_init__``: resolve the by-shape unions, skipping
-        the call when every container holding them is empty (a common case:
-        ``authMethods: []``, ``mcpServers: []``)."""
+        """The body of ``__post_init__``: check the ``uint64`` upper bounds, and
+        resolve the by-shape unions, skipping the call when every container
+        holding them is empty (a common case: ``authMethods: []``)."""
+        lines = []
+        if self.uint64_checks:
+            lines.append("        check_uint64(self)")
+        if self.checks_alternatives:
+            lines.append("        check_alternatives(self)")
+        if not self.resolves_shapes:
+            return lines
         call = "_CODEC.resolve_shapes(self)"
         guard = " or ".join(f"self.{attr}" for attr in self.shape_guard)
         line = f"        if {guard}:"
         if not guard or len(line) > _LINE:
-            return [f"        {call}"]
-        return [line, f"            {call}"]
+            return [*lines, f"        {call}"]
+        return [*lines, line, f"            {call}"]
 
     @property
     def header(self) -> list[str]:
@@ -119,6 +163,13 @@ class _OtherView:
     tag_field: str
     known_tags: list[str]
     fixed_tag: str | None
+    checks: tuple[str, ...]
+
+    @property
+    def checks_line(self) -> str | None:
+        if not self.checks:
+            return None
+        return f"checks = {_tuple_text(self.checks).replace(chr(34), '')}"
 
 
 @dataclasses.dataclass
@@ -200,8 +251,11 @@ def _beyond(doc: str, shared: str) -> str:
 
 def _struct_doc(meta_doc: str) -> str:
     doc = (
-        "Base of every generated Struct: keyword-only, camelCase on the wire; "
-        "reprs leave out absent (``UNSET``) and default fields."
+        "Base of every generated Struct: keyword-only, camelCase on the wire.\n\n"
+        "Its repr leaves out absent fields (UNSET), so a decoded message prints\n"
+        "what was sent. Instances are not tracked by the cyclic garbage collector\n"
+        "(msgspec's ``gc=False``: cheaper to create and to free): they hold plain\n"
+        "data, and a reference cycle built through one would never be freed."
     )
     if meta_doc:
         doc += (
@@ -287,6 +341,12 @@ def _field_view(
     )
 
 
+def _tuple_text(items: tuple[str, ...]) -> str:
+    if len(items) == 1:
+        return f'("{items[0]}",)'
+    return "(" + ", ".join(f'"{i}"' for i in items) + ")"
+
+
 def _struct_view(struct: ir.Struct, meta_doc: str = "") -> _StructView:
     shadowed = frozenset(f.attr for f in struct.fields) & ir.SHADOWABLE_BUILTINS
     options = ["kw_only=True"]
@@ -302,6 +362,9 @@ def _struct_view(struct: ir.Struct, meta_doc: str = "") -> _StructView:
         fields=[_field_view(f, shadowed, meta_doc) for f in struct.fields],
         resolves_shapes=struct.resolves_shapes,
         shape_guard=struct.shape_guard,
+        uint64_checks=struct.uint64_checks,
+        alternatives=struct.alternatives,
+        checks_alternatives=struct.checks_alternatives,
     )
 
 
@@ -330,9 +393,10 @@ def _union_views(
     for enum in module.enums:
         values = [_py(v.value) for v in enum.values]
         head = f"{enum.name}: TypeAlias = "
-        if enum.open:
+        if enum.open_type is not None:
             # Any other value is accepted too (an extension or a later version's).
-            one_line = f"{head}Literal[{', '.join(values)}] | {enum.kind}"
+            other = enum.open_type.render(frozenset())
+            one_line = f"{head}Literal[{', '.join(values)}] | {other}"
             if len(one_line) <= _LINE:
                 lines = [one_line]
             else:
@@ -340,7 +404,7 @@ def _union_views(
                 lines = [
                     f"{head}Union[",
                     *(f"    {x}" for x in literal),
-                    f"    {enum.kind},",
+                    f"    {other},",
                     "]",
                 ]
                 lines[-3] += ","
@@ -367,7 +431,12 @@ def _union_views(
                 raw = ", ".join(union.raw_variants)
                 marker = f'OpenUnion("{union.tag_field}", {union.other or "None"}'
                 marker += f", ({raw},))" if union.raw_variants else ")"
-                inner = _wrap("Union[", members)
+                guarded = list(members)
+                if len(guarded) == 1:
+                    # msgspec reads a lone tagged Struct without its tag: a
+                    # guard variant makes it a real tagged union.
+                    guarded.append(f'tag_guard("{union.tag_field}")')
+                inner = _wrap("Union[", guarded)
                 runtime = [f"{union.name} = Annotated["]
                 if len(inner) == 1:
                     runtime.append(f"    {inner[0]},")
@@ -379,9 +448,14 @@ def _union_views(
                 runtime.append("]")
             else:  # shape
                 candidates = [*members, *([union.other] if union.other else [])]
+                tag_arg = (
+                    [f'        tag_field="{union.shape_tag_field}",']
+                    if union.shape_tag_field
+                    else []
+                )
                 runtime = [
                     f"{union.name} = Annotated[",
-                    "    Any,",
+                    f"    {union.wire or 'Any'},",
                     "    ShapeUnion(",
                     f'        "{union.name}",',
                     *(
@@ -393,6 +467,7 @@ def _union_views(
                             "        ),",
                         ]
                     ),
+                    *tag_arg,
                     "    ),",
                     "]",
                 ]
@@ -431,7 +506,7 @@ def _definitions(
         )
     for other in others:
         defs[other.name] = _Definition("other", other)
-        hard[other.name] = set()
+        hard[other.name] = set(other.checks)  # evaluated: `checks = (...)`
         soft[other.name] = []
     for name, alias in aliases.items():
         defs[name] = _Definition("alias", alias)
@@ -480,6 +555,23 @@ def _known_tags_lines(tags: tuple[str, ...]) -> list[str]:
         *(f"        {i}," for i in items),
         "    }",
         ")",
+    ]
+
+
+def _integer_format_lines(fmt: ir.IntegerFormat) -> list[str]:
+    bits = fmt.format.removeprefix("u").removeprefix("int")
+    doc = f"An integer of format ``{fmt.format}``: {fmt.minimum} to {fmt.maximum}."
+    if fmt.format == "uint64":
+        # msgspec.Meta bounds must fit in an int64: the Structs check the top.
+        bounds = "ge=0"
+        doc += "\n\nThe upper bound is checked by the Structs' ``__post_init__``."
+    elif fmt.minimum == 0:
+        bounds = f"ge=0, le=2**{bits} - 1"
+    else:
+        bounds = f"ge=-(2**{int(bits) - 1}), le=2**{int(bits) - 1} - 1"
+    return [
+        f"{fmt.alias}: TypeAlias = Annotated[int, msgspec.Meta({bounds})]",
+        docstring(doc, 0),
     ]
 
 
@@ -536,8 +628,30 @@ def public_names(module: ir.Module) -> list[str]:
         *(e.name for e in module.enums),
         *(u.name for u in module.unions),
         *(c.name for c in module.constants),
+        *(f.alias for f in module.integer_formats),
     }
     return sorted((n for n in names if not n.startswith("_")), key=_dunder_all_order)
+
+
+def _runtime_imports(module: ir.Module) -> list[str]:
+    """What the module imports from ``_runtime``: what it uses, no more."""
+    names = [
+        "UNSET",
+        "Codec",
+        "FieldRule",
+        "Method",
+        "OpenUnion",
+        "OtherVariant",
+        "ShapeUnion",
+        "UnsetType",
+    ]
+    if any(s.checks_alternatives for s in module.structs):
+        names.append("check_alternatives")
+    if any(s.uint64_checks for s in module.structs):
+        names.append("check_uint64")
+    if any(u.strategy == "open" and len(u.variants) == 1 for u in module.unions):
+        names.append("tag_guard")
+    return names
 
 
 def _views(module: ir.Module) -> dict[str, object]:
@@ -551,6 +665,7 @@ def _views(module: ir.Module) -> dict[str, object]:
             tag_field=o.tag_field,
             known_tags=_known_tags_lines(o.known_tags),
             fixed_tag=o.fixed_tag,
+            checks=o.checks,
         )
         for o in module.others
     ]
@@ -567,6 +682,7 @@ def _views(module: ir.Module) -> dict[str, object]:
         "public_names": public_names(module),
         "module": module,
         "definitions": _definitions(module, structs, others),
+        "runtime_imports": _runtime_imports(module),
         "uses_builtins": any(
             "builtins." in f.annotation for s in structs for f in s.fields
         ),
@@ -575,6 +691,7 @@ def _views(module: ir.Module) -> dict[str, object]:
         "tables": tables,
         "handlers": handlers,
         "constants": module.constants,
+        "integer_formats": [_integer_format_lines(f) for f in module.integer_formats],
     }
 
 

@@ -11,9 +11,14 @@ folder can be vendored as it is.
 >>> from acp_schema import v1
 >>> v1.AGENT_METHODS["session/new"].params
 <class 'acp_schema.v1.NewSessionRequest'>
+
+`LENIENT_LIMITS` bounds the work of the schema's lenient rules per message
+(`LenientLimitError` when a message needs more).
 """
 
-__all__ = ["PROTOCOL_MODULES"]
+from ._runtime import LENIENT_LIMITS, LenientLimitError, LenientLimits
+
+__all__ = ["LENIENT_LIMITS", "PROTOCOL_MODULES", "LenientLimitError", "LenientLimits"]
 
 PROTOCOL_MODULES = ("v1", "v1_unstable", "v2", "v2_unstable")
 """The protocol modules of this package, each imported when first named

@@ -23,23 +23,162 @@ from __future__ import annotations
 import types
 import typing
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar, TypeGuard, TypeVar, overload
+from typing import Any, ClassVar, Protocol, TypeGuard, TypeVar, overload
 
 import msgspec
-from msgspec import UNSET, UnsetType, ValidationError
+from msgspec import UNSET, DecodeError, UnsetType, ValidationError
 
 T = TypeVar("T")
 
 __all__ = [
+    "LENIENT_LIMITS",
     "UNSET",
     "Codec",
     "FieldRule",
+    "LenientLimitError",
+    "LenientLimits",
     "Method",
     "OpenUnion",
     "OtherVariant",
     "ShapeUnion",
     "UnsetType",
+    "check_alternatives",
+    "check_uint64",
+    "tag_guard",
 ]
+
+UINT64_MAX = 2**64 - 1
+
+
+def check_uint64(obj: msgspec.Struct) -> None:
+    """``__post_init__`` check of the ``uint64`` fields of `obj` (its ``_uint64``).
+
+    Their lower bound is a `msgspec.Meta`; the upper one cannot be (Meta bounds
+    must fit in an int64), so it is checked here. msgspec reports the
+    ValueError as a ValidationError at the Struct's path.
+    """
+    attrs: tuple[str, ...] = getattr(obj, "_uint64")  # noqa: B009
+    for attr in attrs:
+        value: Any = getattr(obj, attr)
+        if type(value) is int and value > UINT64_MAX:
+            raise ValueError(_uint64_message(type(obj), attr))
+
+
+def check_alternatives(obj: msgspec.Struct) -> None:
+    """``__post_init__`` check of a class with untagged alternatives flattened
+    into it (its ``_alternatives``): the value holds the required fields of one."""
+    for required, _ in _alternatives_of(type(obj)):
+        if all(getattr(obj, attr) is not UNSET for attr in required):
+            return
+    raise ValueError(_alternatives_message(type(obj)))
+
+
+_Alternatives = tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]
+
+
+def _alternatives_of(cls: type) -> _Alternatives:
+    """A class's ``_alternatives``: (required, declared only there) attributes."""
+    alternatives: _Alternatives = getattr(cls, "_alternatives", ())
+    return alternatives
+
+
+def _alternatives_message(cls: type[msgspec.Struct]) -> str:
+    wire = {f.name: f.encode_name for f in msgspec.structs.fields(cls)}
+    needs = " | ".join(
+        " + ".join(f"`{wire[a]}`" for a in required) or "nothing"
+        for required, _ in _alternatives_of(cls)
+    )
+    return f"Object fits none of its alternatives (needs {needs})"
+
+
+_GUARDS: dict[str, type[msgspec.Struct]] = {}
+_GUARD_TAG = "\x00no variant"
+
+
+def tag_guard(tag_field: str) -> type[msgspec.Struct]:
+    """A variant no value is: beside a lone tagged Struct, it makes a Union that
+    msgspec decodes as a tagged union (a lone tagged Struct would be read without
+    its tag, and re-encoded with one the sender never wrote)."""
+    guard = _GUARDS.get(tag_field)
+    if guard is None:
+
+        def refuse(self: msgspec.Struct) -> None:
+            raise ValueError(f"Invalid value {_GUARD_TAG!r}")
+
+        guard = _GUARDS[tag_field] = msgspec.defstruct(
+            "TagGuard",
+            [],
+            tag_field=tag_field,
+            tag=_GUARD_TAG,
+            namespace={"__post_init__": refuse},
+        )
+    return guard
+
+
+def _lone_tagged(hint: Any) -> bool:
+    config = getattr(hint, "__struct_config__", None)
+    return config is not None and config.tag_field is not None
+
+
+def _uint64_message(cls: type[msgspec.Struct], attr: str) -> str:
+    wire = next(f.encode_name for f in msgspec.structs.fields(cls) if f.name == attr)
+    return f"Expected `int` <= {UINT64_MAX} in `{wire}`"
+
+
+class LenientLimits:
+    """Bounds on the lenient path's work for one message.
+
+    The lenient rules run in Python, value by value, so a small hostile message
+    (a million invalid items in a skip-invalid-items array) could otherwise
+    cost seconds of CPU. Shared by every generated module:
+
+    >>> from acp_schema import LENIENT_LIMITS
+    >>> LENIENT_LIMITS.max_repairs
+    1000
+    """
+
+    __slots__ = ("max_repairs",)
+
+    def __init__(self, *, max_repairs: int = 1000) -> None:
+        #: Values one message may have dropped (skip-invalid-items) or replaced
+        #: (default-on-error) by the lenient rules; one more and the whole
+        #: message is a `LenientLimitError`. Default 1,000.
+        self.max_repairs = max_repairs
+
+    def __repr__(self) -> str:
+        return f"LenientLimits(max_repairs={self.max_repairs})"
+
+
+#: The limits every `Codec` applies (set its attributes to change them).
+LENIENT_LIMITS = LenientLimits()
+
+
+class LenientLimitError(ValidationError):
+    """A message needed more lenient repairs than `LENIENT_LIMITS` allows.
+
+    Never absorbed by a lenient rule: the whole message is rejected.
+    """
+
+
+class _Work:
+    """The lenient path's budget for one message."""
+
+    __slots__ = ("left",)
+
+    def __init__(self, limits: LenientLimits) -> None:
+        self.left = limits.max_repairs
+
+    def repair(self, path: str) -> None:
+        self.left -= 1
+        if self.left < 0:
+            raise LenientLimitError(
+                f"More than {LENIENT_LIMITS.max_repairs} values dropped or replaced"
+                f" by the lenient rules (LENIENT_LIMITS.max_repairs) - at `{path}`"
+            )
+
+
+def _too_deep() -> DecodeError:
+    return DecodeError("JSON is nested too deeply (msgspec's recursion limit)")
 
 
 class OtherVariant(dict[str, Any]):
@@ -62,6 +201,9 @@ class OtherVariant(dict[str, Any]):
     #: except a known variant kept raw, whose tag is `fixed_tag`.
     known_tags: ClassVar[frozenset[str]]
     fixed_tag: ClassVar[str | None] = None
+    #: Structs describing what the schema declares for this variant: a decoded
+    #: value must fit one of them (its payload is kept raw all the same).
+    checks: ClassVar[tuple[type[msgspec.Struct], ...]] = ()
 
     def __init__(self, payload: Mapping[str, Any] = {}, /, **fields: Any) -> None:
         super().__init__(payload, **fields)
@@ -106,13 +248,35 @@ class OpenUnion:
 
 
 class ShapeUnion:
-    """Marks a union decoded by shape: ``Annotated[Any, ShapeUnion(...)]``."""
+    """Marks a union decoded by shape: ``Annotated[Any, ShapeUnion(...)]``.
 
-    __slots__ = ("candidates", "name")
+    With a `tag_field` (the union has tagged variants), a value holding a
+    string there is read as the variant with that tag, or kept raw as the
+    union's `OtherVariant`: never as an untagged variant.
+    """
 
-    def __init__(self, name: str, candidates: tuple[Any, ...]) -> None:
+    __slots__ = ("candidates", "name", "tag_field")
+
+    def __init__(
+        self, name: str, candidates: tuple[Any, ...], tag_field: str | None = None
+    ) -> None:
         self.name = name
         self.candidates = candidates
+        self.tag_field = tag_field
+
+    def tried(self, value: Any) -> list[Any]:
+        """The candidates `value` may be, in order."""
+        if self.tag_field is None or not _is_dict(value):
+            return list(self.candidates)
+        tag: Any = value.get(self.tag_field)
+        if type(tag) is not str:
+            return [c for c in self.candidates if _tag_of(c) is None]
+        tagged = [c for c in self.candidates if _tag_of(c) == tag]
+        return tagged or [
+            c
+            for c in self.candidates
+            if isinstance(c, type) and issubclass(c, OtherVariant)
+        ]
 
     def __repr__(self) -> str:
         return f"ShapeUnion({self.name!r})"
@@ -202,9 +366,15 @@ def _json_type(value: Any) -> str:
         return "float"
     if isinstance(value, str):
         return "str"
-    if isinstance(value, list):
+    if _is_list(value):
         return "array"
     return "object"
+
+
+def _unexpected(error: Exception) -> ValidationError:
+    """Any other failure while decoding is reported as invalid input, never
+    raised as is (the caller handles msgspec's errors only)."""
+    return ValidationError(f"Invalid value ({type(error).__name__}: {error})")
 
 
 def _error(message: str, path: str) -> ValidationError:
@@ -220,78 +390,153 @@ def _at(error: ValidationError, path: str) -> ValidationError:
 
 
 class _FieldPlan:
-    __slots__ = ("attr", "required", "rule", "type", "wire")
+    __slots__ = ("attr", "required", "rule", "type", "uint64", "wire")
 
     def __init__(
-        self, attr: str, wire: str, type: Any, required: bool, rule: FieldRule | None
+        self,
+        attr: str,
+        wire: str,
+        type: Any,
+        required: bool,
+        rule: FieldRule | None,
+        uint64: bool,
     ) -> None:
         self.attr = attr
         self.wire = wire
         self.type = type
         self.required = required
         self.rule = rule
+        #: The upper bound is checked here, so that a lenient rule applies.
+        self.uint64 = uint64
 
 
 _Resolver = Callable[[Any, str], Any]
 
 
-class Codec:
-    """Strict msgspec decoding with the schema's lenient rules as the fallback."""
+class Decode(Protocol):
+    """The type of `Codec.decode` (and of each generated module's ``decode``)."""
 
-    def __init__(self, rules: Mapping[type, Mapping[str, FieldRule]]) -> None:
-        self._rules = rules
+    @overload
+    def __call__(self, data: bytes | str | memoryview, type: type[T], /) -> T: ...
+    @overload
+    def __call__(self, data: bytes | str | memoryview, type: Any, /) -> Any: ...
+    def __call__(self, data: bytes | str | memoryview, type: Any, /) -> Any:
+        """JSON bytes -> `type`: one msgspec pass; the lenient rules only if it fails.
+
+        Raises `msgspec.DecodeError` for malformed JSON (or JSON nested deeper
+        than msgspec's recursion limit) and `msgspec.ValidationError` (with the
+        failing path) for a value that does not fit `type` even under the
+        lenient rules; never any other exception.
+        """
+        ...
+
+
+class Codec:
+    """Strict msgspec decoding with the schema's lenient rules as the fallback.
+
+    ``decode(data, type)`` (a `Decode`): JSON bytes -> `type`.
+    """
+
+    def __init__(
+        self, rules: Callable[[], Mapping[type, Mapping[str, FieldRule]]]
+    ) -> None:
+        #: Builds the lenient rules of each Struct: called once, when first needed.
+        self._rules_table = rules
+        self._rules: Mapping[type, Mapping[str, FieldRule]] | None = None
         #: type -> its fast decode function (the strict msgspec pass)
         self._decoders: dict[Any, Callable[[Any], Any]] = {}
         self._encoder = msgspec.json.Encoder()
         self._plans: dict[type, list[_FieldPlan]] = {}
-        self._shape_plans: dict[type, list[tuple[str, str, _Resolver]]] = {}
+        self._shape_plans: dict[type, Callable[[Any], None]] = {}
+        self._resolvers: dict[Any, _Resolver | None] = {}
+        self.decode: Decode = self._decode_function()
 
     # -- public ----------------------------------------------------------
 
-    @overload
-    def decode(self, data: bytes | str | memoryview, type: type[T]) -> T: ...
-    @overload
-    def decode(self, data: bytes | str | memoryview, type: Any) -> Any: ...
-    def decode(self, data: bytes | str | memoryview, type: Any) -> Any:
-        """JSON bytes -> `type`: one msgspec pass; the lenient rules only if it fails.
+    def _decode_function(self) -> Decode:
+        """`decode`, a closure over the per-type decoders: per call, one
+        Python frame around msgspec's (no attribute look-ups, no method
+        binding), which is most of the cost of decoding a small message."""
+        decoders = self._decoders
+        decoder_for = self._decoder_for
+        slow = self._decode_slow
 
-        Raises `msgspec.DecodeError` for malformed JSON and
-        `msgspec.ValidationError` (with the failing path) for a value that does
-        not fit `type` even under the lenient rules.
-        """
-        decode = self._decoders.get(type)
-        if decode is None:
-            decode = self._decoder_for(type)
+        def decode(data: bytes | str | memoryview, type: Any) -> Any:
+            try:
+                return decoders[type](data)
+            except ValidationError:
+                return slow(data, type)  # the lenient rules may still accept it
+            except DecodeError:
+                raise
+            except KeyError:
+                if type in decoders:  # raised while decoding
+                    raise _unexpected(KeyError(type)) from None
+                decoder_for(type)
+                return decode(data, type)
+            except RecursionError:
+                raise _too_deep() from None
+            except Exception as error:
+                raise _unexpected(error) from error
+
+        return decode
+
+    def _decode_slow(self, data: bytes | str | memoryview, type: Any) -> Any:
         try:
-            return decode(data)
-        except ValidationError:
-            return self._lenient(msgspec.json.decode(data), type, "$")
+            obj = msgspec.json.decode(data)
+        except RecursionError:
+            raise _too_deep() from None
+        return self._lenient_pass(obj, type)
 
     def _decoder_for(self, type: Any) -> Callable[[Any], Any]:
-        strict: Callable[[Any], Any] = msgspec.json.Decoder(type).decode
-        decode = strict
-        if _is_shape(type):
+        target = type
+        if _lone_tagged(type):  # decoded alone, a variant still needs its tag
+            target = type | tag_guard(type.__struct_config__.tag_field)
+        strict: Callable[[Any], Any]
+        if _is_shape(type):  # a by-shape union itself: its wire is no answer
+            untyped = msgspec.json.Decoder().decode
 
             def shaped(data: Any) -> Any:
-                return self._lenient(strict(data), type, "$")
+                return self._lenient_pass(untyped(data), type)
 
-            decode = shaped
-        self._decoders[type] = decode
-        return decode
+            strict = shaped
+        else:
+            strict = msgspec.json.Decoder(target).decode
+        self._decoders[type] = strict
+        return strict
 
     @overload
     def convert(self, obj: Any, type: type[T]) -> T: ...
     @overload
     def convert(self, obj: Any, type: Any) -> Any: ...
     def convert(self, obj: Any, type: Any) -> Any:
-        """Builtins (decoded JSON) -> `type`, with the same rules as `decode`."""
-        try:
-            value = msgspec.convert(obj, type)
-        except ValidationError:
-            return self._lenient(obj, type, "$")
+        """Builtins (decoded JSON) -> `type`, with the same rules as `decode`.
+
+        Raises `msgspec.ValidationError` only.
+        """
+        target = type
+        if _lone_tagged(type):
+            target = type | tag_guard(type.__struct_config__.tag_field)
         if _is_shape(type):
-            return self._lenient(value, type, "$")
-        return value
+            return self._lenient_pass(obj, type)
+        try:
+            return msgspec.convert(obj, target)
+        except ValidationError:
+            return self._lenient_pass(obj, type)
+        except RecursionError:
+            raise ValidationError("Value is nested too deeply") from None
+        except Exception as error:
+            raise _unexpected(error) from error
+
+    def _lenient_pass(self, obj: Any, type: Any) -> Any:
+        """The lenient rules over a whole message, within `LENIENT_LIMITS`."""
+        try:
+            return self._lenient(obj, type, "$", _Work(LENIENT_LIMITS))
+        except ValidationError:
+            raise
+        except RecursionError:
+            raise ValidationError("Value is nested too deeply") from None
+        except Exception as error:
+            raise _unexpected(error) from error
 
     def encode(self, obj: Any) -> bytes:
         """Any generated value -> JSON bytes; unknown variants exactly as received."""
@@ -299,56 +544,118 @@ class Codec:
 
     def resolve_shapes(self, obj: msgspec.Struct) -> None:
         """Resolve the by-shape union fields of `obj` (its ``__post_init__``)."""
-        cls = type(obj)
-        plan = self._shape_plans.get(cls)
-        if plan is None:
-            plan = self._shape_plans[cls] = [
-                (f.attr, f"$.{f.wire}", resolver)
-                for f in self._plan(cls)
-                if (resolver := self._resolver(f.type)) is not None
-            ]
-        for attr, path, resolver in plan:
-            value = getattr(obj, attr)
-            if value is not UNSET:
-                setattr(obj, attr, resolver(value, path))
+        try:
+            resolve = self._shape_plans[type(obj)]
+        except KeyError:
+            resolve = self._shape_plans[type(obj)] = self._compile_resolve(type(obj))
+        resolve(obj)
+
+    def _compile_resolve(self, cls: type) -> Callable[[Any], None]:
+        """`cls`'s field resolution as one function, compiled once (as
+        `dataclasses` does): the common case, a field decoded into a wire
+        Struct (or a list of them), is a type check and a builder call."""
+        lines = ["def resolve(obj):"]
+        names: dict[str, Any] = {"UNSET": UNSET}
+        for i, field in enumerate(self._plan(cls)):
+            resolver = self._resolver(field.type)
+            if resolver is None:
+                continue
+            names[f"R{i}"] = resolver
+            attr, path = field.attr, f"$.{field.wire}"
+            inner, in_list = _shape_slot(field.type)
+            wire = None if inner is None else typing.get_args(inner)[0]
+            lines.append(f"    v = obj.{attr}")
+            if not (isinstance(wire, type) and issubclass(wire, msgspec.Struct)):
+                lines.append("    if v is not UNSET:")
+                lines.append(f"        obj.{attr} = R{i}(v, {path!r})")
+                continue
+            marker = _shape_marker(inner)
+            assert marker is not None
+            names[f"W{i}"] = wire
+            names[f"B{i}"] = _wire_builder(marker, wire)
+            if in_list:
+                lines.append("    if v:")
+                lines.append(f"        if type(v[0]) is W{i}:")
+                lines.append(f"            obj.{attr} = list(map(B{i}, v))")
+                lines.append("        else:")
+                lines.append(f"            obj.{attr} = R{i}(v, {path!r})")
+            else:
+                lines.append(f"    if type(v) is W{i}:")
+                lines.append(f"        obj.{attr} = B{i}(v)")
+                lines.append("    elif v is not UNSET:")
+                lines.append(f"        obj.{attr} = R{i}(v, {path!r})")
+        if len(lines) == 1:
+            lines.append("    pass")
+        exec("\n".join(lines), names)
+        resolve: Callable[[Any], None] = names["resolve"]
+        return resolve
 
     # -- lenient path ----------------------------------------------------
+
+    def _rules_of(self) -> Mapping[type, Mapping[str, FieldRule]]:
+        if self._rules is None:
+            self._rules = self._rules_table()
+        return self._rules
 
     def _plan(self, cls: type) -> list[_FieldPlan]:
         plan = self._plans.get(cls)
         if plan is None:
             rules: dict[str, FieldRule] = {}
             for base in reversed(cls.__mro__):
-                rules.update(self._rules.get(base, {}))
+                rules.update(self._rules_of().get(base, {}))
+            uint64 = getattr(cls, "_uint64", ())
             plan = self._plans[cls] = [
-                _FieldPlan(f.name, f.encode_name, f.type, f.required, rules.get(f.name))
+                _FieldPlan(
+                    f.name,
+                    f.encode_name,
+                    f.type,
+                    f.required,
+                    rules.get(f.name),
+                    f.name in uint64,
+                )
                 for f in msgspec.structs.fields(cls)
             ]
         return plan
 
-    def _shape_resolver(self, marker: ShapeUnion) -> _Resolver:
+    def _shape_resolver(self, marker: ShapeUnion, wire: Any) -> _Resolver:
         shape = self._shape
         pick = _shape_pick(marker)
+        build = _wire_builder(marker, wire)
+        typed = tuple(c for c in marker.candidates if isinstance(c, type))
 
         def resolve_shape(value: Any, path: str) -> Any:
             kind: Any = value.__class__
+            if kind is wire:
+                return build(value)
             if kind is dict:
                 picked = pick(value)
-                return shape(value, marker, path) if picked is _NO_PICK else picked
-            if kind is list:
-                return shape(value, marker, path)
-            return value  # already typed (built by hand or resolved)
+                if picked is not _NO_PICK:
+                    return picked
+            elif isinstance(value, typed):
+                return value  # already typed (built by hand, or resolved)
+            # Strict only: a value that needs the lenient rules fails the
+            # one-pass decode, which then reruns on the lenient path.
+            return shape(value, marker, path, None)
 
         return resolve_shape
 
     def _resolver(self, hint: Any) -> _Resolver | None:
         """A function resolving the by-shape unions inside `hint`, or None if none.
 
-        Built once per field, so ``__post_init__`` does no type introspection.
+        Built once per hint, so ``__post_init__`` does no type introspection.
         """
+        try:
+            return self._resolvers[hint]
+        except KeyError:
+            resolver = self._resolvers[hint] = self._new_resolver(hint)
+            return resolver
+        except TypeError:  # unhashable
+            return self._new_resolver(hint)
+
+    def _new_resolver(self, hint: Any) -> _Resolver | None:
         marker = _shape_marker(hint)
         if marker is not None:
-            return self._shape_resolver(marker)
+            return self._shape_resolver(marker, typing.get_args(hint)[0])
         if getattr(hint, "__metadata__", ()):
             return self._resolver(typing.get_args(hint)[0])
         origin = typing.get_origin(hint)
@@ -360,11 +667,15 @@ class Codec:
             resolve_item = item
             item_marker = _shape_marker(item_hint)
             pick = None if item_marker is None else _shape_pick(item_marker)
+            wire = None if item_marker is None else typing.get_args(item_hint)[0]
+            build = None if item_marker is None else _wire_builder(item_marker, wire)
 
             def resolve_list(value: Any, path: str) -> Any:
                 if value.__class__ is not list:
                     return value
                 items: list[Any] = value
+                if build is not None and items and items[0].__class__ is wire:
+                    return [build(v) for v in items]  # decoded: all are wires
                 if pick is not None:  # a list of by-shape items: try the common case
                     out: list[Any] = []
                     for v in items:
@@ -397,78 +708,93 @@ class Codec:
                     return _optional(inner)
         return None
 
-    def _lenient(self, value: Any, hint: Any, path: str) -> Any:
+    def _lenient(self, value: Any, hint: Any, path: str, work: _Work) -> Any:
         meta = getattr(hint, "__metadata__", None)
         if meta is not None:
             base = typing.get_args(hint)[0]
             for marker in meta:
                 if isinstance(marker, OpenUnion):
-                    return self._open(value, base, marker, path)
+                    return self._open(value, base, marker, path, work)
                 if isinstance(marker, ShapeUnion):
-                    return self._shape(value, marker, path)
-            return self._lenient_or_strict(value, hint, base, path)
+                    return self._shape(value, marker, path, work)
+            if isinstance(base, type) and issubclass(base, msgspec.Struct):
+                return self._lenient(value, base, path, work)
+            return _strict(value, hint, path)  # Annotated[int, msgspec.Meta(...)]
         if isinstance(hint, type) and issubclass(hint, msgspec.Struct):
-            return self._struct(value, hint, path)
-        if isinstance(hint, type) and issubclass(hint, OtherVariant):
-            return self._other(value, hint, path)
+            return self._struct(value, hint, path, work)
+        if _is_other_class(hint):
+            return self._other(value, hint, path, work)
         origin = typing.get_origin(hint)
         if origin is list:
             if not _is_list(value):
                 raise _error(f"Expected `array`, got `{_json_type(value)}`", path)
             (item,) = typing.get_args(hint)
-            return [self._lenient(v, item, f"{path}[{i}]") for i, v in enumerate(value)]
+            return [
+                self._value(v, item, f"{path}[{i}]", work) for i, v in enumerate(value)
+            ]
         if origin is dict:
             if not _is_dict(value):
                 raise _error(f"Expected `object`, got `{_json_type(value)}`", path)
             _, item = typing.get_args(hint)
-            return {k: self._lenient(v, item, f"{path}.{k}") for k, v in value.items()}
+            return {
+                k: self._value(v, item, f"{path}.{k}", work) for k, v in value.items()
+            }
         if origin is typing.Union or origin is types.UnionType:
-            return self._union(value, typing.get_args(hint), path)
-        return self._strict(value, hint, path)
+            return self._union(value, typing.get_args(hint), path, work)
+        return _strict(value, hint, path)
 
-    def _lenient_or_strict(self, value: Any, hint: Any, base: Any, path: str) -> Any:
-        # ``Annotated[int, msgspec.Meta(...)]`` and friends: msgspec checks them.
-        if isinstance(base, type) and issubclass(base, msgspec.Struct):
-            return self._lenient(value, base, path)
-        return self._strict(value, hint, path)
-
-    @staticmethod
-    def _strict(value: Any, hint: Any, path: str) -> Any:
+    def _value(self, value: Any, hint: Any, path: str, work: _Work) -> Any:
+        """`_lenient`, after a strict conversion (in C) that usually succeeds: of
+        a value that failed, only the path to the failure is walked in Python."""
+        if self._resolver(hint) is not None:
+            # By-shape unions inside: msgspec takes any value there, and a
+            # failure must meet the lenient rules of this field, not later.
+            return self._lenient(value, hint, path, work)
         try:
             return msgspec.convert(value, hint)
-        except ValidationError as error:
-            raise _at(error, path) from None
+        except ValidationError:
+            return self._lenient(value, hint, path, work)
 
-    def _union(self, value: Any, args: tuple[Any, ...], path: str) -> Any:
+    def _union(self, value: Any, args: tuple[Any, ...], path: str, work: _Work) -> Any:
         if value is None and type(None) in args:
             return None
         candidates = [a for a in args if a is not type(None) and a is not UnsetType]
         if len(candidates) == 1:
-            return self._lenient(value, candidates[0], path)
+            return self._lenient(value, candidates[0], path, work)
         if _is_dict(value):
             for candidate in candidates:
                 config = getattr(candidate, "__struct_config__", None)
                 if config is not None and config.tag_field is not None:
                     if value.get(config.tag_field) == config.tag:
-                        return self._struct(value, candidate, path)
+                        return self._struct(value, candidate, path, work)
         first_error: ValidationError | None = None
         for candidate in candidates:
             try:
-                return self._lenient(value, candidate, path)
+                return self._lenient(value, candidate, path, work)
+            except LenientLimitError:
+                raise
             except ValidationError as error:
                 first_error = first_error or error
         raise first_error or _error("No union member matches", path)
 
-    def _struct(self, value: Any, cls: type[msgspec.Struct], path: str) -> Any:
+    def _struct(
+        self, value: Any, cls: type[msgspec.Struct], path: str, work: _Work
+    ) -> Any:
         if not _is_dict(value):
             raise _error(f"Expected `object`, got `{_json_type(value)}`", path)
         config = cls.__struct_config__
         if config.tag_field is not None and value.get(config.tag_field) != config.tag:
+            if config.tag_field not in value:
+                raise _error(
+                    f"Object missing required field `{config.tag_field}`", path
+                )
             raise _error(
-                f"Invalid value {value.get(config.tag_field)!r}",
+                f"Invalid value {value[config.tag_field]!r}",
                 f"{path}.{config.tag_field}",
             )
         kwargs: dict[str, Any] = {}
+        alternatives = _alternatives_of(cls)
+        dropped: dict[str, ValidationError] = {}  # attr -> why, see below
         for field in self._plan(cls):
             if field.wire not in value:
                 if field.required:
@@ -478,40 +804,75 @@ class Codec:
             rule = field.rule
             try:
                 if rule is not None and rule.skip_invalid_items:
-                    kwargs[field.attr] = self._skip_invalid(
-                        value[field.wire], field.type, field_path
+                    got = self._skip_invalid(
+                        value[field.wire], field.type, field_path, work
                     )
                 else:
-                    kwargs[field.attr] = self._lenient(
-                        value[field.wire], field.type, field_path
-                    )
-            except ValidationError:
-                if rule is None or not rule.default_on_error:
+                    got = self._value(value[field.wire], field.type, field_path, work)
+                if field.uint64 and type(got) is int and got > UINT64_MAX:
+                    raise _error(f"Expected `int` <= {UINT64_MAX}", field_path)
+                kwargs[field.attr] = got
+            except LenientLimitError:
+                raise
+            except ValidationError as error:
+                if rule is not None and rule.default_on_error:
+                    work.repair(field_path)
+                    if rule.default is not UNSET:
+                        kwargs[field.attr] = self._value(
+                            rule.default, field.type, field_path, work
+                        )
+                    elif field.required:
+                        raise
+                elif any(field.attr in only for _, only in alternatives):
+                    # Declared by some alternatives only: the value may fit
+                    # another one, for which this is an unknown property.
+                    dropped[field.attr] = error
+                else:
                     raise
-                if rule.default is not UNSET:
-                    kwargs[field.attr] = self._lenient(
-                        rule.default, field.type, field_path
-                    )
-                elif field.required:
-                    raise
-        return cls(**kwargs)
+        if dropped:
+            fits = any(
+                all(a in kwargs for a in required) and not dropped.keys() & set(only)
+                for required, only in alternatives
+            )
+            if not fits:
+                raise next(iter(dropped.values()))
+        try:
+            return cls(**kwargs)
+        except (TypeError, ValueError) as error:  # raised by its __post_init__
+            if isinstance(error, ValidationError):
+                raise
+            raise _error(str(error), path) from None
 
-    def _skip_invalid(self, value: Any, hint: Any, path: str) -> Any:
+    def _skip_invalid(self, value: Any, hint: Any, path: str, work: _Work) -> Any:
         """``x-deserialize-skip-invalid-items``: keep the array items that decode."""
         if not _is_list(value):
-            return self._lenient(value, hint, path)
+            return self._value(value, hint, path, work)
         item = _list_item(hint)
         if item is None:
-            return self._lenient(value, hint, path)
+            return self._value(value, hint, path, work)
+        fast = self._resolver(item) is None  # by-shape items need `_lenient`
+        convert = msgspec.convert
         kept: list[Any] = []
         for i, v in enumerate(value):
+            if fast:
+                try:
+                    kept.append(convert(v, item))  # in C: the common case
+                    continue
+                except ValidationError:
+                    pass
             try:
-                kept.append(self._lenient(v, item, f"{path}[{i}]"))
+                kept.append(self._lenient(v, item, f"{path}[{i}]", work))
+            except LenientLimitError:
+                raise
             except ValidationError:
-                continue
+                work.repair(f"{path}[{i}]")
         return kept
 
-    def _other(self, value: Any, cls: type[OtherVariant], path: str) -> OtherVariant:
+    def _other(
+        self, value: Any, cls: type[OtherVariant], path: str, work: _Work | None
+    ) -> OtherVariant:
+        """`value` kept raw as `cls`, once its tag and what the schema declares
+        for it are checked (strictly only, when `work` is None)."""
         if not _is_dict(value):
             raise _error(f"Expected `object`, got `{_json_type(value)}`", path)
         tag = value.get(cls.tag_field)
@@ -523,9 +884,46 @@ class Codec:
             raise _error(f"Invalid value {tag!r}", f"{path}.{cls.tag_field}")
         if cls.fixed_tag is None and tag in cls.known_tags:
             raise _error(f"Invalid value {tag!r}", f"{path}.{cls.tag_field}")
-        return cls(value)
+        if not cls.checks:
+            return cls(value)
+        first_error: ValidationError | None = None
+        for check in cls.checks:
+            try:
+                msgspec.convert(value, check)
+                return cls(value)
+            except ValidationError as error:
+                first_error = first_error or _at(error, path)
+        if work is None:
+            raise first_error or _error("Invalid value", path)
+        for check in cls.checks:
+            try:
+                typed = self._struct(value, check, path, work)
+            except LenientLimitError:
+                raise
+            except ValidationError:
+                continue
+            return cls(self._repaired_raw(value, typed))
+        raise first_error or _error("Invalid value", path)
 
-    def _open(self, value: Any, known: Any, union: OpenUnion, path: str) -> Any:
+    def _repaired_raw(self, value: dict[str, Any], typed: msgspec.Struct) -> Any:
+        """`value` with the declared fields the lenient rules changed, changed."""
+        raw = dict(value)
+        for field in self._plan(type(typed)):
+            if field.wire not in raw:
+                continue
+            got = getattr(typed, field.attr)
+            if got is UNSET:
+                del raw[field.wire]  # dropped by a rule
+                continue
+            try:
+                msgspec.convert(raw[field.wire], field.type)
+            except ValidationError:
+                raw[field.wire] = msgspec.to_builtins(got)  # replaced by a rule
+        return raw
+
+    def _open(
+        self, value: Any, known: Any, union: OpenUnion, path: str, work: _Work
+    ) -> Any:
         if not _is_dict(value):
             raise _error(f"Expected `object`, got `{_json_type(value)}`", path)
         tag = value.get(union.tag_field)
@@ -535,9 +933,9 @@ class Codec:
                 raise _error(f"Object missing required field `{union.tag_field}`", path)
             raise _error(f"Expected `str`, got `{_json_type(tag)}`", where)
         for cls in _union_members(known):
-            if cls.__struct_config__.tag == tag:
+            if cls.__struct_config__.tag == tag and tag != _GUARD_TAG:
                 # A known tag with a malformed body is an error, never "unknown".
-                return self._struct(value, cls, path)
+                return self._struct(value, cls, path, work)
         raw = union.raw.get(tag)
         if raw is not None:
             return raw(value)
@@ -545,26 +943,34 @@ class Codec:
             raise _error(f"Invalid value {tag!r}", f"{path}.{union.tag_field}")
         # A tag the schema reserves (in the `other` branch's `not`) without
         # defining a variant for it is invalid, not "unknown".
-        return self._other(value, union.other, path)
+        return self._other(value, union.other, path, work)
 
-    def _shape(self, value: Any, union: ShapeUnion, path: str) -> Any:
-        for candidate in union.candidates:
+    def _shape(
+        self, value: Any, union: ShapeUnion, path: str, work: _Work | None
+    ) -> Any:
+        """The first candidate, in schema order, that accepts `value`: strictly,
+        then (unless `work` is None: strict only) under the lenient rules."""
+        first_error: ValidationError | None = None
+        tried = union.tried(value)
+        for candidate in tried:
             try:
                 if _is_other_class(candidate):
-                    return self._other(value, candidate, path)
+                    return self._other(value, candidate, path, None)
                 if not _tag_matches(value, candidate):
                     continue  # msgspec would accept a lone tagged Struct untagged
                 return msgspec.convert(value, candidate)
-            except (ValidationError, ValueError):
-                continue
-        first_error: ValidationError | None = None
-        for candidate in union.candidates:
-            if not _tag_matches(value, candidate):
-                continue
-            try:
-                return self._lenient(value, candidate, path)
             except ValidationError as error:
-                first_error = first_error or error
+                first_error = first_error or _at(error, path)
+        if work is not None:
+            for candidate in tried:
+                if not _tag_matches(value, candidate):
+                    continue
+                try:
+                    return self._lenient(value, candidate, path, work)
+                except LenientLimitError:
+                    raise
+                except ValidationError as error:
+                    first_error = first_error or error
         names = ", ".join(getattr(c, "__name__", repr(c)) for c in union.candidates)
         detail = f" (first: {first_error})" if first_error else ""
         raise _error(
@@ -572,7 +978,87 @@ class Codec:
         )
 
 
+def _strict(value: Any, hint: Any, path: str) -> Any:
+    """`msgspec.convert`, with the path of a failure rooted at `path`."""
+    try:
+        return msgspec.convert(value, hint)
+    except ValidationError as error:
+        if type(value) is float and value.is_integer():
+            # JSON Schema's `integer` includes 1.0 (msgspec reads it as a float).
+            try:
+                return msgspec.convert(int(value), hint)
+            except ValidationError:
+                pass
+        raise _at(error, path) from None
+
+
 _NO_PICK: Any = object()
+
+
+def _wire_builder(union: ShapeUnion, wire: Any) -> Callable[[Any], Any]:
+    """`union`'s variant built from its wire Struct, decoded in one pass.
+
+    The wire has every variant's fields, typed as the variants type them, so
+    the fields it holds are valid; what is left is `Codec._shape`'s choice:
+    the variant the tag names (a string tag: never an untagged one), else the
+    first, in schema order, whose required fields are all there. Anything
+    else (an unknown tag: a variant kept raw, whose payload the wire does not
+    hold) fails the one-pass decode, which then reruns on the lenient path.
+    """
+    if not (isinstance(wire, type) and issubclass(wire, msgspec.Struct)):
+        return _no_wire
+    attrs_of = {f.encode_name: f.name for f in msgspec.structs.fields(wire)}
+    tag_attr = attrs_of.get(union.tag_field or "")
+    names: dict[str, Any] = {"UNSET": UNSET, "ValueError": ValueError}
+    branches: dict[str | None, list[str]] = {}
+    for i, candidate in enumerate(union.candidates):
+        if not (isinstance(candidate, type) and issubclass(candidate, msgspec.Struct)):
+            continue
+        names[f"C{i}"] = candidate
+        fields = msgspec.structs.fields(candidate)
+        call = ", ".join(f"{f.name}=w.{f.name}" for f in fields)
+        needed = [f"w.{f.name} is not UNSET" for f in fields if f.required]
+        tag = candidate.__struct_config__.tag if tag_attr is not None else None
+        branches.setdefault(None if tag is None else str(tag), []).append(
+            f"if {' and '.join(needed)}: return C{i}({call})"
+            if needed
+            else f"return C{i}({call})"
+        )
+    lines = ["def build(w):"]
+    if tag_attr is None:
+        lines += [f"    {line}" for line in branches.get(None, [])]
+    else:
+        lines.append(f"    tag = w.{tag_attr}")
+        for n, (tag, found) in enumerate(branches.items()):
+            test = "tag is UNSET" if tag is None else f"tag == {tag!r}"
+            lines.append(f"    {'if' if n == 0 else 'elif'} {test}:")
+            lines += [f"        {line}" for line in found]
+    lines.append(f"    raise ValueError({union.name + ': left to the lenient path'!r})")
+    exec("\n".join(lines), names)
+    build: Callable[[Any], Any] = names["build"]
+    return build
+
+
+def _shape_slot(hint: Any) -> tuple[Any, bool]:
+    """(the ``Annotated[wire, ShapeUnion]`` in `hint`, whether in a list) for
+    ``X``, ``X | None | UnsetType``, ``list[X]`` and ``list[X] | UnsetType``."""
+    args = [
+        a for a in typing.get_args(hint) if a is not type(None) and a is not UnsetType
+    ]
+    origin = typing.get_origin(hint)
+    if (origin is typing.Union or origin is types.UnionType) and len(args) == 1:
+        hint = args[0]
+    if _shape_marker(hint) is not None:
+        return hint, False
+    if typing.get_origin(hint) is list:
+        (item,) = typing.get_args(hint)
+        if _shape_marker(item) is not None:
+            return item, True
+    return None, False
+
+
+def _no_wire(value: Any) -> Any:
+    raise ValueError("not a wire Struct")
 
 
 def _shape_pick(union: ShapeUnion) -> Callable[[dict[str, Any]], Any]:
@@ -603,15 +1089,26 @@ def _shape_pick(union: ShapeUnion) -> Callable[[dict[str, Any]], Any]:
     # tag: the untagged candidates only), kept in the union's order.
     untagged = [(c, req) for c, field, _, req in steps if field is None]
     by_tag = {
-        tag: [(c, req) for c, field, t, req in steps if field is None or t == tag]
+        tag: [
+            (c, req)
+            for c, field, t, req in steps
+            if t == tag or (field is None and union.tag_field is None)
+        ]
         for _, field, tag, _ in steps
         if field is not None
     }
     convert = msgspec.convert
 
+    union_tag = union.tag_field
+
     def pick(value: dict[str, Any]) -> Any:
         tried = untagged
-        if tag_field is not None:
+        if union_tag is not None:
+            tag = value.get(union_tag)
+            if type(tag) is str:
+                # a string tag is never an untagged variant's (unknown: raw)
+                tried = by_tag.get(tag, [])
+        elif tag_field is not None:
             tag = value.get(tag_field)
             if type(tag) is str or type(tag) is int:  # not a list or dict: unhashable
                 tried = by_tag.get(tag, untagged)
@@ -633,6 +1130,12 @@ def _optional(inner: _Resolver) -> _Resolver:
         return inner(value, path)
 
     return resolve_optional
+
+
+def _tag_of(candidate: Any) -> str | None:
+    """The tag of a tagged Struct candidate, else None (Others included)."""
+    config = getattr(candidate, "__struct_config__", None)
+    return None if config is None else config.tag
 
 
 def _tag_matches(value: Any, candidate: Any) -> bool:

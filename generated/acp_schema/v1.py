@@ -34,6 +34,8 @@ from ._runtime import (
     OtherVariant,
     ShapeUnion,
     UnsetType,
+    check_alternatives,
+    check_uint64,
 )
 
 __all__ = [
@@ -68,6 +70,7 @@ __all__ = [
     "AuthMethod",
     "AuthMethodAgent",
     "AuthMethodId",
+    "AuthMethodOther",
     "AuthMethodTerminal",
     "AuthenticateRequest",
     "AuthenticateResponse",
@@ -156,6 +159,8 @@ __all__ = [
     "Implementation",
     "InitializeRequest",
     "InitializeResponse",
+    "Int32",
+    "Int64",
     "IntegerPropertySchema",
     "KillTerminalRequest",
     "KillTerminalResponse",
@@ -175,6 +180,7 @@ __all__ = [
     "McpServerAcp",
     "McpServerAcpId",
     "McpServerHttp",
+    "McpServerOther",
     "McpServerSse",
     "McpServerStdio",
     "MessageId",
@@ -302,6 +308,7 @@ __all__ = [
     "SetProviderResponse",
     "SetSessionConfigOptionRequest",
     "SetSessionConfigOptionRequestBoolean",
+    "SetSessionConfigOptionRequestOther",
     "SetSessionConfigOptionRequestValueId",
     "SetSessionConfigOptionResponse",
     "SetSessionModeRequest",
@@ -331,6 +338,9 @@ __all__ = [
     "ToolCallStatus",
     "ToolCallUpdate",
     "ToolKind",
+    "UInt16",
+    "UInt32",
+    "UInt64",
     "UnsetType",
     "UnstructuredCommandInput",
     "Usage",
@@ -374,8 +384,36 @@ ERROR_CODE_RESOURCE_NOT_FOUND = -32002
 """**Resource not found**: A given resource, such as a file, was not found."""
 
 
-class _Struct(msgspec.Struct, kw_only=True, rename="camel", repr_omit_defaults=True):
-    """Base of every generated Struct: keyword-only, camelCase on the wire; reprs leave out absent (``UNSET``) and default fields.
+# --- integer formats: the schema's ranges, enforced on decode ------------------
+
+Int32: TypeAlias = Annotated[int, msgspec.Meta(ge=-(2**31), le=2**31 - 1)]
+"""An integer of format ``int32``: -2147483648 to 2147483647."""
+
+Int64: TypeAlias = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
+"""An integer of format ``int64``: -9223372036854775808 to 9223372036854775807."""
+
+UInt16: TypeAlias = Annotated[int, msgspec.Meta(ge=0, le=2**16 - 1)]
+"""An integer of format ``uint16``: 0 to 65535."""
+
+UInt32: TypeAlias = Annotated[int, msgspec.Meta(ge=0, le=2**32 - 1)]
+"""An integer of format ``uint32``: 0 to 4294967295."""
+
+UInt64: TypeAlias = Annotated[int, msgspec.Meta(ge=0)]
+"""An integer of format ``uint64``: 0 to 18446744073709551615.
+
+The upper bound is checked by the Structs' ``__post_init__``.
+"""
+
+
+class _Struct(
+    msgspec.Struct, kw_only=True, rename="camel", repr_omit_defaults=True, gc=False
+):
+    """Base of every generated Struct: keyword-only, camelCase on the wire.
+
+    Its repr leaves out absent fields (UNSET), so a decoded message prints
+    what was sent. Instances are not tracked by the cyclic garbage collector
+    (msgspec's ``gc=False``: cheaper to create and to free): they hold plain
+    data, and a reference cycle built through one would never be freed.
 
     ``meta`` (``_meta`` on the wire), on almost every type:
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -433,10 +471,10 @@ class ReadTextFileRequest(_Struct, kw_only=True):
     path: str
     """Absolute path to the file to read."""
 
-    line: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
+    line: UInt32 | UnsetType | None = UNSET
     """Line number to start reading from (1-based)."""
 
-    limit: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
+    limit: UInt32 | UnsetType | None = UNSET
     """Maximum number of lines to read."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
@@ -537,6 +575,20 @@ class TextResourceContents(_Struct, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
+class _EmbeddedResourceResourceWire(_Struct, kw_only=True):
+    """Every field of the `EmbeddedResourceResource` variants, all optional: decoded in one pass, then the variant is picked and built from it."""
+
+    mime_type: str | UnsetType | None = UNSET
+
+    text: str | UnsetType = UNSET
+
+    uri: str | UnsetType = UNSET
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+    blob: str | UnsetType = UNSET
+
+
 if TYPE_CHECKING:
     EmbeddedResourceResource: TypeAlias = Union[
         TextResourceContents,
@@ -544,7 +596,7 @@ if TYPE_CHECKING:
     ]
 else:
     EmbeddedResourceResource = Annotated[
-        Any,
+        _EmbeddedResourceResourceWire,
         ShapeUnion(
             "EmbeddedResourceResource",
             (
@@ -604,7 +656,7 @@ class ResourceLink(_Struct, kw_only=True, tag_field="type", tag="resource_link")
     name: str
     """Human-readable name shown for this protocol object."""
 
-    size: int | UnsetType | None = UNSET
+    size: Int64 | UnsetType | None = UNSET
     """Optional size of the linked resource in bytes, if known."""
 
     title: str | UnsetType | None = UNSET
@@ -725,7 +777,7 @@ class ToolCallLocation(_Struct, kw_only=True):
     path: str
     """The absolute file path being accessed or modified."""
 
-    line: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
+    line: UInt32 | UnsetType | None = UNSET
     """Optional line number within the file."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
@@ -858,7 +910,7 @@ class CreateTerminalRequest(_Struct, kw_only=True):
     cwd: str | UnsetType | None = UNSET
     """Working directory for the command. Must be an absolute path."""
 
-    output_byte_limit: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
+    output_byte_limit: UInt64 | UnsetType | None = UNSET
     """Maximum number of output bytes to retain.
 
     When the limit is exceeded, the Client truncates from the beginning of the output
@@ -870,6 +922,11 @@ class CreateTerminalRequest(_Struct, kw_only=True):
     """
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+    _uint64 = ("output_byte_limit",)
+
+    def __post_init__(self) -> None:
+        check_uint64(self)
 
 
 class TerminalOutputRequest(_Struct, kw_only=True):
@@ -977,19 +1034,19 @@ class IntegerPropertySchema(_Struct, kw_only=True, tag_field="type", tag="intege
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    minimum: int | UnsetType | None = UNSET
+    minimum: Int64 | UnsetType | None = UNSET
     """Minimum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
     """
 
-    maximum: int | UnsetType | None = UNSET
+    maximum: Int64 | UnsetType | None = UNSET
     """Maximum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
     """
 
-    default: int | UnsetType | None = UNSET
+    default: Int64 | UnsetType | None = UNSET
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
@@ -1046,6 +1103,18 @@ class TitledMultiSelectItems(_Struct, kw_only=True):
     """Optional. Omitted and `null` are equivalent and mean no metadata."""
 
 
+class _MultiSelectItemsWire(_Struct, kw_only=True):
+    """Every field of the `MultiSelectItems` variants, all optional: decoded in one pass, then the variant is picked and built from it."""
+
+    type: str | UnsetType = UNSET
+
+    enum: list[str] | UnsetType = UNSET
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+    any_of: list[EnumOption] | UnsetType = UNSET
+
+
 if TYPE_CHECKING:
     MultiSelectItems: TypeAlias = Union[
         StringMultiSelectItems,
@@ -1054,7 +1123,7 @@ if TYPE_CHECKING:
     ]
 else:
     MultiSelectItems = Annotated[
-        Any,
+        _MultiSelectItemsWire,
         ShapeUnion(
             "MultiSelectItems",
             (
@@ -1062,6 +1131,7 @@ else:
                 TitledMultiSelectItems,
                 MultiSelectItemsOther,
             ),
+            tag_field="type",
         ),
     ]
 """Items for a multi-select (array) property schema."""
@@ -1082,13 +1152,13 @@ class MultiSelectPropertySchema(_Struct, kw_only=True, tag_field="type", tag="ar
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    min_items: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
+    min_items: UInt64 | UnsetType | None = UNSET
     """Minimum number of items to select.
 
     Optional. Omitted and `null` are equivalent and mean there is no minimum selection count.
     """
 
-    max_items: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
+    max_items: UInt64 | UnsetType | None = UNSET
     """Maximum number of items to select.
 
     Optional. Omitted and `null` are equivalent and mean there is no maximum selection count.
@@ -1106,7 +1176,10 @@ class MultiSelectPropertySchema(_Struct, kw_only=True, tag_field="type", tag="ar
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """Optional. Omitted and `null` are equivalent and mean no metadata."""
 
+    _uint64 = ("min_items", "max_items")
+
     def __post_init__(self) -> None:
+        check_uint64(self)
         _CODEC.resolve_shapes(self)
 
 
@@ -1170,13 +1243,13 @@ class StringPropertySchema(_Struct, kw_only=True, tag_field="type", tag="string"
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    min_length: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
+    min_length: UInt32 | UnsetType | None = UNSET
     """Minimum string length.
 
     Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint.
     """
 
-    max_length: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
+    max_length: UInt32 | UnsetType | None = UNSET
     """Maximum string length.
 
     Optional. Omitted and `null` are equivalent and mean there is no maximum length constraint.
@@ -1289,7 +1362,7 @@ class ElicitationSchema(_Struct, kw_only=True):
     """Optional. Omitted and `null` are equivalent and mean no metadata."""
 
 
-RequestId: TypeAlias = int | str | None
+RequestId: TypeAlias = Int64 | str | None
 """JSON RPC Request Id
 
 An identifier established by the Client that MUST contain a String, Number, or NULL value if included. If it is not included it is assumed to be a notification. The value SHOULD normally not be Null \\[1\\] and Numbers SHOULD NOT contain fractional parts \\[2\\]
@@ -1320,6 +1393,15 @@ class ElicitationFormMode(_Struct, kw_only=True):
 
     request_id: RequestId | UnsetType = UNSET
     """The request this elicitation is tied to."""
+
+    # (required, declared only here) of each untagged alternative
+    _alternatives = (
+        (("session_id",), ("session_id", "tool_call_id")),
+        (("request_id",), ("request_id",)),
+    )
+
+    def __post_init__(self) -> None:
+        check_alternatives(self)
 
 
 class CreateElicitationRequestForm(
@@ -1360,6 +1442,15 @@ class ElicitationUrlMode(_Struct, kw_only=True):
     request_id: RequestId | UnsetType = UNSET
     """The request this elicitation is tied to."""
 
+    # (required, declared only here) of each untagged alternative
+    _alternatives = (
+        (("session_id",), ("session_id", "tool_call_id")),
+        (("request_id",), ("request_id",)),
+    )
+
+    def __post_init__(self) -> None:
+        check_alternatives(self)
+
 
 class CreateElicitationRequestUrl(
     ElicitationUrlMode, kw_only=True, tag_field="mode", tag="url"
@@ -1371,6 +1462,38 @@ class CreateElicitationRequestUrl(
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """Optional. Omitted and `null` are equivalent and mean no metadata."""
+
+
+class _CreateElicitationRequestOtherFields(_Struct, kw_only=True):
+    """What the schema declares for an `CreateElicitationRequestOther` (checked; the payload is kept raw)."""
+
+    message: str
+    """A human-readable message describing what input is needed."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+    """Optional. Omitted and `null` are equivalent and mean no metadata."""
+
+    session_id: SessionId | UnsetType = UNSET
+    """The session this elicitation is tied to."""
+
+    tool_call_id: ToolCallId | UnsetType | None = UNSET
+    """Optional tool call within the session.
+
+    Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
+    session without a specific tool call.
+    """
+
+    request_id: RequestId | UnsetType = UNSET
+    """The request this elicitation is tied to."""
+
+    # (required, declared only here) of each untagged alternative
+    _alternatives = (
+        (("session_id",), ("session_id", "tool_call_id")),
+        (("request_id",), ("request_id",)),
+    )
+
+    def __post_init__(self) -> None:
+        check_alternatives(self)
 
 
 class ElicitationSessionScope(_Struct, kw_only=True):
@@ -1533,7 +1656,7 @@ class NesDiagnosticsCapabilities(_Struct, kw_only=True):
 class NesEditHistoryCapabilities(_Struct, kw_only=True):
     """Capabilities for edit history context."""
 
-    max_count: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
+    max_count: UInt32 | UnsetType | None = UNSET
     """Maximum number of edit history entries the agent can use."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
@@ -1548,7 +1671,7 @@ class NesOpenFilesCapabilities(_Struct, kw_only=True):
 class NesRecentFilesCapabilities(_Struct, kw_only=True):
     """Capabilities for recent files context."""
 
-    max_count: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
+    max_count: UInt32 | UnsetType | None = UNSET
     """Maximum number of recent files the agent can use."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
@@ -1563,7 +1686,7 @@ class NesRelatedSnippetsCapabilities(_Struct, kw_only=True):
 class NesUserActionsCapabilities(_Struct, kw_only=True):
     """Capabilities for user actions context."""
 
-    max_count: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
+    max_count: UInt32 | UnsetType | None = UNSET
     """Maximum number of user actions the agent can use."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
@@ -1954,6 +2077,15 @@ class AuthMethodAgent(_Struct, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
+class AuthMethodOther(OtherVariant):
+    """A `AuthMethod` whose `type` is none of the known ones: kept raw, checked as the untagged variant (AuthMethodAgent) that the schema would read it as."""
+
+    __slots__ = ()
+    tag_field = "type"
+    known_tags = frozenset({"terminal"})
+    checks = (AuthMethodAgent,)
+
+
 class AuthMethodTerminal(_Struct, kw_only=True, tag_field="type", tag="terminal"):
     """Terminal-based authentication method.
 
@@ -1984,17 +2116,37 @@ class AuthMethodTerminal(_Struct, kw_only=True, tag_field="type", tag="terminal"
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
+class _AuthMethodWire(_Struct, kw_only=True):
+    """Every field of the `AuthMethod` variants, all optional: decoded in one pass, then the variant is picked and built from it."""
+
+    type: str | UnsetType = UNSET
+
+    id: AuthMethodId | UnsetType = UNSET
+
+    name: str | UnsetType = UNSET
+
+    description: str | UnsetType | None = UNSET
+
+    args: list[str] | UnsetType = UNSET
+
+    env: dict[str, str] | UnsetType = UNSET
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
 if TYPE_CHECKING:
-    AuthMethod: TypeAlias = Union[AuthMethodTerminal, AuthMethodAgent]
+    AuthMethod: TypeAlias = Union[AuthMethodTerminal, AuthMethodAgent, AuthMethodOther]
 else:
     AuthMethod = Annotated[
-        Any,
+        _AuthMethodWire,
         ShapeUnion(
             "AuthMethod",
             (
                 AuthMethodTerminal,
                 AuthMethodAgent,
+                AuthMethodOther,
             ),
+            tag_field="type",
         ),
     ]
 """Describes an available authentication method.
@@ -2030,7 +2182,7 @@ class Implementation(_Struct, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-ProtocolVersion: TypeAlias = Annotated[int, msgspec.Meta(ge=0, le=65535)]
+ProtocolVersion: TypeAlias = UInt16
 """Protocol version identifier.
 
 This version is only bumped for breaking changes.
@@ -2539,25 +2691,37 @@ class Usage(_Struct, kw_only=True):
     Token usage information for a prompt turn.
     """
 
-    total_tokens: Annotated[int, msgspec.Meta(ge=0)]
+    total_tokens: UInt64
     """Sum of all token types across session."""
 
-    input_tokens: Annotated[int, msgspec.Meta(ge=0)]
+    input_tokens: UInt64
     """Total input tokens across all turns."""
 
-    output_tokens: Annotated[int, msgspec.Meta(ge=0)]
+    output_tokens: UInt64
     """Total output tokens across all turns."""
 
-    thought_tokens: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
+    thought_tokens: UInt64 | UnsetType | None = UNSET
     """Total thought/reasoning tokens"""
 
-    cached_read_tokens: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
+    cached_read_tokens: UInt64 | UnsetType | None = UNSET
     """Total cache read tokens."""
 
-    cached_write_tokens: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
+    cached_write_tokens: UInt64 | UnsetType | None = UNSET
     """Total cache write tokens."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+    _uint64 = (
+        "total_tokens",
+        "input_tokens",
+        "output_tokens",
+        "thought_tokens",
+        "cached_read_tokens",
+        "cached_write_tokens",
+    )
+
+    def __post_init__(self) -> None:
+        check_uint64(self)
 
 
 class PromptResponse(_Struct, kw_only=True):
@@ -2599,10 +2763,10 @@ class Position(_Struct, kw_only=True):
     The meaning of `character` depends on the negotiated position encoding.
     """
 
-    line: Annotated[int, msgspec.Meta(ge=0)]
+    line: UInt32
     """Zero-based line number."""
 
-    character: Annotated[int, msgspec.Meta(ge=0)]
+    character: UInt32
     """Zero-based character offset (encoding-dependent)."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
@@ -2732,7 +2896,7 @@ class CloseNesResponse(_Struct, kw_only=True):
 
 ErrorCode: TypeAlias = Union[
     Literal[-32700, -32600, -32601, -32602, -32603, -32800, -32000, -32002],
-    int,
+    Int32,
 ]
 """Predefined error codes for common JSON-RPC and ACP-specific errors.
 
@@ -2966,7 +3130,7 @@ class Notice(_Struct, kw_only=True, tag_field="sessionUpdate", tag="notice"):
     severity: NoticeSeverity
     """Presentation severity hint."""
 
-    title: str
+    title: Annotated[str, msgspec.Meta(min_length=1)]
     """Required non-empty plain-text title that can stand alone."""
 
     description: str | UnsetType | None = UNSET
@@ -3232,16 +3396,21 @@ class Cost(_Struct, kw_only=True):
 class UsageUpdate(_Struct, kw_only=True, tag_field="sessionUpdate", tag="usage_update"):
     """Context window and cost update for a session."""
 
-    used: Annotated[int, msgspec.Meta(ge=0)]
+    used: UInt64
     """Tokens currently in context."""
 
-    size: Annotated[int, msgspec.Meta(ge=0)]
+    size: UInt64
     """Total context window size in tokens."""
 
     cost: Cost | UnsetType | None = UNSET
     """Cumulative session cost (optional)."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+    _uint64 = ("used", "size")
+
+    def __post_init__(self) -> None:
+        check_uint64(self)
 
 
 class UserMessageChunk(
@@ -3741,21 +3910,6 @@ class McpServerHttp(_Struct, kw_only=True, tag_field="type", tag="http"):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-class McpServerSse(_Struct, kw_only=True, tag_field="type", tag="sse"):
-    """SSE transport configuration for MCP."""
-
-    name: str
-    """Human-readable name identifying this MCP server."""
-
-    url: str
-    """URL to the MCP server."""
-
-    headers: list[HttpHeader]
-    """HTTP headers to set when making requests to the MCP server."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-
 class McpServerStdio(_Struct, kw_only=True):
     """Stdio transport configuration for MCP."""
 
@@ -3774,16 +3928,63 @@ class McpServerStdio(_Struct, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
+class McpServerOther(OtherVariant):
+    """A `McpServer` whose `type` is none of the known ones: kept raw, checked as the untagged variant (McpServerStdio) that the schema would read it as."""
+
+    __slots__ = ()
+    tag_field = "type"
+    known_tags = frozenset({"http", "sse", "acp"})
+    checks = (McpServerStdio,)
+
+
+class McpServerSse(_Struct, kw_only=True, tag_field="type", tag="sse"):
+    """SSE transport configuration for MCP."""
+
+    name: str
+    """Human-readable name identifying this MCP server."""
+
+    url: str
+    """URL to the MCP server."""
+
+    headers: list[HttpHeader]
+    """HTTP headers to set when making requests to the MCP server."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class _McpServerWire(_Struct, kw_only=True):
+    """Every field of the `McpServer` variants, all optional: decoded in one pass, then the variant is picked and built from it."""
+
+    type: str | UnsetType = UNSET
+
+    name: str | UnsetType = UNSET
+
+    url: str | UnsetType = UNSET
+
+    headers: list[HttpHeader] | UnsetType = UNSET
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+    server_id: McpServerAcpId | UnsetType = UNSET
+
+    command: str | UnsetType = UNSET
+
+    args: list[str] | UnsetType = UNSET
+
+    env: list[EnvVariable] | UnsetType = UNSET
+
+
 if TYPE_CHECKING:
     McpServer: TypeAlias = Union[
         McpServerHttp,
         McpServerSse,
         McpServerAcp,
         McpServerStdio,
+        McpServerOther,
     ]
 else:
     McpServer = Annotated[
-        Any,
+        _McpServerWire,
         ShapeUnion(
             "McpServer",
             (
@@ -3791,7 +3992,9 @@ else:
                 McpServerSse,
                 McpServerAcp,
                 McpServerStdio,
+                McpServerOther,
             ),
+            tag_field="type",
         ),
     ]
 """Configuration for connecting to an MCP (Model Context Protocol) server.
@@ -4149,10 +4352,15 @@ class NesOpenFile(_Struct, kw_only=True):
     visible_range: Range | UnsetType | None = UNSET
     """The visible range in the editor, if any."""
 
-    last_focused_ms: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
+    last_focused_ms: UInt64 | UnsetType | None = UNSET
     """Timestamp in milliseconds since epoch of when the file was last focused."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+    _uint64 = ("last_focused_ms",)
+
+    def __post_init__(self) -> None:
+        check_uint64(self)
 
 
 class NesRecentFile(_Struct, kw_only=True):
@@ -4173,10 +4381,10 @@ class NesRecentFile(_Struct, kw_only=True):
 class NesExcerpt(_Struct, kw_only=True):
     """A code excerpt from a file."""
 
-    start_line: Annotated[int, msgspec.Meta(ge=0)]
+    start_line: UInt32
     """The start line of the excerpt (zero-based)."""
 
-    end_line: Annotated[int, msgspec.Meta(ge=0)]
+    end_line: UInt32
     """The end line of the excerpt (zero-based)."""
 
     text: str
@@ -4209,10 +4417,15 @@ class NesUserAction(_Struct, kw_only=True):
     position: Position
     """The position where the action occurred."""
 
-    timestamp_ms: Annotated[int, msgspec.Meta(ge=0)]
+    timestamp_ms: UInt64
     """Timestamp in milliseconds since epoch."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+    _uint64 = ("timestamp_ms",)
+
+    def __post_init__(self) -> None:
+        check_uint64(self)
 
 
 class NesSuggestContext(_Struct, kw_only=True):
@@ -4252,7 +4465,7 @@ class SuggestNesRequest(_Struct, kw_only=True):
     uri: str
     """The URI of the document to suggest for."""
 
-    version: int
+    version: Int64
     """The version number of the document."""
 
     position: Position
@@ -4350,7 +4563,7 @@ class CreateTerminalResponse(_Struct, kw_only=True):
 class TerminalExitStatus(_Struct, kw_only=True):
     """Exit status of a terminal command."""
 
-    exit_code: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
+    exit_code: UInt32 | UnsetType | None = UNSET
     """The process exit code (may be null if terminated by signal)."""
 
     signal: str | UnsetType | None = UNSET
@@ -4383,7 +4596,7 @@ class ReleaseTerminalResponse(_Struct, kw_only=True):
 class WaitForTerminalExitResponse(_Struct, kw_only=True):
     """Response containing the exit status of a terminal command."""
 
-    exit_code: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
+    exit_code: UInt32 | UnsetType | None = UNSET
     """The process exit code (may be null if terminated by signal)."""
 
     signal: str | UnsetType | None = UNSET
@@ -4398,7 +4611,7 @@ class KillTerminalResponse(_Struct, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-ElicitationContentValue: TypeAlias = str | int | float | bool | list[str]
+ElicitationContentValue: TypeAlias = str | Int64 | float | bool | list[str]
 """Allowed wire representations for [`ElicitationContentValue`]."""
 
 
@@ -4431,6 +4644,13 @@ class CreateElicitationResponseCancel(
     _Struct, kw_only=True, tag_field="action", tag="cancel"
 ):
     """The elicitation was cancelled."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+    """Optional. Omitted and `null` are equivalent and mean no metadata."""
+
+
+class _CreateElicitationResponseOtherFields(_Struct, kw_only=True):
+    """What the schema declares for an `CreateElicitationResponseOther` (checked; the payload is kept raw)."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
     """Optional. Omitted and `null` are equivalent and mean no metadata."""
@@ -4485,7 +4705,7 @@ class DidOpenDocumentNotification(_Struct, kw_only=True):
     language_id: str
     """The language identifier of the document (e.g., "rust", "python")."""
 
-    version: int
+    version: Int64
     """The version number of the document."""
 
     text: str
@@ -4519,7 +4739,7 @@ class DidChangeDocumentNotification(_Struct, kw_only=True):
     uri: str
     """The URI of the changed document."""
 
-    version: int
+    version: Int64
     """The new version number of the document."""
 
     content_changes: list[TextDocumentContentChangeEvent]
@@ -4561,7 +4781,7 @@ class DidFocusDocumentNotification(_Struct, kw_only=True):
     uri: str
     """The URI of the focused document."""
 
-    version: int
+    version: Int64
     """The version number of the document."""
 
     position: Position
@@ -4631,6 +4851,16 @@ class CreateElicitationRequestOther(OtherVariant):
     __slots__ = ()
     tag_field = "mode"
     known_tags = frozenset({"form", "url"})
+    checks = (_CreateElicitationRequestOtherFields,)
+
+
+class SetSessionConfigOptionRequestOther(OtherVariant):
+    """A `SetSessionConfigOptionRequest` whose `type` is none of the known ones: kept raw, checked as the untagged variant (SetSessionConfigOptionRequestValueId) that the schema would read it as."""
+
+    __slots__ = ()
+    tag_field = "type"
+    known_tags = frozenset({"boolean"})
+    checks = (SetSessionConfigOptionRequestValueId,)
 
 
 class CreateElicitationResponseOther(OtherVariant):
@@ -4648,6 +4878,7 @@ class CreateElicitationResponseOther(OtherVariant):
     __slots__ = ()
     tag_field = "action"
     known_tags = frozenset({"accept", "decline", "cancel"})
+    checks = (_CreateElicitationResponseOtherFields,)
 
 
 ExtRequest: TypeAlias = Any
@@ -4711,6 +4942,7 @@ if TYPE_CHECKING:
     SetSessionConfigOptionRequest: TypeAlias = Union[
         SetSessionConfigOptionRequestBoolean,
         SetSessionConfigOptionRequestValueId,
+        SetSessionConfigOptionRequestOther,
     ]
 else:
     SetSessionConfigOptionRequest = Annotated[
@@ -4720,7 +4952,9 @@ else:
             (
                 SetSessionConfigOptionRequestBoolean,
                 SetSessionConfigOptionRequestValueId,
+                SetSessionConfigOptionRequestOther,
             ),
+            tag_field="type",
         ),
     ]
 """Request parameters for setting a session configuration option."""
@@ -4771,8 +5005,9 @@ def _rules(
     return rules
 
 
-_CODEC = Codec(
-    {
+def _rules_table() -> dict[type, dict[str, FieldRule]]:
+    """Each Struct's rules, built when the lenient path first runs (not at import)."""
+    return {
         WriteTextFileRequest: _rules("meta"),
         ReadTextFileRequest: _rules("line limit meta"),
         RequestPermissionRequest: _rules("meta"),
@@ -4805,6 +5040,7 @@ _CODEC = Codec(
         CreateElicitationRequestForm: _rules("meta"),
         ElicitationUrlMode: _rules("tool_call_id"),
         CreateElicitationRequestUrl: _rules("meta"),
+        _CreateElicitationRequestOtherFields: _rules("meta tool_call_id"),
         ElicitationSessionScope: _rules("tool_call_id"),
         ElicitationSchema: _rules(
             "title description meta",
@@ -5050,6 +5286,7 @@ _CODEC = Codec(
         CreateElicitationResponseAccept: _rules("meta"),
         CreateElicitationResponseDecline: _rules("meta"),
         CreateElicitationResponseCancel: _rules("meta"),
+        _CreateElicitationResponseOtherFields: _rules("meta"),
         ConnectMcpResponse: _rules("meta"),
         DisconnectMcpResponse: _rules("meta"),
         CancelNotification: _rules("meta"),
@@ -5063,7 +5300,9 @@ _CODEC = Codec(
         RejectNesNotification: _rules("reason meta"),
         CancelRequestNotification: _rules("meta"),
     }
-)
+
+
+_CODEC = Codec(_rules_table)
 
 decode = _CODEC.decode
 """JSON bytes -> a generated type: ``decode(data, PromptRequest)``.

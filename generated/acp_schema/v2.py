@@ -37,6 +37,8 @@ from ._runtime import (
     OtherVariant,
     ShapeUnion,
     UnsetType,
+    check_alternatives,
+    check_uint64,
 )
 
 __all__ = [
@@ -153,6 +155,8 @@ __all__ = [
     "Implementation",
     "InitializeRequest",
     "InitializeResponse",
+    "Int32",
+    "Int64",
     "IntegerPropertySchema",
     "ListProvidersRequest",
     "ListProvidersResponse",
@@ -293,6 +297,7 @@ __all__ = [
     "SetProviderResponse",
     "SetSessionConfigOptionRequest",
     "SetSessionConfigOptionRequestBoolean",
+    "SetSessionConfigOptionRequestOther",
     "SetSessionConfigOptionRequestValueId",
     "SetSessionConfigOptionResponse",
     "StartNesRequest",
@@ -316,6 +321,9 @@ __all__ = [
     "ToolCallStatus",
     "ToolCallUpdate",
     "ToolKind",
+    "UInt16",
+    "UInt32",
+    "UInt64",
     "UnsetType",
     "UnstructuredCommandInput",
     "UntitledMultiSelectItems",
@@ -368,8 +376,36 @@ The agent requires user input via a URL-based elicitation before it can proceed.
 """
 
 
-class _Struct(msgspec.Struct, kw_only=True, rename="camel", repr_omit_defaults=True):
-    """Base of every generated Struct: keyword-only, camelCase on the wire; reprs leave out absent (``UNSET``) and default fields.
+# --- integer formats: the schema's ranges, enforced on decode ------------------
+
+Int32: TypeAlias = Annotated[int, msgspec.Meta(ge=-(2**31), le=2**31 - 1)]
+"""An integer of format ``int32``: -2147483648 to 2147483647."""
+
+Int64: TypeAlias = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
+"""An integer of format ``int64``: -9223372036854775808 to 9223372036854775807."""
+
+UInt16: TypeAlias = Annotated[int, msgspec.Meta(ge=0, le=2**16 - 1)]
+"""An integer of format ``uint16``: 0 to 65535."""
+
+UInt32: TypeAlias = Annotated[int, msgspec.Meta(ge=0, le=2**32 - 1)]
+"""An integer of format ``uint32``: 0 to 4294967295."""
+
+UInt64: TypeAlias = Annotated[int, msgspec.Meta(ge=0)]
+"""An integer of format ``uint64``: 0 to 18446744073709551615.
+
+The upper bound is checked by the Structs' ``__post_init__``.
+"""
+
+
+class _Struct(
+    msgspec.Struct, kw_only=True, rename="camel", repr_omit_defaults=True, gc=False
+):
+    """Base of every generated Struct: keyword-only, camelCase on the wire.
+
+    Its repr leaves out absent fields (UNSET), so a decoded message prints
+    what was sent. Instances are not tracked by the cyclic garbage collector
+    (msgspec's ``gc=False``: cheaper to create and to free): they hold plain
+    data, and a reference cycle built through one would never be freed.
 
     ``meta`` (``_meta`` on the wire), on almost every type:
     The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -495,6 +531,20 @@ class TextResourceContents(_Struct, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
+class _EmbeddedResourceResourceWire(_Struct, kw_only=True):
+    """Every field of the `EmbeddedResourceResource` variants, all optional: decoded in one pass, then the variant is picked and built from it."""
+
+    mime_type: str | UnsetType | None = UNSET
+
+    text: str | UnsetType = UNSET
+
+    uri: str | UnsetType = UNSET
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+    blob: str | UnsetType = UNSET
+
+
 if TYPE_CHECKING:
     EmbeddedResourceResource: TypeAlias = Union[
         TextResourceContents,
@@ -502,7 +552,7 @@ if TYPE_CHECKING:
     ]
 else:
     EmbeddedResourceResource = Annotated[
-        Any,
+        _EmbeddedResourceResourceWire,
         ShapeUnion(
             "EmbeddedResourceResource",
             (
@@ -552,7 +602,7 @@ class ResourceLink(_Struct, kw_only=True, tag_field="type", tag="resource_link")
 
     name: str
 
-    size: int | UnsetType | None = UNSET
+    size: Int64 | UnsetType | None = UNSET
 
     title: str | UnsetType | None = UNSET
 
@@ -681,7 +731,7 @@ class ToolCallLocation(_Struct, kw_only=True):
     path: str
     """The file path being accessed or modified."""
 
-    line: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
+    line: UInt32 | UnsetType | None = UNSET
     """Optional line number within the file."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
@@ -814,13 +864,13 @@ class IntegerPropertySchema(_Struct, kw_only=True, tag_field="type", tag="intege
     description: str | UnsetType | None = UNSET
     """Human-readable description."""
 
-    minimum: int | UnsetType | None = UNSET
+    minimum: Int64 | UnsetType | None = UNSET
     """Minimum value (inclusive)."""
 
-    maximum: int | UnsetType | None = UNSET
+    maximum: Int64 | UnsetType | None = UNSET
     """Maximum value (inclusive)."""
 
-    default: int | UnsetType | None = UNSET
+    default: Int64 | UnsetType | None = UNSET
     """Default value."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
@@ -863,6 +913,18 @@ class UntitledMultiSelectItems(_Struct, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
+class _MultiSelectItemsWire(_Struct, kw_only=True):
+    """Every field of the `MultiSelectItems` variants, all optional: decoded in one pass, then the variant is picked and built from it."""
+
+    type: ElicitationStringType | UnsetType = UNSET
+
+    enum: list[str] | UnsetType = UNSET
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+    any_of: list[EnumOption] | UnsetType = UNSET
+
+
 if TYPE_CHECKING:
     MultiSelectItems: TypeAlias = Union[
         UntitledMultiSelectItems,
@@ -870,7 +932,7 @@ if TYPE_CHECKING:
     ]
 else:
     MultiSelectItems = Annotated[
-        Any,
+        _MultiSelectItemsWire,
         ShapeUnion(
             "MultiSelectItems",
             (
@@ -891,10 +953,10 @@ class MultiSelectPropertySchema(_Struct, kw_only=True, tag_field="type", tag="ar
     description: str | UnsetType | None = UNSET
     """Human-readable description."""
 
-    min_items: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
+    min_items: UInt64 | UnsetType | None = UNSET
     """Minimum number of items to select."""
 
-    max_items: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
+    max_items: UInt64 | UnsetType | None = UNSET
     """Maximum number of items to select."""
 
     items: MultiSelectItems
@@ -905,7 +967,10 @@ class MultiSelectPropertySchema(_Struct, kw_only=True, tag_field="type", tag="ar
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
+    _uint64 = ("min_items", "max_items")
+
     def __post_init__(self) -> None:
+        check_uint64(self)
         _CODEC.resolve_shapes(self)
 
 
@@ -947,10 +1012,10 @@ class StringPropertySchema(_Struct, kw_only=True, tag_field="type", tag="string"
     description: str | UnsetType | None = UNSET
     """Human-readable description."""
 
-    min_length: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
+    min_length: UInt32 | UnsetType | None = UNSET
     """Minimum string length."""
 
-    max_length: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
+    max_length: UInt32 | UnsetType | None = UNSET
     """Maximum string length."""
 
     pattern: str | UnsetType | None = UNSET
@@ -1021,7 +1086,7 @@ class ElicitationSchema(_Struct, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-RequestId: TypeAlias = int | str | None
+RequestId: TypeAlias = Int64 | str | None
 """JSON RPC Request Id
 
 An identifier established by the Client that MUST contain a String, Number, or NULL value if included. If it is not included it is assumed to be a notification. The value SHOULD normally not be Null \\[1\\] and Numbers SHOULD NOT contain fractional parts \\[2\\]
@@ -1053,6 +1118,15 @@ class ElicitationFormMode(_Struct, kw_only=True):
 
     request_id: RequestId | UnsetType = UNSET
     """The request this elicitation is tied to."""
+
+    # (required, declared only here) of each untagged alternative
+    _alternatives = (
+        (("session_id",), ("session_id", "tool_call_id")),
+        (("request_id",), ("request_id",)),
+    )
+
+    def __post_init__(self) -> None:
+        check_alternatives(self)
 
 
 class CreateElicitationRequestForm(
@@ -1097,6 +1171,15 @@ class ElicitationUrlMode(_Struct, kw_only=True):
 
     request_id: RequestId | UnsetType = UNSET
     """The request this elicitation is tied to."""
+
+    # (required, declared only here) of each untagged alternative
+    _alternatives = (
+        (("session_id",), ("session_id", "tool_call_id")),
+        (("request_id",), ("request_id",)),
+    )
+
+    def __post_init__(self) -> None:
+        check_alternatives(self)
 
 
 class CreateElicitationRequestUrl(
@@ -1245,7 +1328,7 @@ class NesDiagnosticsCapabilities(_Struct, kw_only=True):
 class NesEditHistoryCapabilities(_Struct, kw_only=True):
     """Capabilities for edit history context."""
 
-    max_count: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
+    max_count: UInt32 | UnsetType | None = UNSET
     """Maximum number of edit history entries the agent can use."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
@@ -1260,7 +1343,7 @@ class NesOpenFilesCapabilities(_Struct, kw_only=True):
 class NesRecentFilesCapabilities(_Struct, kw_only=True):
     """Capabilities for recent files context."""
 
-    max_count: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
+    max_count: UInt32 | UnsetType | None = UNSET
     """Maximum number of recent files the agent can use."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
@@ -1275,7 +1358,7 @@ class NesRelatedSnippetsCapabilities(_Struct, kw_only=True):
 class NesUserActionsCapabilities(_Struct, kw_only=True):
     """Capabilities for user actions context."""
 
-    max_count: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
+    max_count: UInt32 | UnsetType | None = UNSET
     """Maximum number of user actions the agent can use."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
@@ -1814,6 +1897,21 @@ class AuthMethodEnvVar(_Struct, kw_only=True, tag_field="type", tag="env_var"):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
+class _AuthMethodOtherFields(_Struct, kw_only=True):
+    """What the schema declares for an `AuthMethodOther` (checked; the payload is kept raw)."""
+
+    id: str
+    """Unique identifier for this authentication method."""
+
+    name: str
+    """Human-readable name of the authentication method."""
+
+    description: str | UnsetType | None = UNSET
+    """Optional description providing more details about this authentication method."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
 class AuthMethodOther(OtherVariant):
     """Custom or future authentication method.
 
@@ -1829,6 +1927,7 @@ class AuthMethodOther(OtherVariant):
     __slots__ = ()
     tag_field = "type"
     known_tags = frozenset({"agent", "env_var", "terminal"})
+    checks = (_AuthMethodOtherFields,)
 
 
 class AuthMethodTerminal(_Struct, kw_only=True, tag_field="type", tag="terminal"):
@@ -1903,7 +2002,7 @@ class Implementation(_Struct, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-ProtocolVersion: TypeAlias = Annotated[int, msgspec.Meta(ge=0, le=65535)]
+ProtocolVersion: TypeAlias = UInt16
 """Protocol version identifier.
 
 This version is only bumped for breaking changes.
@@ -2110,6 +2209,24 @@ class SessionConfigOptionBoolean(
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
+class _SessionConfigOptionOtherFields(_Struct, kw_only=True):
+    """What the schema declares for an `SessionConfigOptionOther` (checked; the payload is kept raw)."""
+
+    id: SessionConfigId
+    """Unique identifier for the configuration option."""
+
+    name: str
+    """Human-readable label for the option."""
+
+    description: str | UnsetType | None = UNSET
+    """Optional description for the Client to display to the user."""
+
+    category: SessionConfigOptionCategory | UnsetType | None = UNSET
+    """Optional semantic category for this option (UX only)."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
 class SessionConfigOptionOther(OtherVariant):
     """Custom or future session configuration option payload.
 
@@ -2125,6 +2242,7 @@ class SessionConfigOptionOther(OtherVariant):
     __slots__ = ()
     tag_field = "type"
     known_tags = frozenset({"select", "boolean"})
+    checks = (_SessionConfigOptionOtherFields,)
 
 
 SessionConfigGroupId: TypeAlias = str
@@ -2363,25 +2481,37 @@ class Usage(_Struct, kw_only=True):
     Token usage information for a prompt turn.
     """
 
-    total_tokens: Annotated[int, msgspec.Meta(ge=0)]
+    total_tokens: UInt64
     """Sum of all token types across session."""
 
-    input_tokens: Annotated[int, msgspec.Meta(ge=0)]
+    input_tokens: UInt64
     """Total input tokens across all turns."""
 
-    output_tokens: Annotated[int, msgspec.Meta(ge=0)]
+    output_tokens: UInt64
     """Total output tokens across all turns."""
 
-    thought_tokens: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
+    thought_tokens: UInt64 | UnsetType | None = UNSET
     """Total thought/reasoning tokens"""
 
-    cached_read_tokens: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
+    cached_read_tokens: UInt64 | UnsetType | None = UNSET
     """Total cache read tokens."""
 
-    cached_write_tokens: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
+    cached_write_tokens: UInt64 | UnsetType | None = UNSET
     """Total cache write tokens."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+    _uint64 = (
+        "total_tokens",
+        "input_tokens",
+        "output_tokens",
+        "thought_tokens",
+        "cached_read_tokens",
+        "cached_write_tokens",
+    )
+
+    def __post_init__(self) -> None:
+        check_uint64(self)
 
 
 class PromptResponse(_Struct, kw_only=True):
@@ -2419,10 +2549,10 @@ class Position(_Struct, kw_only=True):
     The meaning of `character` depends on the negotiated position encoding.
     """
 
-    line: Annotated[int, msgspec.Meta(ge=0)]
+    line: UInt32
     """Zero-based line number."""
 
-    character: Annotated[int, msgspec.Meta(ge=0)]
+    character: UInt32
     """Zero-based character offset (encoding-dependent)."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
@@ -2581,7 +2711,7 @@ class CloseNesResponse(_Struct, kw_only=True):
 
 ErrorCode: TypeAlias = Union[
     Literal[-32700, -32600, -32601, -32602, -32603, -32800, -32000, -32002, -32042],
-    int,
+    Int32,
 ]
 """Predefined error codes for common JSON-RPC and ACP-specific errors.
 
@@ -2728,6 +2858,16 @@ class UnstructuredCommandInput(_Struct, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
+class _AvailableCommandInputWire(_Struct, kw_only=True):
+    """Every field of the `AvailableCommandInput` variants, all optional: decoded in one pass, then the variant is picked and built from it."""
+
+    type: str | UnsetType = UNSET
+
+    hint: str | UnsetType = UNSET
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
 if TYPE_CHECKING:
     AvailableCommandInput: TypeAlias = Union[
         UnstructuredCommandInput,
@@ -2735,13 +2875,14 @@ if TYPE_CHECKING:
     ]
 else:
     AvailableCommandInput = Annotated[
-        Any,
+        _AvailableCommandInputWire,
         ShapeUnion(
             "AvailableCommandInput",
             (
                 UnstructuredCommandInput,
                 AvailableCommandInputOther,
             ),
+            tag_field="type",
         ),
     ]
 """The input specification for a command."""
@@ -2894,6 +3035,13 @@ class PlanMarkdown(_Struct, kw_only=True, tag_field="type", tag="markdown"):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
+class _PlanUpdateContentOtherFields(_Struct, kw_only=True):
+    """What the schema declares for an `PlanUpdateContentOther` (checked; the payload is kept raw)."""
+
+    id: PlanId
+    """The plan ID to update."""
+
+
 class PlanUpdateContentOther(OtherVariant):
     """Custom or future plan update content.
 
@@ -2909,6 +3057,7 @@ class PlanUpdateContentOther(OtherVariant):
     __slots__ = ()
     tag_field = "type"
     known_tags = frozenset({"items", "file", "markdown"})
+    checks = (_PlanUpdateContentOtherFields,)
 
 
 if TYPE_CHECKING:
@@ -3035,16 +3184,21 @@ class Cost(_Struct, kw_only=True):
 class UsageUpdate(_Struct, kw_only=True, tag_field="sessionUpdate", tag="usage_update"):
     """Context window and cost update for a session."""
 
-    used: Annotated[int, msgspec.Meta(ge=0)]
+    used: UInt64
     """Tokens currently in context."""
 
-    size: Annotated[int, msgspec.Meta(ge=0)]
+    size: UInt64
     """Total context window size in tokens."""
 
     cost: Cost | UnsetType | None = UNSET
     """Cumulative session cost (optional)."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+    _uint64 = ("used", "size")
+
+    def __post_init__(self) -> None:
+        check_uint64(self)
 
 
 class UserMessage(_Struct, kw_only=True, tag_field="sessionUpdate", tag="user_message"):
@@ -3873,10 +4027,15 @@ class NesOpenFile(_Struct, kw_only=True):
     visible_range: Range | UnsetType | None = UNSET
     """The visible range in the editor, if any."""
 
-    last_focused_ms: Annotated[int, msgspec.Meta(ge=0)] | UnsetType | None = UNSET
+    last_focused_ms: UInt64 | UnsetType | None = UNSET
     """Timestamp in milliseconds since epoch of when the file was last focused."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+    _uint64 = ("last_focused_ms",)
+
+    def __post_init__(self) -> None:
+        check_uint64(self)
 
 
 class NesRecentFile(_Struct, kw_only=True):
@@ -3897,10 +4056,10 @@ class NesRecentFile(_Struct, kw_only=True):
 class NesExcerpt(_Struct, kw_only=True):
     """A code excerpt from a file."""
 
-    start_line: Annotated[int, msgspec.Meta(ge=0)]
+    start_line: UInt32
     """The start line of the excerpt (zero-based)."""
 
-    end_line: Annotated[int, msgspec.Meta(ge=0)]
+    end_line: UInt32
     """The end line of the excerpt (zero-based)."""
 
     text: str
@@ -3933,10 +4092,15 @@ class NesUserAction(_Struct, kw_only=True):
     position: Position
     """The position where the action occurred."""
 
-    timestamp_ms: Annotated[int, msgspec.Meta(ge=0)]
+    timestamp_ms: UInt64
     """Timestamp in milliseconds since epoch."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+    _uint64 = ("timestamp_ms",)
+
+    def __post_init__(self) -> None:
+        check_uint64(self)
 
 
 class NesSuggestContext(_Struct, kw_only=True):
@@ -3976,7 +4140,7 @@ class SuggestNesRequest(_Struct, kw_only=True):
     uri: str
     """The URI of the document to suggest for."""
 
-    version: int
+    version: Int64
     """The version number of the document."""
 
     position: Position
@@ -4047,7 +4211,7 @@ class RequestPermissionResponse(_Struct, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
-ElicitationContentValue: TypeAlias = str | int | float | bool | list[str]
+ElicitationContentValue: TypeAlias = str | Int64 | float | bool | list[str]
 
 
 class ElicitationAcceptAction(_Struct, kw_only=True):
@@ -4135,7 +4299,7 @@ class DidOpenDocumentNotification(_Struct, kw_only=True):
     language_id: str
     """The language identifier of the document (e.g., "rust", "python")."""
 
-    version: int
+    version: Int64
     """The version number of the document."""
 
     text: str
@@ -4169,7 +4333,7 @@ class DidChangeDocumentNotification(_Struct, kw_only=True):
     uri: str
     """The URI of the changed document."""
 
-    version: int
+    version: Int64
     """The new version number of the document."""
 
     content_changes: list[TextDocumentContentChangeEvent]
@@ -4211,7 +4375,7 @@ class DidFocusDocumentNotification(_Struct, kw_only=True):
     uri: str
     """The URI of the focused document."""
 
-    version: int
+    version: Int64
     """The version number of the document."""
 
     position: Position
@@ -4273,6 +4437,15 @@ class CancelRequestNotification(_Struct, kw_only=True):
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
+class SetSessionConfigOptionRequestOther(OtherVariant):
+    """A `SetSessionConfigOptionRequest` whose `type` is none of the known ones: kept raw, checked as the untagged variant (SetSessionConfigOptionRequestValueId) that the schema would read it as."""
+
+    __slots__ = ()
+    tag_field = "type"
+    known_tags = frozenset({"boolean"})
+    checks = (SetSessionConfigOptionRequestValueId,)
+
+
 ExtRequest: TypeAlias = Any
 """Allows for sending an arbitrary request that is not part of the ACP spec.
 Extension methods provide a way to add custom functionality while maintaining
@@ -4331,6 +4504,7 @@ if TYPE_CHECKING:
     SetSessionConfigOptionRequest: TypeAlias = Union[
         SetSessionConfigOptionRequestBoolean,
         SetSessionConfigOptionRequestValueId,
+        SetSessionConfigOptionRequestOther,
     ]
 else:
     SetSessionConfigOptionRequest = Annotated[
@@ -4340,7 +4514,9 @@ else:
             (
                 SetSessionConfigOptionRequestBoolean,
                 SetSessionConfigOptionRequestValueId,
+                SetSessionConfigOptionRequestOther,
             ),
+            tag_field="type",
         ),
     ]
 """Request parameters for setting a session configuration option."""
@@ -4385,8 +4561,9 @@ def _rules(
     return rules
 
 
-_CODEC = Codec(
-    {
+def _rules_table() -> dict[type, dict[str, FieldRule]]:
+    """Each Struct's rules, built when the lenient path first runs (not at import)."""
+    return {
         ToolCallUpdate: _rules(_default_skip="content locations"),
         Annotations: _rules(_default_skip="audience"),
         TextContent: _rules("annotations"),
@@ -4422,6 +4599,7 @@ _CODEC = Codec(
         NewSessionResponse: _rules(_default_skip="config_options"),
         SessionConfigOptionSelect: _rules("category"),
         SessionConfigOptionBoolean: _rules("category"),
+        _SessionConfigOptionOtherFields: _rules("category"),
         LoadSessionResponse: _rules(_default_skip="config_options"),
         ListSessionsResponse: _rules(_default_skip="sessions"),
         SessionInfo: _rules("title updated_at"),
@@ -4454,7 +4632,9 @@ _CODEC = Codec(
         NesOpenFile: _rules("visible_range last_focused_ms"),
         RejectNesNotification: _rules("reason"),
     }
-)
+
+
+_CODEC = Codec(_rules_table)
 
 decode = _CODEC.decode
 """JSON bytes -> a generated type: ``decode(data, PromptRequest)``.

@@ -194,9 +194,9 @@ def test_untagged_union_items_decode_by_shape_from_bytes() -> None:
 
 
 def test_by_shape_decoding_takes_the_first_variant_that_fits() -> None:
-    # msgspec ignores unknown keys, so a value that is not a valid `type` tag
+    # msgspec ignores unknown keys, so a `type` that is no tag (not a string)
     # leaves only the untagged variant, here stdio (as the schema's anyOf does).
-    for tag in (["http"], {"t": 1}, "_custom", 3):
+    for tag in (["http"], {"t": 1}, 3, None):
         server = {
             "type": tag,
             "name": "fs",

@@ -30,29 +30,29 @@ so a transformation that widened it would fail the test. The transformations:
    many times, and with all the ``$defs`` and their docs it is several times
    slower.
 
+3. Integer formats (``uint32``, ``int64``, ...), which hypothesis-jsonschema
+   ignores, become the bounds they name (the generated types enforce them).
+
 Nothing else is needed: hypothesis-jsonschema handles ``not`` over ``anyOf``
 (by filtering), ignores ``unevaluatedProperties: true`` (which allows
-everything anyway) and the numeric formats (``int64``, ``uint16``, ``double``,
-...), and generates ``format: uri`` strings as ``https://`` URLs. Integers
-are generated unbounded and round-trip (msgspec decodes integers of any size);
-sizes are not capped.
+everything anyway) and ``format: double``, and generates ``format: uri``
+strings as ``https://`` URLs. Sizes are not capped.
 """
 
 from __future__ import annotations
 
 import functools
 import json
-import types
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-import hypothesis_jsonschema._from_schema
+import _hjs_compat  # noqa: F401  (adapts hypothesis-jsonschema)
 import jsonschema
 import pytest
+from _schema_judge import INTEGER_FORMATS
 from acp_schema import v1, v1_unstable, v2, v2_unstable
 from hypothesis import HealthCheck, given, settings
-from hypothesis.internal.conjecture import utils as conjecture_utils
 from hypothesis_jsonschema import from_schema
 
 SPEC = Path(__file__).parents[2] / "spec"
@@ -73,58 +73,6 @@ ANNOTATIONS = ("description", "title", "discriminator", "default")
 
 Schema = dict[str, Any]
 
-
-# -- hypothesis-jsonschema adaptations ---------------------------------------
-
-_hjs = hypothesis_jsonschema._from_schema
-
-
-# hypothesis-jsonschema 0.23.1 (its latest release) draws object properties
-# with Hypothesis's internal `many` as `while elements.more(): ...
-# elements.reject()`; newer Hypothesis made `many` a context manager iterated
-# as `with many(...) as elements: for _ in elements:`, so every object schema
-# fails with "'many' object has no attribute 'more'". Adapt the old protocol
-# to the new one, for hypothesis-jsonschema's own reference only.
-class _Many:
-    def __init__(self, data: Any, **sizes: Any) -> None:
-        self._many = conjecture_utils.many(data, **sizes)
-        self._many.__enter__()
-        self._elements = iter(self._many)
-
-    def more(self) -> bool:
-        if next(self._elements, self) is self:
-            self._many.__exit__(None, None, None)
-            return False
-        return True
-
-    def reject(self, why: str | None = None) -> None:
-        self._many.reject(why)
-
-
-if not hasattr(conjecture_utils.many, "more"):
-    _hjs.cu = types.SimpleNamespace(**{**vars(conjecture_utils), "many": _Many})
-
-# hypothesis-jsonschema builds the strategy of each property's schema anew at
-# every draw, re-canonicalising the whole (here large) subschema each time,
-# which makes this file ~5x slower. A strategy depends only on its arguments
-# and can be drawn from again: build each one once.
-_uncached_from_schema = vars(_hjs).get("__from_schema")
-_strategies: dict[tuple[str, int, int], tuple[Any, ...]] = {}
-
-
-def _cached_from_schema(schema: Any, *, alphabet: Any, custom_formats: Any) -> Any:
-    key = (json.dumps(schema, sort_keys=True), id(alphabet), id(custom_formats))
-    if key not in _strategies:
-        strategy = _uncached_from_schema(  # type: ignore[misc]
-            schema, alphabet=alphabet, custom_formats=custom_formats
-        )
-        # Keep the arguments alive so that their ids stay theirs.
-        _strategies[key] = (strategy, alphabet, custom_formats)
-    return _strategies[key][0]
-
-
-if _uncached_from_schema is not None:
-    setattr(_hjs, "__from_schema", _cached_from_schema)
 
 # -- schema walking ---------------------------------------------------------
 
@@ -238,13 +186,17 @@ def _seal_empty(schema: Schema) -> Schema:
 
 
 def _strip(schema: Any) -> Any:
-    """`schema` without annotation keywords, at every level."""
+    """`schema` without annotation keywords, integer formats as bounds."""
     if not isinstance(schema, dict):
         return schema
     out = _map_subschemas(schema, _strip)
     for key in schema:
         if key in ANNOTATIONS or key.startswith("x-"):
             del out[key]
+    if out.get("format") in INTEGER_FORMATS:
+        low, high = INTEGER_FORMATS[out.pop("format")]
+        out["minimum"] = max(low, out.get("minimum", low))
+        out["maximum"] = min(high, out.get("maximum", high))
     return out
 
 
