@@ -61,7 +61,7 @@ import sys
 import uuid
 from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import IO, TYPE_CHECKING, NoReturn, Protocol, TypeAlias, TypeVar
+from typing import IO, TYPE_CHECKING, NoReturn, Protocol, TypeAlias, TypeVar, cast
 
 import acp_trio
 import msgspec
@@ -956,11 +956,12 @@ def auth_choices(init: Init) -> list[AuthChoice]:
             m, v1.AuthMethodOther | v2.AuthMethodOther
         ):  # a type unknown here
             name = m.get("name")
-            choices.append(
-                AuthChoice(
-                    str(m.get("id")), name if isinstance(name, str) else "?", m.tag
-                )
+            choice = AuthChoice(
+                str(m.get("id")), name if isinstance(name, str) else "?", m.tag
             )
+            if m.tag == "env_var":  # v1 has no such type; v2's shape, read raw
+                choice.variables = env_vars_of(m.get("vars"))
+            choices.append(choice)
             continue
         choice = AuthChoice(m.id, m.name, "agent", optional(m.description))
         if isinstance(m, v1.AuthMethodTerminal | v2.AuthMethodTerminal):
@@ -972,6 +973,20 @@ def auth_choices(init: Init) -> list[AuthChoice]:
             choice.variables = [(v.name, v.optional is True) for v in m.vars]
         choices.append(choice)
     return choices
+
+
+def env_vars_of(raw: object) -> list[tuple[str, bool]]:
+    """(name, optional) of each well-formed entry of an ``env_var`` method's
+    ``vars``, as a v1 agent sends them (codex-acp: ``[{"name": "CODEX_API_KEY"}]``)."""
+    found: list[tuple[str, bool]] = []
+    entries: list[object] = raw if isinstance(raw, list) else []  # pyright: ignore[reportUnknownVariableType]
+    for entry in entries:
+        if isinstance(entry, dict):
+            fields = cast("dict[str, object]", entry)
+            name = fields.get("name")
+            if isinstance(name, str):
+                found.append((name, fields.get("optional") is True))
+    return found
 
 
 # -- the application ------------------------------------------------------------------

@@ -39,7 +39,9 @@ from acp.interfaces import Client
 from acp.schema import (
     AgentCapabilities,
     AgentMessageChunk,
+    AuthEnvVar,
     AuthMethodAgent,
+    EnvVarAuthMethod,
     Implementation,
     PermissionOption,
     TerminalAuthMethod,
@@ -65,6 +67,13 @@ class ToolAgent:
                 id="key", name="API key", description="Reads SDK_AGENT_KEY"
             ),
             AuthMethodAgent(id="token", name="Token", description="Never works"),
+            # as codex-acp does: v2's env_var type, sent to a v1 client
+            EnvVarAuthMethod(
+                type="env_var",
+                id="env",
+                name="Environment",
+                vars=[AuthEnvVar(name="SDK_AGENT_KEY")],
+            ),
         ]
         auth = getattr(client_capabilities, "auth", None)
         if auth is not None and auth.terminal:
@@ -81,7 +90,7 @@ class ToolAgent:
         )
 
     async def authenticate(self, method_id: str, **kwargs: Any) -> None:
-        if method_id == "key" and os.environ.get("SDK_AGENT_KEY"):
+        if method_id in ("key", "env") and os.environ.get("SDK_AGENT_KEY"):
             self.authenticated = True
             return
         raise RequestError.auth_required({"reason": f"{method_id} failed"})

@@ -190,7 +190,39 @@ async def test_authentication_required_lists_the_agents_methods(tmp_path: Path) 
         "the agent's methods:",
         "  --auth key  API key [agent]: Reads SDK_AGENT_KEY",
         "  --auth token  Token [agent]: Never works",
+        "  --auth env  Environment [env_var] (needs SDK_AGENT_KEY)",
     ]
+
+
+@pytest.mark.parametrize("protocol", [[], ["--protocol", "1"]], ids=["offer", "v1"])
+async def test_a_v1_agents_env_var_method_runs_when_its_variable_is_set(
+    protocol: list[str], tmp_path: Path
+) -> None:
+    (tmp_path / "f.txt").write_text("the file")
+    status, out, err = await run_client(
+        *protocol,
+        "--auth",
+        "env",
+        "--prompt",
+        f"read {tmp_path}/f.txt",
+        agent=TOOL_AGENT,
+        cwd=tmp_path,
+        env=KEY,
+    )
+    assert status == 0, err
+    assert out.splitlines()[1] == "auth: Environment"
+    assert reply(out) == "read: the file"
+
+
+async def test_a_v1_agents_env_var_method_without_its_variable_is_one_line_error(
+    tmp_path: Path,
+) -> None:
+    status, _, err = await run_client(
+        "--auth", "env", "--prompt", "hi", agent=TOOL_AGENT, cwd=tmp_path
+    )
+    assert one_line_error(status, err) == (
+        "client.py: --auth env needs SDK_AGENT_KEY set in the environment"
+    )
 
 
 @pytest.mark.parametrize("protocol", [[], ["--protocol", "1"]], ids=["offer", "v1"])
@@ -234,7 +266,7 @@ async def test_an_auth_id_the_agent_does_not_offer_is_one_line_error(
         "--auth", "nope", "--prompt", "hi", agent=TOOL_AGENT, cwd=tmp_path
     )
     assert one_line_error(status, err) == (
-        "client.py: --auth nope: not a method of the agent (it offers: key, token)"
+        "client.py: --auth nope: not a method of the agent (it offers: key, token, env)"
     )
 
 
