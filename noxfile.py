@@ -90,7 +90,13 @@ def typecheck(session: nox.Session) -> None:
     runtime/ and examples/; mypy --strict on codegen/."""
     # pyright[nodejs]: Node.js from a wheel, not downloaded when first run
     session.install("-e", ".[test]", "mypy", "pyright[nodejs]", *CODEGEN_DEPS)
-    session.run("mypy", "--strict", "generated/acp_schema", "runtime/acp_trio")
+    session.run(
+        "mypy",
+        "--strict",
+        "generated/acp_schema",
+        "runtime/acp_core",
+        "runtime/acp_trio",
+    )
     session.run("mypy", "--strict", "examples", env={"MYPYPATH": "generated:runtime"})
     session.run("pyright")
     session.run("mypy", "--strict", "codegen/acp_codegen", env=CODEGEN_ENV)

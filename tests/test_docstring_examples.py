@@ -12,7 +12,7 @@ import pkgutil
 
 import pytest
 
-PACKAGES = ("acp_schema", "acp_trio", "acp_codegen")
+PACKAGES = ("acp_schema", "acp_core", "acp_trio", "acp_codegen")
 
 
 def _modules() -> list[str]:
@@ -38,6 +38,6 @@ def test_the_docstring_examples_are_found() -> None:
     finder = doctest.DocTestFinder()
     found = {
         name: sum(len(t.examples) for t in finder.find(importlib.import_module(name)))
-        for name in ("acp_schema._runtime", "acp_schema.v1", "acp_trio._builders")
+        for name in ("acp_schema._runtime", "acp_schema.v1", "acp_core._builders")
     }
     assert all(found.values()), found

@@ -38,8 +38,7 @@ except ModuleNotFoundError as exc:  # tests/packaging
         "acp_trio needs trio: pip install 'acp-msgspec[trio]'", name=exc.name
     ) from exc
 
-from ._agent import AgentFactory, AgentOffer, AgentSideConnection, Offer
-from ._builders import (
+from acp_core._builders import (
     agent_message,
     agent_text,
     agent_thought,
@@ -60,9 +59,7 @@ from ._builders import (
     user_message,
     user_text,
 )
-from ._client import ClientFactory, ClientOffer, ClientSideConnection
-from ._connection import Connection, PeerProxy
-from ._errors import (
+from acp_core._errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -74,18 +71,22 @@ from ._errors import (
     ProtocolVersionError,
     RequestError,
 )
-from ._limits import DEFAULT_MAX_MESSAGE_SIZE, Limits
-from ._serve import connect_to_agent, connect_to_client, serve_agent
-from ._stdio import serve_agent_stdio
-from ._subprocess import spawn_agent
-from ._transcript import (
+from acp_core._limits import DEFAULT_MAX_MESSAGE_SIZE, Limits
+from acp_core._transcript import (
     PlanState,
     SessionInfoState,
     SessionTranscript,
     ToolCallState,
     TranscriptMessage,
 )
-from ._version import __version__
+from acp_core._version import __version__
+
+from ._agent import AgentFactory, AgentOffer, AgentSideConnection, Offer
+from ._client import ClientFactory, ClientOffer, ClientSideConnection
+from ._connection import Connection, PeerProxy
+from ._serve import connect_to_agent, connect_to_client, serve_agent
+from ._stdio import serve_agent_stdio
+from ._subprocess import spawn_agent
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_SIZE",

@@ -43,17 +43,17 @@ from typing import TYPE_CHECKING, Any, Final, Generic, Literal, TypeAlias, TypeV
 
 import msgspec
 import trio
-
-from . import _capabilities, _handlers
-from ._connection import Connection, Handler, PeerProxy, Running, peek_protocol_version
-from ._errors import (
+from acp_core import _capabilities, _handlers
+from acp_core._errors import (
     INVALID_REQUEST,
     RequestError,
     not_initialized,
 )
-from ._limits import Limits
-from ._schema import MethodSpec, Schema
-from ._support import support
+from acp_core._limits import Limits
+from acp_core._schema import MethodSpec, Schema
+from acp_core._support import support
+
+from ._connection import Connection, Handler, PeerProxy, Running, peek_protocol_version
 
 if TYPE_CHECKING:
     from acp_schema import v1, v2

@@ -47,8 +47,13 @@ from typing import TYPE_CHECKING, Any, Generic, TypeAlias, TypeVar, cast
 
 import msgspec
 import trio
+from acp_core import _capabilities
+from acp_core._errors import ProtocolVersionError, RequestError, not_initialized
+from acp_core._initialize import merge_initialize
+from acp_core._limits import Limits
+from acp_core._schema import MethodSpec, Schema
+from acp_core._support import support
 
-from . import _capabilities, _initialize
 from ._agent import normalize_offer
 from ._connection import (
     Connection,
@@ -58,10 +63,6 @@ from ._connection import (
     _Pending,  # pyright: ignore[reportPrivateUsage]
     peek_protocol_version,
 )
-from ._errors import ProtocolVersionError, RequestError, not_initialized
-from ._limits import Limits
-from ._schema import MethodSpec, Schema
-from ._support import support
 
 if TYPE_CHECKING:
     from acp_schema import v1, v2
@@ -216,7 +217,7 @@ class ClientSideConnection(Connection, Generic[AgentT]):
                 v2.InitializeRequest(protocol_version=2),
             )
         """
-        offer = _initialize.merge_initialize(requests, self._offers)
+        offer = merge_initialize(requests, self._offers)
         method = self.schema.outgoing["initialize"]
         self._init_requests = offer.requests
         self._merged_init = True

@@ -47,9 +47,8 @@ from typing import Any, Final
 
 import msgspec
 import trio
-
-from . import _capabilities, _handlers
-from ._errors import (
+from acp_core import _capabilities, _handlers
+from acp_core._errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -60,7 +59,7 @@ from ._errors import (
     ProtocolVersionError,
     RequestError,
 )
-from ._flow import (
+from acp_core._flow import (
     NOTIFICATIONS,
     REQUESTS,
     WRITE_BUFFER,
@@ -68,16 +67,7 @@ from ._flow import (
     ReadGate,
     ResumeOrder,
 )
-from ._framing import (
-    LineReader,
-    LineWriter,
-    Oversized,
-    SchedulePoint,
-    Wakeup,
-    input_fd,
-    sniff_oversized,
-)
-from ._jsonrpc import (
+from acp_core._jsonrpc import (
     BatchTooLong,
     Envelope,
     Id,
@@ -93,9 +83,19 @@ from ._jsonrpc import (
     encode_result,
     split_batch,
 )
-from ._limits import Limits
+from acp_core._limits import Limits
+from acp_core._schema import MethodSpec, Schema
+
+from ._framing import (
+    LineReader,
+    LineWriter,
+    Oversized,
+    SchedulePoint,
+    Wakeup,
+    input_fd,
+    sniff_oversized,
+)
 from ._schedule import IO_POLL_INTERVAL
-from ._schema import MethodSpec, Schema
 
 __all__ = ["Connection", "Envelope", "PeerProxy", "Running"]
 

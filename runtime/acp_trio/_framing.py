@@ -21,14 +21,13 @@ from __future__ import annotations
 import collections
 import errno
 import os
-import re
 import select
 from typing import Any, cast
 
-import msgspec
 import trio
+from acp_core._framing import LineBuffer, Oversized, sniff_oversized
+from acp_core._limits import DEFAULT_MAX_MESSAGE_SIZE
 
-from ._limits import DEFAULT_MAX_MESSAGE_SIZE
 from ._schedule import SchedulePoint
 
 __all__ = [
@@ -43,7 +42,6 @@ __all__ = [
 ]
 
 _RECEIVE_CHUNK = 64 * 1024
-_KEEP = 4096  # bytes kept from each end of an oversized line
 
 _FdStream: Any = getattr(trio.lowlevel, "FdStream", None)  # absent on Windows
 
@@ -95,19 +93,12 @@ class Wakeup:
             trio.lowlevel.reschedule(task)
 
 
-class Oversized(msgspec.Struct, frozen=True):
-    """A line that exceeded the size limit: its length and both ends."""
-
-    size: int
-    head: bytes
-    tail: bytes
-
-
 class LineReader:
     """Reads ``\\n``-delimited lines from a :class:`trio.abc.ReceiveStream`.
 
-    Empty (whitespace-only) lines are skipped; a trailing ``\\r`` is dropped.
-    A final line without newline before EOF is still returned.
+    The framing is :class:`acp_core.LineBuffer`'s (bounded; empty lines
+    skipped, a trailing ``\\r`` dropped, a final line without newline
+    before EOF still returned); this adds the reading.
     """
 
     def __init__(
@@ -116,119 +107,43 @@ class LineReader:
         *,
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
     ) -> None:
-        if max_message_size < 1:
-            raise ValueError("max_message_size must be positive")
+        self._lines = LineBuffer(max_message_size=max_message_size)
         self._stream = stream
         self._fd_stream = _fd_stream(stream, "receive_stream")
         self._hot = False  # the last read returned without waiting
-        self._max = max_message_size
-        self._buf = bytearray()
-        self._scanned = 0  # bytes of _buf already known to hold no newline
-        self._eof = False
         self._unread: list[bytes | Oversized] = []
+
+    @property
+    def buffered(self) -> int:
+        """Bytes held of an incomplete line (bounded by ``max_message_size``)."""
+        return self._lines.buffered
 
     async def receive_line(self) -> bytes | Oversized | None:
         """Return the next line, an :class:`Oversized` marker, or ``None`` at EOF."""
-        if self._unread:
-            return self._unread.pop(0)
-        while True:
-            buf = self._buf
-            i = buf.find(b"\n", self._scanned)
-            if i >= 0:
-                self._scanned = 0
-                if i > self._max:
-                    line: bytes | Oversized = Oversized(
-                        i, bytes(buf[:_KEEP]), bytes(buf[max(0, i - _KEEP) : i])
-                    )
-                else:
-                    line = bytes(buf[:i])
-                del buf[: i + 1]
-                if isinstance(line, Oversized):
-                    return line
-                line = line.rstrip(b"\r")
-                if line and not line.isspace():
-                    return line
-                continue
-            if self._eof:
-                if not buf.strip():
-                    return None
-                line = bytes(buf).rstrip(b"\r")
-                buf.clear()
-                if len(line) > self._max:
-                    return Oversized(len(line), line[:_KEEP], line[-_KEEP:])
-                return line
-            if len(buf) > self._max:
-                return await self._discard_rest()
-            self._scanned = len(buf)
-            data = await self._receive_some()
-            if not data:
-                self._eof = True
-            else:
-                buf += data
+        if not self._unread:
+            lines = await self.receive_lines()
+            if lines is None:
+                return None
+            self._unread = lines
+        return self._unread.pop(0)
 
     async def receive_lines(self) -> list[bytes | Oversized] | None:
-        """Every line complete now (waiting for one if none is), or ``None`` at EOF.
-
-        Same lines as :meth:`receive_line`, a chunk's worth per call.
-        """
+        """Every line complete now (waiting for one if none is), or ``None`` at EOF."""
         if self._unread:
             lines, self._unread = self._unread, []
             return lines
-        lines = self._buffered_lines()
-        if lines:
-            return lines
-        line = await self.receive_line()
-        if line is None:
-            return None
-        lines = self._buffered_lines()
-        lines.insert(0, line)
-        return lines
+        buffer = self._lines
+        while not buffer.eof:
+            data = await self._receive_some()
+            lines = buffer.feed(data) if data else buffer.feed_eof()
+            if lines:
+                return lines
+        return None
 
     def unread(self, lines: list[bytes | Oversized]) -> None:
         """Give back lines taken by :meth:`receive_lines`: the next call returns them first."""
         if lines:
             self._unread = lines + self._unread
-
-    def _buffered_lines(self) -> list[bytes | Oversized]:
-        buf = self._buf
-        end = buf.rfind(b"\n", self._scanned)
-        if end < 0:
-            self._scanned = len(buf)
-            return []
-        block = bytes(buf[:end])
-        del buf[: end + 1]
-        self._scanned = len(buf)  # no newline after the last one
-        limit = self._max
-        lines: list[bytes | Oversized] = []
-        for line in block.split(b"\n"):
-            if len(line) > limit:
-                lines.append(Oversized(len(line), line[:_KEEP], line[-_KEEP:]))
-                continue
-            line = line.rstrip(b"\r")
-            if line and not line.isspace():
-                lines.append(line)
-        return lines
-
-    async def _discard_rest(self) -> Oversized:
-        # Keep the head and a rolling tail; never hold more than ~2 chunks.
-        head = bytes(self._buf[:_KEEP])
-        size = len(self._buf)
-        tail = bytes(self._buf[-_KEEP:])
-        self._buf.clear()
-        self._scanned = 0
-        while True:
-            data = await self._receive_some()
-            if not data:
-                self._eof = True
-                return Oversized(size, head, tail)
-            i = data.find(b"\n")
-            if i >= 0:
-                size += i
-                tail = (tail + data[:i])[-_KEEP:]
-                self._buf += data[i + 1 :]
-                return Oversized(size, head, tail)
-            size += len(data)
-            tail = (tail + data)[-_KEEP:]
 
     async def _receive_some(self) -> bytes | bytearray:
         fds = self._fd_stream
@@ -431,85 +346,3 @@ class LineWriter:
                 else:
                     queue[0] = memoryview(queue[0])[n:]
                     n = 0
-
-
-# -- id sniffing for oversized lines -------------------------------------------
-
-_WS = re.compile(rb"[ \t\r\n]*")
-_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
-_SCALAR = re.compile(
-    rb'-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|"(?:[^"\\]|\\.)*"|null|true|false'
-)
-_TAIL_ID = re.compile(
-    rb'"id"[ \t\r\n]*:[ \t\r\n]*(-?\d+|"(?:[^"\\]|\\.)*")[ \t\r\n]*\}[ \t\r\n]*\Z'
-)
-
-
-def sniff_oversized(line: Oversized) -> tuple[int | str | None, str | None, bool]:
-    """Best effort ``(id, method, is_response)`` of a discarded line.
-
-    Reads the top-level keys of the kept head (skipping nested values) and,
-    when ``id`` is not among them, an ``"id": ...}`` that closes the line.
-    ``id`` is ``None`` when none was found.
-    """
-    found: dict[bytes, object] = {}
-    head = line.head
-    pos = _WS.match(head, 0).end()  # type: ignore[union-attr]
-    if head[pos : pos + 1] == b"{":
-        pos += 1
-        while True:
-            pos = _WS.match(head, pos).end()  # type: ignore[union-attr]
-            m = _STRING.match(head, pos)
-            if m is None:
-                break
-            key = m.group()
-            pos = _WS.match(head, m.end()).end()  # type: ignore[union-attr]
-            if head[pos : pos + 1] != b":":
-                break
-            pos = _WS.match(head, pos + 1).end()  # type: ignore[union-attr]
-            end = _skip_value(head, pos)
-            if end < 0:
-                found.setdefault(key, None)
-                break
-            scalar = _SCALAR.fullmatch(head, pos, end)
-            found[key] = msgspec.json.decode(scalar.group()) if scalar else None
-            pos = _WS.match(head, end).end()  # type: ignore[union-attr]
-            if head[pos : pos + 1] != b",":
-                break
-            pos += 1
-    ident = found.get(b'"id"')
-    if not isinstance(ident, (int, str)) or isinstance(ident, bool):
-        ident = None
-        m = _TAIL_ID.search(line.tail)
-        if m is not None:
-            ident = msgspec.json.decode(m.group(1))
-    method = found.get(b'"method"')
-    is_response = b'"method"' not in found and (
-        b'"result"' in found or b'"error"' in found
-    )
-    return ident, method if isinstance(method, str) else None, is_response
-
-
-def _skip_value(data: bytes, pos: int) -> int:
-    """End offset of the JSON value starting at ``pos``, or -1 if cut off."""
-    m = _SCALAR.match(data, pos)
-    if m is not None:
-        return m.end()
-    depth = 0
-    n = len(data)
-    while pos < n:
-        c = data[pos]
-        if c == 0x22:  # "
-            m = _STRING.match(data, pos)
-            if m is None:
-                return -1
-            pos = m.end()
-            continue
-        if c in b"[{":
-            depth += 1
-        elif c in b"]}":
-            depth -= 1
-            if depth == 0:
-                return pos + 1
-        pos += 1
-    return -1

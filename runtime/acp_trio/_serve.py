@@ -20,11 +20,11 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, overload
 
 import trio
+from acp_core._limits import Limits
 
 from ._agent import AgentFactory, AgentOffer, AgentSideConnection, ClientT, Offer
 from ._client import AgentT, ClientFactory, ClientOffer, ClientSideConnection
 from ._connection import Connection
-from ._limits import Limits
 
 __all__ = ["connect_to_agent", "connect_to_client", "serve_agent"]
 

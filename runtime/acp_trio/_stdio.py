@@ -27,9 +27,9 @@ import sys
 from typing import Any
 
 import trio
+from acp_core._limits import Limits
 
 from ._agent import AgentSideConnection, Offer
-from ._limits import Limits
 from ._serve import serve_agent
 
 __all__ = ["serve_agent_stdio"]

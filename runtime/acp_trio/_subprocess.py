@@ -32,9 +32,9 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, Final, overload
 
 import trio
+from acp_core._limits import Limits
 
 from ._client import AgentT, ClientFactory, ClientOffer, ClientSideConnection
-from ._limits import Limits
 from ._serve import connect_to_agent
 
 __all__ = ["GROUP_POLL", "STDERR_KEEP", "group_alive", "spawn_agent"]

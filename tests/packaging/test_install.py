@@ -1,6 +1,7 @@
 """Packaging: what each install of the built wheel gives, in fresh virtual environments.
 
-- ``pip install acp-msgspec``: the models (``acp_schema``) with msgspec alone;
+- ``pip install acp-msgspec``: the models (``acp_schema``) and the protocol
+  engine (``acp_core``) with msgspec alone;
 - ``acp-msgspec[trio]``: the trio runtime too;
 - ``acp-msgspec[codegen]``: the generator (``python -m acp_codegen``);
 and ``pip check`` is clean after each.  Real builds and installs, no mocks.
@@ -63,6 +64,12 @@ def test_the_models_install_with_msgspec_alone(wheel: Path, tmp_path: Path) -> N
         "-c",
         "from acp_schema import v1; v1.decode(b'{\"protocolVersion\": 1}', v1.InitializeRequest)",
     )
+    _ok(
+        python,
+        "-c",
+        "import sys, acp_core; assert acp_core.Limits().max_batch_members;"
+        " assert not {'trio', 'asyncio'} & set(sys.modules), sorted(sys.modules)",
+    )
     refused = _run(python, "-c", "import acp_trio")
     assert refused.returncode != 0
     assert "pip install 'acp-msgspec[trio]'" in refused.stderr
@@ -108,5 +115,5 @@ def test_version_is_the_distributions(wheel: Path) -> None:
     assert wheel.name.startswith("acp_msgspec-")
     version = wheel.name.split("-")[1]
     namespace: dict[str, str] = {}
-    exec((ROOT / "runtime" / "acp_trio" / "_version.py").read_text(), namespace)
+    exec((ROOT / "runtime" / "acp_core" / "_version.py").read_text(), namespace)
     assert namespace["__version__"] == version

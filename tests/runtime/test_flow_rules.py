@@ -15,8 +15,8 @@ import pytest
 import trio
 import trio.testing
 from _acp_helpers import ECHO_AGENT, PYTHON, EchoAgent, RecordingClient
-from acp_trio._flow import NOTIFICATIONS, REQUESTS, WRITE_BUFFER, ReadGate, ResumeOrder
-from acp_trio._jsonrpc import (
+from acp_core._flow import NOTIFICATIONS, REQUESTS, WRITE_BUFFER, ReadGate, ResumeOrder
+from acp_core._jsonrpc import (
     BatchTooLong,
     InvalidMessage,
     clip,

@@ -39,7 +39,7 @@ async def test_oversized_line_is_discarded_without_buffering_it_whole() -> None:
     async def watch() -> None:
         nonlocal peak
         while True:
-            peak = max(peak, len(reader._buf))
+            peak = max(peak, reader.buffered)
             await trio.lowlevel.checkpoint()
 
     async with trio.open_nursery() as nursery:

@@ -17,9 +17,9 @@ from _acp_helpers import (
     raw_client_of,
     text_prompt,
 )
+from acp_core._handlers import HandlerNames, HandlerResultError, ResultRule
+from acp_core._schema import Schema
 from acp_schema import v1, v1_unstable, v2
-from acp_trio._handlers import HandlerNames, HandlerResultError, ResultRule
-from acp_trio._schema import Schema
 
 NEW = {"cwd": "/", "mcpServers": []}
 
@@ -240,7 +240,7 @@ async def test_misnamed_handler_methods_are_logged_at_bind_time_with_the_likely_
 
 
 def test_correct_handler_classes_log_nothing_at_bind_time() -> None:
-    from acp_trio._handlers import unmatched_methods
+    from acp_core._handlers import unmatched_methods
 
     agent_names = HandlerNames(Schema.load(1, "agent"))
     client_names = HandlerNames(Schema.load(1, "client"))

@@ -9,8 +9,8 @@ import msgspec
 import pytest
 import trio
 from _acp_helpers import EchoAgent, EchoAgentV2, RecordingClient, connected
+from acp_core._initialize import merge_initialize
 from acp_schema import v1, v2
-from acp_trio._initialize import merge_initialize
 
 FS = v1.ClientCapabilities(fs=v1.FileSystemCapabilities(read_text_file=True))
 V1 = v1.InitializeRequest(

@@ -27,11 +27,11 @@ import acp_trio
 import pytest
 import trio.testing
 from acp_codegen.__main__ import generate
+from acp_core._capabilities import AgentCallChecks
+from acp_core._schema import Schema
+from acp_core._support import Support, support
 from acp_schema import v1
-from acp_trio._capabilities import AgentCallChecks
 from acp_trio._connection import Running
-from acp_trio._schema import Schema
-from acp_trio._support import Support, support
 
 ROOT = Path(__file__).resolve().parents[2]
 ALPHA3 = ROOT / "tests" / "fixtures" / "specs" / "v2-alpha.3"
@@ -228,7 +228,9 @@ def _runtime_references(tree: ast.AST) -> list[str]:
 
 def test_the_runtime_names_no_generated_class_at_run_time() -> None:
     offenders = {}
-    for path in sorted((ROOT / "runtime" / "acp_trio").glob("*.py")):
+    paths = [*(ROOT / "runtime" / "acp_core").glob("*.py")]
+    paths += (ROOT / "runtime" / "acp_trio").glob("*.py")
+    for path in sorted(paths):
         found = _runtime_references(ast.parse(path.read_text()))
         if found:
             offenders[path.name] = found

@@ -15,8 +15,8 @@ from typing import Any
 import acp_trio
 import msgspec
 import pytest
+from acp_core import _transcript
 from acp_schema import v1, v2
-from acp_trio import _transcript
 
 CHUNK = "abcdefgh"
 

@@ -25,7 +25,7 @@ from ._vocabulary import NotInSchema, members, vocabulary
 
 __all__ = ["Support", "support"]
 
-log = logging.getLogger("acp_trio")
+log = logging.getLogger("acp_core")
 
 #: Where each side's capabilities sit in ``initialize`` (v1 name, v2 name).
 _CAPABILITY_FIELDS = {

@@ -5,7 +5,7 @@ error object; a caller gets a :class:`RequestError` when the peer answered
 with one::
 
     async def session_load(self, params: v1.LoadSessionRequest) -> v1.LoadSessionResponse:
-        raise acp_trio.RequestError(RESOURCE_NOT_FOUND, "no such session", {"sessionId": params.session_id})
+        raise acp_core.RequestError(RESOURCE_NOT_FOUND, "no such session", {"sessionId": params.session_id})
 
 The standard JSON-RPC codes are plain constants here; ACP-specific codes
 (``-32800`` request cancelled, ``-32000`` authentication required, ...) come

@@ -5,13 +5,13 @@ layer), for protocol v1 by default or for the module passed as ``version``
 (``v1_unstable`` / ``v2_unstable`` too, for ``unstable=True`` connections)::
 
     from acp_schema import v2
-    import acp_trio
+    import acp_core
 
-    acp_trio.agent_text("Hello", message_id="m1")
+    acp_core.agent_text("Hello", message_id="m1")
     # v1.AgentMessageChunk(content=v1.TextContent(text="Hello"), message_id="m1")
-    acp_trio.tool_call("call_1", "Edit main.py", kind="edit", version=v2)
+    acp_core.tool_call("call_1", "Edit main.py", kind="edit", version=v2)
     # v2.SessionUpdateToolCallUpdate(tool_call_id="call_1", title=..., status="pending")
-    acp_trio.notification("s1", acp_trio.plan(["Read", "Fix"]))
+    acp_core.notification("s1", acp_core.plan(["Read", "Fix"]))
     # v1.SessionNotification(session_id="s1", update=v1.Plan(entries=[...]))
 
 Optional arguments left out are left out on the wire (``UNSET``); ``None``

@@ -57,7 +57,7 @@ __all__ = [
     "warn_unmatched",
 ]
 
-log = logging.getLogger("acp_trio")
+log = logging.getLogger("acp_core")
 
 #: Extension entry points every handler object may define.
 EXTENSION_HANDLERS: Final = frozenset(("ext_method", "ext_notification"))

@@ -168,7 +168,7 @@ class Schema:
         return f"<Schema v{self.version}{' unstable' if self.unstable else ''}>"
 
 
-log = logging.getLogger("acp_trio")
+log = logging.getLogger("acp_core")
 
 
 def _table(module: SchemaModule, name: str, unstable: bool) -> Mapping[str, MethodSpec]:

@@ -2,9 +2,9 @@
 
 :class:`ReadGate` decides when the reading task stops reading (backpressure
 towards the peer); :class:`ResumeOrder` keeps wire order between a response
-and what the peer wrote after it.  :class:`~acp_trio._connection.Connection`
-feeds them numbers and does the waiting; they never touch trio, so they are
-tested with plain calls::
+and what the peer wrote after it.  The adapters (``acp_trio``, ``acp_asyncio``) feed them numbers (through
+:class:`acp_core.Engine`) and do the waiting; they touch no event loop, so
+they are tested with plain calls::
 
     gate = ReadGate(Limits(max_concurrent_requests=2))
     gate.reason(write_queued=0, running=2, queued=0, queued_bytes=0)  # "requests"

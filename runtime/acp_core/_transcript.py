@@ -5,12 +5,12 @@ A client feeds every update it receives, in order, to a
 protocol defines it, for v1 and v2 alike::
 
     from acp_schema import v1
-    import acp_trio
+    import acp_core
 
-    transcript = acp_trio.SessionTranscript()
-    transcript.apply(acp_trio.agent_text("Hel", message_id="m1"))
-    transcript.apply(acp_trio.agent_text("lo", message_id="m1"))
-    transcript.apply(acp_trio.tool_call("c1", "Read file", kind="read"))
+    transcript = acp_core.SessionTranscript()
+    transcript.apply(acp_core.agent_text("Hel", message_id="m1"))
+    transcript.apply(acp_core.agent_text("lo", message_id="m1"))
+    transcript.apply(acp_core.tool_call("c1", "Read file", kind="read"))
     transcript.mark_cancelled()          # after sending session/cancel
     transcript.messages[0].text          # 'Hello'
     transcript.tool_calls["c1"].status   # 'cancelled'

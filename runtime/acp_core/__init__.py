@@ -1,0 +1,133 @@
+"""acp_core: the Agent Client Protocol as state, without I/O.
+
+Everything of ACP that is not reading, writing or waiting: the JSON-RPC
+envelope and its framing, correlation, batches, ordering, the initialize and
+version rules of both sides, capability and path rules, session-cancel
+bookkeeping and the bounds of :class:`Limits`; and the helpers that need no
+connection (builders of session updates, :class:`SessionTranscript`).  It
+needs ``msgspec`` and ``acp_schema`` only: no trio, no asyncio.  The runtimes
+(``acp_trio``, ``acp_asyncio``) are thin adapters over it::
+
+    import acp_core
+    from acp_schema import v1
+
+    update = acp_core.agent_text("Hello", message_id="m1")
+    transcript = acp_core.SessionTranscript()
+    transcript.apply(acp_core.notification("s1", update))
+"""
+
+from ._builders import (
+    agent_message,
+    agent_text,
+    agent_thought,
+    diff,
+    embedded_blob_resource,
+    embedded_text_resource,
+    notification,
+    plan,
+    plan_entry,
+    resource_link,
+    terminal,
+    text_block,
+    thought_text,
+    tool_call,
+    tool_call_update,
+    tool_content,
+    usage_update,
+    user_message,
+    user_text,
+)
+from ._errors import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    REQUEST_CANCELLED,
+    CapabilityError,
+    ConnectionClosed,
+    ProtocolVersionError,
+    RequestError,
+)
+from ._framing import LineBuffer, Oversized, sniff_oversized
+from ._initialize import InitializeOffer, merge_initialize
+from ._jsonrpc import (
+    Envelope,
+    ErrorObject,
+    Id,
+    InvalidMessage,
+    decode_envelope,
+    encode_error,
+    encode_id,
+    encode_notification,
+    encode_request,
+    encode_result,
+)
+from ._limits import DEFAULT_MAX_MESSAGE_SIZE, Limits
+from ._schema import MethodSpec, Schema, supported_versions
+from ._transcript import (
+    PlanState,
+    SessionInfoState,
+    SessionTranscript,
+    ToolCallState,
+    TranscriptMessage,
+)
+from ._version import __version__
+
+__all__ = [
+    "DEFAULT_MAX_MESSAGE_SIZE",
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "METHOD_NOT_FOUND",
+    "PARSE_ERROR",
+    "REQUEST_CANCELLED",
+    "CapabilityError",
+    "ConnectionClosed",
+    "Envelope",
+    "ErrorObject",
+    "Id",
+    "InitializeOffer",
+    "InvalidMessage",
+    "Limits",
+    "LineBuffer",
+    "MethodSpec",
+    "Oversized",
+    "PlanState",
+    "ProtocolVersionError",
+    "RequestError",
+    "Schema",
+    "SessionInfoState",
+    "SessionTranscript",
+    "ToolCallState",
+    "TranscriptMessage",
+    "__version__",
+    "agent_message",
+    "agent_text",
+    "agent_thought",
+    "decode_envelope",
+    "diff",
+    "embedded_blob_resource",
+    "embedded_text_resource",
+    "encode_error",
+    "encode_id",
+    "encode_notification",
+    "encode_request",
+    "encode_result",
+    "merge_initialize",
+    "notification",
+    "plan",
+    "plan_entry",
+    "resource_link",
+    "sniff_oversized",
+    "supported_versions",
+    "terminal",
+    "text_block",
+    "thought_text",
+    "tool_call",
+    "tool_call_update",
+    "tool_content",
+    "usage_update",
+    "user_message",
+    "user_text",
+]
