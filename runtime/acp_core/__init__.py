@@ -37,6 +37,7 @@ from ._builders import (
     user_message,
     user_text,
 )
+from ._engine import Engine
 from ._errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -64,6 +65,21 @@ from ._jsonrpc import (
     encode_result,
 )
 from ._limits import DEFAULT_MAX_MESSAGE_SIZE, Limits
+from ._records import (
+    END_OF_INPUT,
+    NEED_DATA,
+    ORIGIN_NOTIFICATION,
+    ORIGIN_REQUEST,
+    ORIGIN_USER,
+    PAUSED,
+    Call,
+    CloseConnection,
+    IncomingRequest,
+    QueuedNotification,
+    Running,
+    VersionChosen,
+)
+from ._rules import AgentRules, ClientRules
 from ._schema import MethodSpec, Schema, supported_versions
 from ._transcript import (
     PlanState,
@@ -76,17 +92,29 @@ from ._version import __version__
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_SIZE",
+    "END_OF_INPUT",
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
     "INVALID_REQUEST",
     "METHOD_NOT_FOUND",
+    "NEED_DATA",
+    "ORIGIN_NOTIFICATION",
+    "ORIGIN_REQUEST",
+    "ORIGIN_USER",
     "PARSE_ERROR",
+    "PAUSED",
     "REQUEST_CANCELLED",
+    "AgentRules",
+    "Call",
     "CapabilityError",
+    "ClientRules",
+    "CloseConnection",
     "ConnectionClosed",
+    "Engine",
     "Envelope",
     "ErrorObject",
     "Id",
+    "IncomingRequest",
     "InitializeOffer",
     "InvalidMessage",
     "Limits",
@@ -95,12 +123,15 @@ __all__ = [
     "Oversized",
     "PlanState",
     "ProtocolVersionError",
+    "QueuedNotification",
     "RequestError",
+    "Running",
     "Schema",
     "SessionInfoState",
     "SessionTranscript",
     "ToolCallState",
     "TranscriptMessage",
+    "VersionChosen",
     "__version__",
     "agent_message",
     "agent_text",

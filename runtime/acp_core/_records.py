@@ -1,0 +1,284 @@
+"""The named records the engine hands to an adapter and takes back.
+
+No I/O here either: where an adapter must be told something happened (a
+call was answered, a running request was cancelled), the record holds an
+object of the adapter's with one method, called by the engine:
+
+- :attr:`Call.waiter` has ``set()`` (``trio.Event``, ``asyncio.Event``):
+  called once the call's answer (or failure) is there;
+- :attr:`Running.handle` has ``cancel()`` (``trio.CancelScope``,
+  ``asyncio.Task``): called when the request is cancelled while its handler
+  runs (``session/cancel``, ``$/cancel_request``, ``session/close``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, Final, Protocol
+
+from ._jsonrpc import Envelope, Id
+from ._schema import MethodSpec
+
+__all__ = [
+    "END_OF_INPUT",
+    "NEED_DATA",
+    "ORIGIN_NOTIFICATION",
+    "ORIGIN_REQUEST",
+    "ORIGIN_USER",
+    "PAUSED",
+    "Call",
+    "Cancellable",
+    "CloseConnection",
+    "ExtMethod",
+    "HeldResponse",
+    "IncomingRequest",
+    "QueuedNotification",
+    "Running",
+    "Settable",
+    "VersionChosen",
+]
+
+Handler = Callable[[Any], Awaitable[Any]]
+
+
+class Settable(Protocol):
+    """What waits for an answer: the engine calls ``set()`` once."""
+
+    def set(self) -> None: ...
+
+
+class Cancellable(Protocol):
+    """What runs a handler: the engine calls ``cancel()`` to cancel it."""
+
+    def cancel(self) -> Any: ...
+
+
+class _Sentinel:
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+#: :meth:`Engine.next_event`: no complete line is buffered; read more.
+NEED_DATA: Final = _Sentinel("NEED_DATA")
+#: :meth:`Engine.next_event`: a bound is reached; see ``Engine.pause_reason``.
+PAUSED: Final = _Sentinel("PAUSED")
+#: :meth:`Engine.next_event`: the input ended and every line was handled.
+END_OF_INPUT: Final = _Sentinel("END_OF_INPUT")
+
+#: Who makes an outgoing call (:meth:`Engine.start_call`): user code, the
+#: handler of an incoming request, or the notification handler.  A call made
+#: by a handler keeps reading going past the bound that handler holds
+#: (``ReadGate``); one made by the notification handler is not held behind
+#: the notifications (it is their handler: it would wait for itself).
+ORIGIN_USER: Final = 0
+ORIGIN_REQUEST: Final = 1
+ORIGIN_NOTIFICATION: Final = 2
+
+
+class ExtMethod:
+    """A stand-in :class:`MethodSpec` for ``_``-prefixed extension methods."""
+
+    __slots__ = ("name",)
+    params: Any = None
+    result: Any = object
+    handler = "ext_method"
+    notification: Any = None
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+class Call:
+    """An outgoing request: its id and frame, then its answer.
+
+    ``value`` / ``failure`` are filled before ``waiter.set()`` is called;
+    :meth:`result` returns the one or raises the other.
+    """
+
+    __slots__ = (
+        "answered",
+        "exempt",
+        "failure",
+        "held",
+        "id",
+        "in_request",
+        "line",
+        "method",
+        "params",
+        "value",
+        "waiter",
+        "waiting",
+    )
+
+    def __init__(
+        self,
+        ident: int,
+        method: MethodSpec,
+        params: Any,
+        line: bytes,
+        waiter: Settable,
+        origin: int,
+    ) -> None:
+        self.id = ident
+        self.method = method
+        self.params = params
+        self.line = line
+        self.waiter = waiter
+        #: made by the notification handler: not held behind notifications
+        self.exempt = origin == ORIGIN_NOTIFICATION
+        self.in_request = origin == ORIGIN_REQUEST
+        self.value: Any = None
+        self.failure: BaseException | None = None
+        self.answered = False  # value or failure is final, waiter was set
+        self.waiting = True  # its caller still waits
+        self.held = False  # released, its caller has not resumed yet
+
+    def fail(self, error: BaseException) -> None:
+        """Fail the call (unless answered already) and wake its caller."""
+        if not self.answered:
+            self.answered = True
+            self.failure = error
+            self.waiter.set()
+
+    def result(self) -> Any:
+        """The decoded result; raises the failure instead if the call failed."""
+        if self.failure is not None:
+            raise self.failure
+        return self.value
+
+
+class Running:
+    """An incoming request accepted by the engine, until it is answered.
+
+    ``cancel_reason`` tells how it was cancelled: ``"request"`` for
+    ``$/cancel_request`` (answered -32800), ``"session"`` for a session-level
+    cancel (answered with the method's "cancelled" result).  ``handle`` is
+    the adapter's while the handler runs (``None`` before and after): a
+    request cancelled before it started never starts, one cancelled after
+    its handler returned keeps its answer.
+    """
+
+    __slots__ = ("cancel_reason", "handle", "method", "session_id")
+
+    def __init__(self, method: MethodSpec, session_id: str | None) -> None:
+        self.method = method
+        self.session_id = session_id
+        self.handle: Cancellable | None = None
+        self.cancel_reason: str | None = None
+
+    @property
+    def session_cancelled(self) -> bool:
+        """Cancelled by a session-level cancel (its handler may have returned)."""
+        return self.cancel_reason == "session"
+
+    def cancel(self, reason: str) -> None:
+        """Mark it cancelled (the first reason wins) and cancel its handler if it runs."""
+        if self.cancel_reason is None:
+            self.cancel_reason = reason
+        if self.handle is not None:
+            self.handle.cancel()
+
+
+class Batch:
+    """Answers to the members of one incoming batch, sent as one array."""
+
+    __slots__ = ("expected", "lines", "sealed")
+
+    def __init__(self) -> None:
+        self.lines: list[bytes] = []
+        self.expected = 0
+        self.sealed = False
+
+    def add(self, line: bytes) -> bytes | None:
+        """Take one member's answer; the whole array once complete."""
+        self.lines.append(line.rstrip(b"\n"))
+        return self.complete()
+
+    def complete(self) -> bytes | None:
+        if self.sealed and self.expected and len(self.lines) == self.expected:
+            self.expected = 0
+            return b"[" + b",".join(self.lines) + b"]\n"
+        return None
+
+
+class IncomingRequest:
+    """An incoming request to run: ``await handler(params)``, then answer it.
+
+    Answer with :meth:`Engine.answer` / :meth:`Engine.answer_exception` /
+    :meth:`Engine.answer_cancelled`, then :meth:`Engine.request_done`.
+    """
+
+    __slots__ = ("batch", "handler", "id", "params", "running", "size")
+
+    def __init__(
+        self,
+        ident: Id,
+        running: Running,
+        handler: Handler,
+        params: Any,
+        batch: Batch | None,
+        size: int = 0,
+    ) -> None:
+        self.id = ident
+        self.running = running
+        self.handler = handler
+        self.params = params
+        self.batch = batch
+        self.size = size  # bytes of its params, while it waits in the queue
+
+
+class QueuedNotification:
+    """A notification waiting for (or being handled by) its handler."""
+
+    __slots__ = ("handler", "name", "params", "size")
+
+    def __init__(self, name: str, handler: Handler, params: Any, size: int) -> None:
+        self.name = name
+        self.handler = handler
+        self.params = params
+        self.size = size
+
+
+class HeldResponse:
+    """A response held behind notifications received before it."""
+
+    __slots__ = ("call", "envelope", "size")
+
+    def __init__(self, call: Call, envelope: Envelope, size: int) -> None:
+        self.call = call
+        self.envelope = envelope
+        self.size = size
+
+
+class VersionChosen:
+    """The initialize step: the connection now speaks ``version``.
+
+    The adapter builds the handler object for that version (the user's
+    factory takes the adapter's connection) and gives it to
+    :meth:`Engine.set_handler` before it handles the next event.
+    """
+
+    __slots__ = ("version",)
+
+    def __init__(self, version: int) -> None:
+        self.version = version
+
+    def __repr__(self) -> str:
+        return f"VersionChosen({self.version})"
+
+
+class CloseConnection:
+    """The engine asks the adapter to close the connection (``reason`` says why)."""
+
+    __slots__ = ("reason",)
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+    def __repr__(self) -> str:
+        return f"CloseConnection({self.reason!r})"

@@ -1,0 +1,426 @@
+"""The ACP rules of each side, as objects: what the engine asks, at which step.
+
+:class:`AgentRules` and :class:`ClientRules` hold one side's state and
+answer the engine's questions at fixed steps (a request arrived, is about to
+run, was answered; a call is sent, its answer arrived).  Each is made of
+small rules, each a record testable on its own:
+
+- :class:`InitializeGate` (agent): nothing but ``initialize`` until it was
+  answered successfully; a second ``initialize`` refused; a failed one may be
+  retried.  The client's gate is ``ClientRules.initialized``: nothing of the
+  agent's is served before its ``initialize`` answer.
+- :class:`VersionOffer`: which version to speak (the agent picks the
+  requested version if offered, else its latest; the client accepts the
+  answered version only if it offered it).
+- :class:`SessionCancel`: ``session/cancel`` (agent) cancels that session's
+  prompts, answered ``stopReason: "cancelled"``; on the client, it answers
+  that session's permission requests ``cancelled``.
+- capability and path rules (:mod:`acp_core._capabilities`): calls the peer
+  did not advertise are refused before they are sent; requests for what
+  this side did not advertise are refused at receipt.
+
+A rule a version's schema cannot serve is skipped with one WARNING
+(:mod:`acp_core._support`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Any, Final, Literal
+
+import msgspec
+
+from . import _capabilities, _handlers
+from ._errors import (
+    INVALID_REQUEST,
+    ProtocolVersionError,
+    RequestError,
+    not_initialized,
+)
+from ._records import Call, Running
+from ._schema import MethodSpec, Schema
+from ._support import support
+
+__all__ = [
+    "AgentRules",
+    "ClientRules",
+    "InitializeGate",
+    "SessionCancel",
+    "VersionOffer",
+]
+
+_CANCELLED_PROMPT: Final = b'{"stopReason":"cancelled"}'
+_CANCELLED_PERMISSION: Final = b'{"outcome":{"outcome":"cancelled"}}'
+INITIALIZE: Final = "initialize"
+
+
+class VersionOffer:
+    """The protocol versions one side offers."""
+
+    __slots__ = ("versions",)
+
+    def __init__(self, versions: Collection[int]) -> None:
+        if not versions:
+            raise ValueError("offer at least one protocol version")
+        self.versions = frozenset(versions)
+
+    @property
+    def latest(self) -> int:
+        return max(self.versions)
+
+    def choose(self, requested: Any) -> int:
+        """The agent's rule: the requested version if offered, else our latest."""
+        if (
+            isinstance(requested, int)
+            and not isinstance(requested, bool)
+            and requested in self.versions
+        ):
+            return requested
+        return self.latest
+
+    def accept(self, answered: Any) -> int:
+        """The client's rule: the agent's answered version, if offered."""
+        if (
+            isinstance(answered, int)
+            and not isinstance(answered, bool)
+            and answered in self.versions
+        ):
+            return answered
+        raise ProtocolVersionError(
+            f"the agent answered protocol version {answered!r}; "
+            f"this client speaks {sorted(self.versions)}"
+        )
+
+
+class InitializeGate:
+    """The agent's initialization state: ``waiting``, ``running`` or ``done``."""
+
+    __slots__ = ("state",)
+
+    def __init__(self) -> None:
+        self.state: Literal["waiting", "running", "done"] = "waiting"
+
+    def refuse(self, name: str, request: bool) -> RequestError | None:
+        """The error answering (or dropping, for a notification) ``name`` now."""
+        state = self.state
+        if name == INITIALIZE and request:
+            if state == "waiting":
+                return None
+            reason = (
+                "already initialized" if state == "done" else "initialize in progress"
+            )
+            return RequestError(INVALID_REQUEST, f"Invalid request: {reason}")
+        if state == "done" or (state == "running" and not request):
+            return None
+        return not_initialized(name, "send initialize first")
+
+
+class SessionCancel:
+    """Running requests of one method by session, cancelled together.
+
+    The agent keeps its ``session/prompt`` requests (``session/cancel`` and
+    ``session/close`` cancel them); the client its
+    ``session/request_permission`` requests (its own ``session/cancel``
+    answers them ``cancelled``, and those arriving until that session's
+    prompt is answered too).
+    """
+
+    __slots__ = ("cancelled_sessions", "handler", "running")
+
+    def __init__(self, handler: str) -> None:
+        self.handler = handler
+        self.running: dict[str, set[Running]] = {}
+        self.cancelled_sessions: set[str] = set()
+
+    def add(self, running: Running) -> None:
+        if running.method.handler == self.handler and running.session_id is not None:
+            self.running.setdefault(running.session_id, set()).add(running)
+            if running.session_id in self.cancelled_sessions:
+                running.cancel("session")
+
+    def discard(self, running: Running) -> None:
+        if running.method.handler == self.handler and running.session_id is not None:
+            live = self.running.get(running.session_id)
+            if live is not None:
+                live.discard(running)
+                if not live:
+                    del self.running[running.session_id]
+
+    def cancel(self, session_id: str) -> None:
+        """Cancel every request of ``session_id`` running now."""
+        for running in list(self.running.get(session_id, ())):
+            running.cancel("session")
+
+
+class AgentRules:
+    """The agent side: serves ``AGENT_METHODS``, calls the client."""
+
+    side: Final = "agent"
+    #: Requests whose answer changes how the rest of their chunk is read
+    #: (requests pipelined behind ``initialize`` are refused until it was
+    #: answered): an adapter must not answer them before that rest was read.
+    not_inline: Final = frozenset({INITIALIZE})
+
+    def __init__(self, versions: Collection[int]) -> None:
+        self.offer = VersionOffer(versions)
+        self.gate = InitializeGate()
+        self.prompts = SessionCancel("session_prompt")
+        self.protocol_version: int | None = None
+        self.client_capabilities: Any = None
+
+    @property
+    def init_state(self) -> Literal["waiting", "running", "done"]:
+        return self.gate.state
+
+    # -- incoming --------------------------------------------------------------
+
+    def refuse(self, name: str, request: bool) -> RequestError | None:
+        return self.gate.refuse(name, request)
+
+    def initialize_step(self, method: MethodSpec, request: bool) -> bool:
+        """Whether this message is the ``initialize`` that picks the version."""
+        return request and method.handler == INITIALIZE and self.gate.state == "waiting"
+
+    def begin_initialize(self, version: int, params: Any) -> None:
+        """``initialize`` (params decoded in ``version``) goes to its handler."""
+        self.protocol_version = version
+        self.client_capabilities = _capabilities.client_capabilities(params)
+        self.gate.state = "running"
+
+    def reset(self) -> None:
+        """Back to waiting for ``initialize`` (the last one failed)."""
+        self.gate.state = "waiting"
+        self.protocol_version = None
+        self.client_capabilities = None
+
+    def check_received(self, schema: Schema, method: MethodSpec, params: Any) -> None:
+        """Receiver rules beyond the params' type (both sides: absolute paths)."""
+        _capabilities.check_incoming(schema.version, method.handler, params)
+
+    def request_received(self, running: Running) -> None:
+        if running.session_id is None:
+            return
+        handler = running.method.handler
+        if handler == "session_prompt":
+            self.prompts.add(running)
+        elif handler == "session_close":
+            self.prompts.cancel(running.session_id)
+
+    def request_started(self, running: Running) -> None:
+        pass
+
+    def request_finished(self, running: Running) -> None:
+        handler = running.method.handler
+        if handler == INITIALIZE and self.gate.state != "done":
+            self.reset()  # failed or cancelled: initialize may be sent again
+        elif handler == "session_prompt":
+            self.prompts.discard(running)
+        elif handler == "session_close" and running.session_id is not None:
+            self.prompts.running.pop(running.session_id, None)
+
+    def notification_received(self, method: MethodSpec, params: Any) -> None:
+        if method.handler == "session_cancel":
+            self.prompts.cancel(params.session_id)
+
+    def answer(self, method: MethodSpec, result: Any) -> Any:
+        """A handler's result, checked (``HandlerResultError``), as it is sent.
+
+        ``initialize``: its ``protocolVersion`` is the negotiated one, and
+        once its answer is checked the connection is initialized.
+        """
+        result = _handlers.checked_result(method, result)
+        if method.handler == INITIALIZE and self.gate.state == "running":
+            if getattr(result, "protocol_version", None) != self.protocol_version:
+                result = msgspec.structs.replace(
+                    result, protocol_version=self.protocol_version
+                )
+            self.gate.state = "done"
+        return result
+
+    def cancelled_result(
+        self, schema: Schema, running: Running, result: Any = None
+    ) -> bytes | None:
+        """The answer to a session-cancelled prompt: ``stopReason: "cancelled"``.
+
+        A result its handler returned after the cancel keeps its other
+        fields (``_meta``, usage).
+        """
+        if running.method.handler != "session_prompt":
+            return None
+        known = support(schema.module)
+        if not known.prompt_stop_reason:
+            known.warn(
+                "a cancelled session/prompt is answered like any cancelled request",
+                "its session/prompt result has no stopReason",
+            )
+            return None
+        if isinstance(result, msgspec.Struct) and hasattr(result, "stop_reason"):
+            return schema.encode(
+                msgspec.structs.replace(result, stop_reason="cancelled")
+            )
+        return _CANCELLED_PROMPT
+
+    # -- outgoing --------------------------------------------------------------
+
+    def check_outgoing(self, schema: Schema, method: MethodSpec, params: Any) -> None:
+        """Refuse (``CapabilityError``) a call the client did not advertise."""
+        if method.handler in _capabilities.CLIENT_CHECKED:
+            _capabilities.check_client_call(
+                schema.version, method.handler, params, self.client_capabilities
+            )
+
+    def sent(self, schema: Schema, method: MethodSpec, params: Any) -> None:
+        pass
+
+    def response_received(self, schema: Schema, call: Call, result: Any) -> int | None:
+        return None
+
+    def call_released(self, call: Call) -> None:
+        pass
+
+    def call_finished(self, call: Call) -> None:
+        pass
+
+
+class ClientRules:
+    """The client side: serves ``CLIENT_METHODS``, calls the agent."""
+
+    side: Final = "client"
+    not_inline: Final = frozenset[str]()
+
+    def __init__(self, versions: Collection[int]) -> None:
+        self.offer = VersionOffer(versions)
+        self.permissions = SessionCancel("session_request_permission")
+        #: Whether the agent answered ``initialize`` successfully (its calls are served).
+        self.initialized = False
+        self.protocol_version: int | None = None
+        self.client_capabilities: Any = None
+        self.agent_capabilities: Any = None
+        self.init_response: Any = None
+        # The initialize request(s) sent, by version; merged: by offer_initialize().
+        self.init_requests: dict[int, Any] = {}
+        self.merged_init = False
+        self._agent_checks: _capabilities.AgentCallChecks | None = None
+        # Agent methods the capabilities this client advertised refuse, by
+        # wire name (one dict lookup per incoming message).
+        self.refusals: dict[str, RequestError] = {}
+
+    # -- incoming --------------------------------------------------------------
+
+    def refuse(self, name: str, request: bool) -> RequestError | None:
+        if not self.initialized:
+            return not_initialized(name, "the client has no initialize answer yet")
+        return self.refusals.get(name)  # fs/*, terminal/* not advertised
+
+    def initialize_step(self, method: MethodSpec, request: bool) -> bool:
+        return False
+
+    def check_received(self, schema: Schema, method: MethodSpec, params: Any) -> None:
+        _capabilities.check_incoming(schema.version, method.handler, params)
+        if method.handler == "elicitation_create":
+            _capabilities.check_elicitation_received(params, self.client_capabilities)
+
+    def request_received(self, running: Running) -> None:
+        pass
+
+    def request_started(self, running: Running) -> None:
+        self.permissions.add(running)
+
+    def request_finished(self, running: Running) -> None:
+        self.permissions.discard(running)
+
+    def notification_received(self, method: MethodSpec, params: Any) -> None:
+        pass
+
+    def answer(self, method: MethodSpec, result: Any) -> Any:
+        return _handlers.checked_result(method, result)
+
+    def cancelled_result(
+        self, schema: Schema, running: Running, result: Any = None
+    ) -> bytes | None:
+        """The answer to a session-cancelled permission request: ``cancelled``."""
+        if running.method.handler != "session_request_permission":
+            return None
+        known = support(schema.module)
+        if not known.permission_cancelled:
+            known.warn(
+                "a cancelled session's permission request is answered like any "
+                "cancelled request",
+                "its permission outcome has no cancelled variant",
+            )
+            return None
+        meta = getattr(result, "meta", None)
+        if isinstance(meta, dict):  # returned normally after the cancel: keep its _meta
+            return b'%b,"_meta":%b}' % (
+                _CANCELLED_PERMISSION[:-1],
+                msgspec.json.encode(meta),
+            )
+        return _CANCELLED_PERMISSION
+
+    # -- outgoing --------------------------------------------------------------
+
+    def check_outgoing(self, schema: Schema, method: MethodSpec, params: Any) -> None:
+        """Refuse (``CapabilityError``) a call the agent did not advertise."""
+        checks = self._agent_checks
+        if (
+            checks is None
+            or checks.caps is not self.agent_capabilities
+            or checks.version != schema.version
+        ):
+            checks = self._agent_checks = _capabilities.AgentCallChecks(
+                schema.version, self.agent_capabilities, schema.module
+            )
+        checks.check(method.handler, params)
+
+    def offer_initialize(self, requests: dict[int, Any]) -> None:
+        """The requests of a merged multi-version ``initialize`` (``merge_initialize``)."""
+        self.init_requests = requests
+        self.merged_init = True
+
+    def sent(self, schema: Schema, method: MethodSpec, params: Any) -> None:
+        handler = method.handler
+        if handler == INITIALIZE:
+            if not isinstance(params, msgspec.Raw):  # one request, sent as given
+                self.init_requests = {schema.version: params}
+                self.merged_init = False
+            self.advertised(schema)
+        elif handler == "session_cancel":
+            self.permissions.cancelled_sessions.add(params.session_id)
+            self.permissions.cancel(params.session_id)
+        elif handler == "session_prompt":
+            self.permissions.cancelled_sessions.discard(params.session_id)
+
+    def advertised(self, schema: Schema) -> None:
+        """Read what this client advertised to an agent of ``schema.version``."""
+        requests = self.init_requests
+        if schema.version in requests or self.merged_init:
+            self.client_capabilities = _capabilities.client_capabilities(
+                requests.get(schema.version)
+            )
+        self.refusals = _capabilities.ReceivedCallChecks(
+            schema, self.client_capabilities
+        ).refusals
+
+    def response_received(self, schema: Schema, call: Call, result: Any) -> int | None:
+        """The version the agent's ``initialize`` answer picks (raises if not offered)."""
+        if call.method.handler != INITIALIZE:
+            return None
+        from ._engine import peek_protocol_version
+
+        version = self.offer.accept(peek_protocol_version(result))
+        self.protocol_version = version
+        return version
+
+    def call_released(self, call: Call) -> None:
+        if (
+            call.method.handler == INITIALIZE
+            and call.failure is None
+            and call.value is not None
+        ):
+            self.init_response = call.value
+            self.agent_capabilities = _capabilities.agent_capabilities(call.value)
+            self.initialized = True
+
+    def call_finished(self, call: Call) -> None:
+        if call.method.handler == "session_prompt":
+            self.permissions.cancelled_sessions.discard(call.params.session_id)
