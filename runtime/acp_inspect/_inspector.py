@@ -1,0 +1,191 @@
+"""The inspector: lines in, findings out (no I/O).
+
+:class:`Inspector` reads each line of both directions in the order they
+crossed the proxy, parses it, checks it against the schema of the negotiated
+version and against every rule, then records it in its
+:class:`~acp_inspect.ConnectionState`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ._message import CLIENT, Direction, Malformed, Message, parse_line, sender_of
+from ._spec import REFS, SpecRef
+from ._state import ConnectionState
+from ._typed import TypedCheck
+from .rules import DEFAULT_RULES, Rule
+
+__all__ = ["DEFAULT_MAX_LINE", "Finding", "Inspector", "LineSplitter"]
+
+#: Longest line checked (bytes); a longer one is forwarded but not parsed.
+DEFAULT_MAX_LINE = 64 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """A rule broken by one line: ``rule`` (its key), the ``spec`` line,
+    ``cite`` (``v1/prompt-turn.mdx:332``), the line's ``index`` and
+    ``direction``, and one line of ``text``."""
+
+    rule: str
+    spec: SpecRef
+    cite: str
+    level: str
+    direction: Direction
+    index: int
+    time: float
+    text: str
+
+    @property
+    def is_must(self) -> bool:
+        return self.spec.is_must()
+
+    def line(self) -> str:
+        """One line for a terminal: ``MUST v1/...:332 [rule] #12 text``."""
+        return f"{self.level} {self.cite} [{self.rule}] #{self.index} {self.text}"
+
+
+class Inspector:
+    """Checks a connection line by line.  ``feed(direction, time, line)``
+    returns the findings of that line; ``finish(time)`` those of the end
+    (requests never answered)."""
+
+    def __init__(self, rules: Iterable[Rule] = DEFAULT_RULES) -> None:
+        self.rules = tuple(rules)
+        self.state = ConnectionState()
+        self.typed = TypedCheck()
+        self.index = 0
+        self.findings: list[Finding] = []
+
+    def _finding(
+        self,
+        rule: str,
+        spec: SpecRef,
+        direction: Direction,
+        index: int,
+        time: float,
+        text: str,
+    ) -> Finding:
+        f = Finding(
+            rule,
+            spec,
+            spec.cite(self.state.current_version),
+            spec.level,
+            direction,
+            index,
+            time,
+            text,
+        )
+        self.findings.append(f)
+        return f
+
+    def feed(self, direction: Direction, time: float, line: bytes) -> list[Finding]:
+        """One line (without ``\\n``; a trailing ``\\r`` is ignored)."""
+        self.index += 1
+        index = self.index
+        if line.endswith(b"\r"):
+            line = line[:-1]
+        if not line.strip():
+            return []
+        out: list[Finding] = []
+        own = REFS[
+            "client-stdin-only-acp" if direction == CLIENT else "agent-stdout-only-acp"
+        ]
+        for item in parse_line(direction, index, time, line):
+            if isinstance(item, Malformed):
+                text = f"{sender_of(direction)} wrote a line that is not a JSON-RPC message: {item.reason}"
+                out.append(
+                    self._finding("malformed", own, direction, index, time, text[:300])
+                )
+                continue
+            out.extend(self._message(item, own))
+        return out
+
+    def _message(self, msg: Message, own: SpecRef) -> list[Finding]:
+        out: list[Finding] = []
+        problem = self.typed.check(self.state, msg)
+        if problem is not None:
+            out.append(
+                self._finding(
+                    "schema", own, msg.direction, msg.index, msg.time, problem[:300]
+                )
+            )
+        for rule in self.rules:
+            breach = rule.check(self.state, msg)
+            if breach is not None:
+                spec = breach.spec or rule.spec
+                out.append(
+                    self._finding(
+                        rule.key,
+                        spec,
+                        msg.direction,
+                        msg.index,
+                        msg.time,
+                        breach.text[:300],
+                    )
+                )
+        self.state.apply(msg)
+        return out
+
+    def finish(self, time: float) -> list[Finding]:
+        """At the end of the connection: each request left unanswered."""
+        out: list[Finding] = []
+        for direction, pending in self.state.pending.items():
+            other = "agent" if direction == CLIENT else "client"
+            for p in pending.values():
+                sid = p.params.get("sessionId")
+                turn = self.state.turns.get(sid) if isinstance(sid, str) else None
+                if p.method == "session/prompt" and turn is not None and turn.cancelled:
+                    spec = REFS["cancelled-stop-reason"]
+                    text = (
+                        f"{other} never answered the cancelled prompt (line {p.index})"
+                    )
+                else:
+                    spec = REFS["jsonrpc-response-required"]
+                    text = f"{other} never answered {p.method} (line {p.index})"
+                out.append(
+                    self._finding("unanswered", spec, direction, p.index, time, text)
+                )
+        return out
+
+
+class LineSplitter:
+    """Bytes of one direction in, whole lines out; a line longer than
+    ``max_line`` is dropped (counted in ``skipped``) rather than buffered."""
+
+    def __init__(self, max_line: int = DEFAULT_MAX_LINE) -> None:
+        self.max_line = max_line
+        self._buf = bytearray()
+        self._skipping = False
+        self.skipped = 0
+
+    def feed(self, data: bytes) -> list[bytes]:
+        """The lines ``data`` completes (without their ``\\n``)."""
+        lines: list[bytes] = []
+        start = 0
+        while True:
+            end = data.find(b"\n", start)
+            if end < 0:
+                break
+            if self._skipping:
+                self._skipping = False
+            elif len(self._buf) + end - start > self.max_line:
+                self.skipped += 1
+            else:
+                self._buf += data[start:end]
+                lines.append(bytes(self._buf))
+            self._buf.clear()
+            start = end + 1
+        if not self._skipping:
+            self._buf += data[start:]
+            if len(self._buf) > self.max_line:
+                self._buf.clear()
+                self._skipping = True
+                self.skipped += 1
+        return lines
+
+    def rest(self) -> bytes | None:
+        """What is left without a final ``\\n`` (at EOF)."""
+        return None if self._skipping or not self._buf else bytes(self._buf)
