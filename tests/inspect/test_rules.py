@@ -184,7 +184,7 @@ def test_updates_after_the_turns_response_are_reported() -> None:
     w.agent(id=2, result={"stopReason": "end_turn"})
     found = w.update("tool_call_update")
     assert found[0].cite == "v1/prompt-turn.mdx:217"
-    assert w.update("available_commands_update") == []  # metadata may come any time
+    assert w.update("session_info_update") == []  # metadata may come any time
 
 
 def test_permission_answered_after_cancel_without_cancelled_outcome_is_reported() -> (
