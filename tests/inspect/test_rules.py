@@ -3,9 +3,8 @@
 
 from __future__ import annotations
 
-from acp_inspect import Inspector, LineSplitter
-
 from _inspect_wire import Wire, line, rules
+from acp_inspect import Inspector, LineSplitter
 
 PROMPT = {"sessionId": "s1", "prompt": [{"type": "text", "text": "hi"}]}
 
