@@ -96,6 +96,7 @@ def typecheck(session: nox.Session) -> None:
         "generated/acp_schema",
         "runtime/acp_core",
         "runtime/acp_trio",
+        "runtime/acp_inspect",
     )
     session.run("mypy", "--strict", "examples", env={"MYPYPATH": "generated:runtime"})
     session.run("pyright")

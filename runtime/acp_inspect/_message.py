@@ -11,7 +11,7 @@ schema.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Final, Literal, TypeAlias
+from typing import Any, Final, Literal, TypeAlias, cast
 
 import msgspec
 
@@ -22,6 +22,8 @@ __all__ = [
     "Kind",
     "Malformed",
     "Message",
+    "as_list",
+    "as_obj",
     "id_key",
     "parse_line",
     "sender_of",
@@ -36,6 +38,18 @@ Kind: TypeAlias = Literal["request", "notification", "response"]
 JsonId: TypeAlias = "int | str | None"
 
 _decode = msgspec.json.Decoder().decode
+
+
+def as_obj(value: object) -> dict[str, Any]:
+    """A JSON object, or ``{}`` for anything else."""
+    return cast("dict[str, Any]", value) if isinstance(value, dict) else {}
+
+
+def as_list(value: object) -> list[Any]:
+    """A JSON array, or ``[]`` for anything else."""
+    if isinstance(value, list):
+        return cast("list[Any]", value)  # type: ignore[redundant-cast]  # pyright needs it
+    return []
 
 
 def sender_of(direction: Direction) -> Literal["client", "agent"]:
@@ -108,8 +122,8 @@ def _one(
     direction: Direction, index: int, time: float, value: Any, *, batch: bool
 ) -> Message | Malformed:
     if not isinstance(value, dict):
-        kind = type(value).__name__  # pyright: ignore[reportUnknownArgumentType]
-        return Malformed(direction, index, time, f"a JSON {kind}, not an object")
+        name = type(value).__name__  # pyright: ignore[reportUnknownArgumentType]
+        return Malformed(direction, index, time, f"a JSON {name}, not an object")
     obj: dict[str, Any] = value  # pyright: ignore[reportUnknownVariableType]
     raw_id = obj.get("id")
     has_id = "id" in obj
@@ -126,25 +140,22 @@ def _one(
     if method is not None:
         if not isinstance(method, str):
             return Malformed(direction, index, time, "method is not a string", msg_id)
-        params = obj.get("params", {})
-        if params is None:
-            params = {}
-        if not isinstance(params, dict):
+        raw_params: object = obj.get("params", {})
+        if raw_params is not None and not isinstance(raw_params, dict):
             return Malformed(direction, index, time, "params is not an object", msg_id)
         kind: Kind = "request" if has_id else "notification"
+        params = as_obj(raw_params)
         return Message(
             direction, index, time, kind, msg_id, method, params, batch=batch
-        )  # pyright: ignore[reportUnknownArgumentType]
+        )
     if not has_id:
         return Malformed(direction, index, time, "neither method nor id")
     has_result, has_error = "result" in obj, "error" in obj
     if has_result == has_error:
         why = "both result and error" if has_result else "neither result nor error"
         return Malformed(direction, index, time, why, msg_id)
-    error = obj.get("error")
-    if has_error and (
-        not isinstance(error, dict) or not isinstance(error.get("code"), int)
-    ):
+    error = as_obj(obj.get("error"))
+    if has_error and not isinstance(error.get("code"), int):
         return Malformed(direction, index, time, "error is not an error object", msg_id)
     return Message(
         direction,

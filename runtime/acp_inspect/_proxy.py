@@ -116,7 +116,7 @@ async def run_proxy(
                 while data := await agent_out.receive_some(CHUNK):
                     t = observer.now()
                     await our_out.send_all(data)
-                    observer.data(AGENT, data, t)
+                    observer.data(AGENT, bytes(data), t)
                 observer.eof(AGENT)
             except (trio.BrokenResourceError, trio.ClosedResourceError):
                 observer.event("the client's end closed")

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ._features import AgentFeatures, ClientFeatures, agent_features, client_features
-from ._message import CLIENT, Direction, Message, id_key
+from ._message import CLIENT, Direction, Message, as_list, as_obj, id_key
 
 __all__ = ["ConnectionState", "Pending", "Turn"]
 
@@ -135,7 +135,7 @@ class ConnectionState:
         if pending is None or other != CLIENT:
             return
         sid = pending.params.get("sessionId")
-        result: dict[str, Any] = msg.result if isinstance(msg.result, dict) else {}  # pyright: ignore[reportUnknownVariableType]
+        result = as_obj(msg.result)  # pyright: ignore[reportUnknownVariableType]
         ok = msg.error is None
         method = pending.method
         if method == "initialize" and ok:
@@ -166,6 +166,7 @@ class ConnectionState:
         elif method == "session/resume" and isinstance(sid, str) and not ok:
             self.sessions.discard(sid)
         elif method == "session/list" and ok:
-            for item in result.get("sessions") or ():
-                if isinstance(item, dict) and isinstance(item.get("sessionId"), str):  # pyright: ignore[reportUnknownMemberType]
-                    self.sessions.add(item["sessionId"])  # pyright: ignore[reportUnknownArgumentType]
+            for item in as_list(result.get("sessions")):
+                sid = as_obj(item).get("sessionId")
+                if isinstance(sid, str):
+                    self.sessions.add(sid)

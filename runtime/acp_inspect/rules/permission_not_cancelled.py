@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .._message import CLIENT, Message
+from .._message import CLIENT, Message, as_obj
 from .._spec import REFS, SpecRef
 from .._state import ConnectionState
 from ._base import Breach
@@ -27,9 +27,7 @@ class PermissionNotCancelled:
             return None
         if not pending.cancelled_after or msg.error is not None:
             return None  # an error is no outcome either way; not this rule's business
-        result = msg.result if isinstance(msg.result, dict) else {}  # pyright: ignore[reportUnknownVariableType]
-        outcome = result.get("outcome")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-        kind = outcome.get("outcome") if isinstance(outcome, dict) else None  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        kind = as_obj(as_obj(msg.result).get("outcome")).get("outcome")
         if kind == "cancelled":
             return None
         return Breach(

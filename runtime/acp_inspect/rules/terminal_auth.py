@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .._message import AGENT, Message
+from .._message import AGENT, Message, as_list, as_obj
 from .._spec import REFS, SpecRef
 from .._state import ConnectionState
 from ._base import Breach
@@ -24,18 +24,12 @@ class TerminalAuthNotAdvertised:
         pending = state.pending_for(msg)
         if pending is None or pending.method != "initialize":
             return None
-        if not isinstance(msg.result, dict):
-            return None
-        methods = msg.result.get("authMethods") or ()  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-        terminal = [
-            m for m in methods if isinstance(m, dict) and m.get("type") == "terminal"
-        ]  # pyright: ignore[reportUnknownVariableType, reportUnknownMemberType]
-        if not terminal:
+        methods = as_list(as_obj(msg.result).get("authMethods"))
+        if not any(as_obj(m).get("type") == "terminal" for m in methods):
             return None
         params = pending.params
-        caps = params.get("clientCapabilities") or params.get("capabilities") or {}
-        auth = caps.get("auth") if isinstance(caps, dict) else None  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-        if isinstance(auth, dict) and auth.get("terminal") is True:  # pyright: ignore[reportUnknownMemberType]
+        caps = as_obj(params.get("clientCapabilities") or params.get("capabilities"))
+        if as_obj(caps.get("auth")).get("terminal") is True:
             return None
         return Breach(
             "agent offered terminal authentication to a client without auth.terminal"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .._message import CLIENT, Message
+from .._message import CLIENT, Message, as_list, as_obj
 from .._spec import REFS, SpecRef
 from .._state import ConnectionState
 from ._base import Breach
@@ -35,7 +35,7 @@ class UnadvertisedSessionFeature:
                 return Breach(
                     "client sent additionalDirectories, which the agent did not advertise"
                 )
-            for server in msg.params.get("mcpServers") or ():
+            for server in as_list(msg.params.get("mcpServers")):
                 kind = _transport(server)
                 if not kind.startswith("_") and kind not in agent.mcp_transports:
                     return Breach(
@@ -43,15 +43,15 @@ class UnadvertisedSessionFeature:
                         REFS["mcp-transport-needs-capability"],
                     )
         elif msg.method == "session/prompt":
-            for block in msg.params.get("prompt") or ():
-                kind = block.get("type") if isinstance(block, dict) else None
+            for block in as_list(msg.params.get("prompt")):
+                block_type = as_obj(block).get("type")
                 if (
-                    isinstance(kind, str)
-                    and not kind.startswith("_")
-                    and kind not in agent.prompt_content
+                    isinstance(block_type, str)
+                    and not block_type.startswith("_")
+                    and block_type not in agent.prompt_content
                 ):
                     return Breach(
-                        f"client sent {kind} prompt content, which the agent did not advertise",
+                        f"client sent {block_type} prompt content, which the agent did not advertise",
                         REFS["prompt-content-capabilities"],
                     )
         return None
@@ -59,6 +59,6 @@ class UnadvertisedSessionFeature:
 
 def _transport(server: Any) -> str:
     if not isinstance(server, dict):
-        return Breach("stdio")
+        return "stdio"
     kind = server.get("type")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
     return kind if isinstance(kind, str) else "stdio"  # v1's stdio server has no tag
