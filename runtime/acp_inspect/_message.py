@@ -140,11 +140,10 @@ def _one(
     if method is not None:
         if not isinstance(method, str):
             return Malformed(direction, index, time, "method is not a string", msg_id)
-        raw_params: object = obj.get("params", {})
-        if raw_params is not None and not isinstance(raw_params, dict):
+        if obj.get("params") is not None and not isinstance(obj["params"], dict):
             return Malformed(direction, index, time, "params is not an object", msg_id)
         kind: Kind = "request" if has_id else "notification"
-        params = as_obj(raw_params)
+        params = as_obj(obj.get("params"))
         return Message(
             direction, index, time, kind, msg_id, method, params, batch=batch
         )
