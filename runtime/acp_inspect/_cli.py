@@ -8,10 +8,15 @@ from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
 
+import msgspec
 import trio
 
+from ._cases import CASES
+from ._check import DEFAULT_TIMEOUT, run_check
+from ._html import check_html, trace_html
 from ._observer import DEFAULT_MAX_REPORTS
 from ._proxy import DEFAULT_GRACE, run_proxy
+from ._trace import read_trace
 
 __all__ = ["main"]
 
@@ -36,6 +41,20 @@ def _parser() -> argparse.ArgumentParser:
         help="findings written to stderr at most",
     )
     proxy.add_argument("agent", nargs=argparse.REMAINDER, help="-- AGENT_CMD ...")
+    check = sub.add_parser("check", help="run the conformance suite against an agent")
+    check.add_argument("--protocol", type=int, choices=(1, 2), default=1)
+    check.add_argument("--json", type=Path, help="write the JSON report here")
+    check.add_argument("--html", type=Path, help="write the HTML report here")
+    check.add_argument(
+        "--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds per case"
+    )
+    check.add_argument(
+        "--case", action="append", help="run only this case (repeatable)"
+    )
+    check.add_argument("agent", nargs=argparse.REMAINDER, help="-- AGENT_CMD ...")
+    view = sub.add_parser("view", help="render a proxy trace as an HTML timeline")
+    view.add_argument("trace", type=Path)
+    view.add_argument("--html", type=Path, help="output file (default: TRACE.html)")
     return parser
 
 
@@ -61,8 +80,36 @@ def main(argv: Sequence[str] | None = None) -> int:
                 max_reports=args.max_reports,
             )
         )
-    parser.error(f"unknown command {args.command}")
-    return 2
+    if args.command == "check":
+        command = _agent(parser, args.agent)
+        cases = CASES
+        if args.case:
+            unknown = set(args.case) - {c.key for c in CASES}
+            if unknown:
+                parser.error(f"unknown case(s): {', '.join(sorted(unknown))}")
+            cases = tuple(c for c in CASES if c.key in args.case)
+        report = trio.run(
+            partial(
+                run_check,
+                command,
+                protocol=args.protocol,
+                timeout=args.timeout,
+                cases=cases,
+            )
+        )
+        print(report.summary())
+        if args.json:
+            args.json.write_bytes(
+                msgspec.json.format(msgspec.json.encode(report.to_json()))
+            )
+        if args.html:
+            args.html.write_text(check_html(report), encoding="utf-8")
+        return 1 if report.must_failed else 0
+    trace: Path = args.trace
+    out: Path = args.html or trace.with_suffix(trace.suffix + ".html")
+    out.write_text(trace_html(read_trace(trace), str(trace)), encoding="utf-8")
+    print(out)
+    return 0
 
 
 if __name__ == "__main__":
