@@ -215,7 +215,8 @@ async def request_before_initialize(ctx: CaseContext) -> None:
 async def negotiation(ctx: CaseContext) -> None:
     result = await ctx.initialize()
     chosen = result.get("protocolVersion")
-    ctx.expect(isinstance(chosen, int), "the initialize answer has no protocolVersion")
+    if not isinstance(chosen, int):
+        raise CaseFailed("the initialize answer has no protocolVersion")
     ctx.expect(
         chosen <= ctx.protocol or ctx.protocol == 1,
         f"asked for {ctx.protocol}, answered {chosen}",
@@ -259,12 +260,13 @@ async def session_load(ctx: CaseContext) -> None:
     await ctx.quiet()
     rid = await ctx.agent.request("session/load", ctx.session_params(sessionId=sid))
     updates: list[Message] = []
-    answer = await ctx.agent.wait_for(
-        lambda m: (
-            (m.kind == "response" and m.id == rid)
-            or (m.method == "session/update" and not updates.append(m))
-        )
-    )
+
+    def answered(m: Message) -> bool:
+        if m.method == "session/update":
+            updates.append(m)
+        return m.kind == "response" and m.id == rid
+
+    answer = await ctx.agent.wait_for(answered)
     ctx.expect(answer.error is None, f"session/load failed: {answer.error}")
     ctx.expect(
         any(m.session_id == sid for m in updates),

@@ -25,6 +25,8 @@ DEFAULT_SETTLE = 0.3
 DEFAULT_OVERSIZED = 4 * 1024 * 1024
 #: The prompt that makes the agent run until cancelled (the echo agent's convention).
 DEFAULT_WAIT_PROMPT = "wait"
+#: Cases run at the same time (each with its own agent process).
+DEFAULT_JOBS = 4
 #: Seconds an agent has to exit after the case (stdin closed), then SIGTERM / SIGKILL.
 CASE_GRACE = 1.0
 
@@ -185,14 +187,18 @@ async def run_check(
     oversized_bytes: int = DEFAULT_OVERSIZED,
     wait_prompt: str = DEFAULT_WAIT_PROMPT,
     cases: Sequence[Case] = CASES,
+    jobs: int = DEFAULT_JOBS,
 ) -> CheckReport:
-    """Run ``cases`` (default: all) one after the other, each against a fresh
-    agent started with ``command``, speaking ``protocol``."""
+    """Run ``cases`` (default: all), each against a fresh agent started with
+    ``command`` speaking ``protocol``, up to ``jobs`` at a time."""
     report = CheckReport(list(command), protocol)
+    results: list[CaseResult | None] = [None] * len(cases)
+    limiter = trio.CapacityLimiter(max(1, jobs))
     with tempfile.TemporaryDirectory(prefix="acp-inspect-") as cwd:
-        for case in cases:
-            report.results.append(
-                await run_case(
+
+        async def one(i: int, case: Case) -> None:
+            async with limiter:
+                results[i] = await run_case(
                     case,
                     command,
                     protocol=protocol,
@@ -202,5 +208,9 @@ async def run_check(
                     wait_prompt=wait_prompt,
                     cwd=cwd,
                 )
-            )
+
+        async with trio.open_nursery() as nursery:
+            for i, case in enumerate(cases):
+                nursery.start_soon(one, i, case)
+    report.results = [r for r in results if r is not None]
     return report

@@ -12,7 +12,7 @@ import msgspec
 import trio
 
 from ._cases import CASES
-from ._check import DEFAULT_TIMEOUT, run_check
+from ._check import DEFAULT_JOBS, DEFAULT_TIMEOUT, run_check
 from ._html import check_html, trace_html
 from ._observer import DEFAULT_MAX_REPORTS
 from ._proxy import DEFAULT_GRACE, run_proxy
@@ -50,6 +50,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     check.add_argument(
         "--case", action="append", help="run only this case (repeatable)"
+    )
+    check.add_argument(
+        "--jobs", type=int, default=DEFAULT_JOBS, help="cases run at once"
     )
     check.add_argument("agent", nargs=argparse.REMAINDER, help="-- AGENT_CMD ...")
     view = sub.add_parser("view", help="render a proxy trace as an HTML timeline")
@@ -93,7 +96,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 run_check,
                 command,
                 protocol=args.protocol,
-                timeout=args.timeout,
+                case_timeout=args.timeout,
+                jobs=args.jobs,
                 cases=cases,
             )
         )

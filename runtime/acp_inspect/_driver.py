@@ -21,7 +21,7 @@ import msgspec
 import trio
 
 from ._inspector import Finding, Inspector, LineSplitter
-from ._message import AGENT, CLIENT, Direction, Message, parse_line
+from ._message import AGENT, CLIENT, Direction, Message, as_list, as_obj, parse_line
 from ._process import open_agent, reap
 
 __all__ = ["STDERR_KEEP", "AgentUnderTest", "Entry", "Responder"]
@@ -46,16 +46,10 @@ class Entry:
 async def default_responder(agent: AgentUnderTest, msg: Message) -> None:
     """Permission: the first ``allow`` option (else the first); anything else: -32601."""
     if msg.method == "session/request_permission":
-        options = msg.params.get("options") or []
-        chosen = next(
-            (
-                o
-                for o in options
-                if isinstance(o, dict) and str(o.get("kind", "")).startswith("allow")
-            ),  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
-            options[0] if options else {"optionId": ""},
-        )
-        option_id = chosen.get("optionId") if isinstance(chosen, dict) else ""  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        options = [as_obj(o) for o in as_list(msg.params.get("options"))]
+        allow = [o for o in options if str(o.get("kind", "")).startswith("allow")]
+        chosen = (allow or options or [{"optionId": ""}])[0]
+        option_id = chosen.get("optionId", "")
         await agent.answer(
             msg, {"outcome": {"outcome": "selected", "optionId": option_id}}
         )
@@ -192,7 +186,7 @@ class AgentUnderTest:
         async with self._process.stdout as out:
             while data := await out.receive_some(65536):
                 t = self.now()
-                for line in self._splitter.feed(data):
+                for line in self._splitter.feed(bytes(data)):
                     self._line(t, line)
         rest = self._splitter.rest()
         if rest is not None:
