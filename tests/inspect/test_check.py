@@ -84,9 +84,10 @@ def test_official_sdk_agent_departures_are_reported_with_their_spec_lines(
         by_case["jsonrpc.malformed-line"]["cite"]
         == "JSON-RPC 2.0 §5.1 Error object (-32700)"
     )
-    # a batch ends the agent
+    # a batch is not answered (the agent dies on it, or hangs under load)
     assert by_case["jsonrpc.batch"]["status"] == "fail"
-    assert "exited" in by_case["jsonrpc.batch"]["detail"]
+    detail = by_case["jsonrpc.batch"]["detail"]
+    assert "exited" in detail or "no progress" in detail
     # it serves session/new before initialize (SHOULD, initialization.mdx:24)
     assert by_case["initialize.first"]["status"] == "fail"
     assert (
