@@ -211,6 +211,9 @@ class Struct:
     alternatives: list[Alternative] = dataclasses.field(default_factory=list)
     #: `__post_init__` checks the alternatives (own or inherited).
     checks_alternatives: bool = False
+    #: Properties the schema forbids (``"not": {"required": [...]}``: v2
+    #: ``UnstructuredCommandInput`` is no such input once ``type`` is there).
+    forbidden: tuple[str, ...] = ()
 
 
 @dataclasses.dataclass

@@ -112,6 +112,19 @@ def read_upstream(spec_dir: Path, protocol_version: int) -> dict[str, Any]:
     return upstream
 
 
+def _forbidden(node: dict[str, Any]) -> tuple[str, ...]:
+    """The properties an object schema forbids: ``"not": {"type": "object",
+    "required": [...]}`` (any other ``not`` of an object is not modelled)."""
+    negated = node.get("not")
+    if negated is None:
+        return ()
+    if set(negated) - {"type", "required"} or negated.get("type", "object") != (
+        "object"
+    ):
+        raise SchemaError(f"`not` not modelled: {negated}")
+    return tuple(negated.get("required", []))
+
+
 def extends(stable: Any, unstable: Any) -> bool:
     """Whether the unstable schema node only adds to the stable one.
 
@@ -787,6 +800,7 @@ class _Parser:
             tag_field=tag_field,
             tag=tag,
             alternatives=alternatives,
+            forbidden=_forbidden(node),
         )
 
     def _fields(self, props: dict[str, Any], required: list[str]) -> list[ir.Field]:

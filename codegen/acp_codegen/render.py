@@ -89,12 +89,16 @@ class _StructView:
     uint64_checks: tuple[str, ...]
     alternatives: list[ir.Alternative]
     checks_alternatives: bool
+    forbidden: tuple[str, ...] = ()
 
     @property
     def class_lines(self) -> list[str]:
         """Class attributes read by the checks of ``__post_init__`` and by the
-        lenient path: ``_uint64``, ``_alternatives``."""
+        lenient path: ``_uint64``, ``_alternatives``; ``_forbidden``, read by
+        the codec (properties whose presence makes a value not this type)."""
         lines = []
+        if self.forbidden:
+            lines.append(f"    _forbidden = {_tuple_text(self.forbidden)}")
         if self.uint64_checks:
             names = [f'"{attr}"' for attr in self.uint64_checks]
             if len(names) == 1:
@@ -365,6 +369,7 @@ def _struct_view(struct: ir.Struct, meta_doc: str = "") -> _StructView:
         uint64_checks=struct.uint64_checks,
         alternatives=struct.alternatives,
         checks_alternatives=struct.checks_alternatives,
+        forbidden=struct.forbidden,
     )
 
 

@@ -270,7 +270,13 @@ class ShapeUnion:
             return list(self.candidates)
         tag: Any = value.get(self.tag_field)
         if type(tag) is not str:
-            return [c for c in self.candidates if _tag_of(c) is None]
+            present = self.tag_field in value
+            return [
+                c
+                for c in self.candidates
+                if _tag_of(c) is None
+                and not (present and self.tag_field in _forbidden_of(c))
+            ]
         tagged = [c for c in self.candidates if _tag_of(c) == tag]
         return tagged or [
             c
@@ -492,7 +498,9 @@ class Codec:
         if _lone_tagged(type):  # decoded alone, a variant still needs its tag
             target = type | tag_guard(type.__struct_config__.tag_field)
         strict: Callable[[Any], Any]
-        if _is_shape(type):  # a by-shape union itself: its wire is no answer
+        if _is_shape(type) or _forbidden_of(type):
+            # A by-shape union itself (its wire is no answer), or a Struct that
+            # forbids properties msgspec would drop as unknown: the walk checks.
             untyped = msgspec.json.Decoder().decode
 
             def shaped(data: Any) -> Any:
@@ -792,6 +800,9 @@ class Codec:
                 f"Invalid value {value[config.tag_field]!r}",
                 f"{path}.{config.tag_field}",
             )
+        for key in _forbidden_of(cls):
+            if key in value:  # the schema's `not: {required: [key]}`
+                raise _error(f"Object has forbidden field `{key}`", path)
         kwargs: dict[str, Any] = {}
         alternatives = _alternatives_of(cls)
         dropped: dict[str, ValidationError] = {}  # attr -> why, see below
@@ -1130,6 +1141,13 @@ def _optional(inner: _Resolver) -> _Resolver:
         return inner(value, path)
 
     return resolve_optional
+
+
+def _forbidden_of(candidate: Any) -> tuple[str, ...]:
+    """Properties whose presence makes a value not `candidate` (the schema's
+    ``"not": {"required": [...]}``), declared by the generated class."""
+    forbidden: tuple[str, ...] = getattr(candidate, "_forbidden", ())
+    return forbidden
 
 
 def _tag_of(candidate: Any) -> str | None:

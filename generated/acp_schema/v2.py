@@ -2857,6 +2857,8 @@ class UnstructuredCommandInput(_Struct, kw_only=True):
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
+    _forbidden = ("type",)
+
 
 class _AvailableCommandInputWire(_Struct, kw_only=True):
     """Every field of the `AvailableCommandInput` variants, all optional: decoded in one pass, then the variant is picked and built from it."""

@@ -52,6 +52,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import os
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -74,7 +75,8 @@ from hypothesis_jsonschema import from_schema
 
 SPEC = Path(__file__).parents[2] / "spec"
 MODULES: dict[str, ModuleType] = {"v1": v1, "v2": v2}
-EXAMPLES = 5
+# More with DIFF_EXAMPLES=N (a deeper search, e.g. after a codec change).
+EXAMPLES = int(os.environ.get("DIFF_EXAMPLES", "5"))
 MUTANTS = 10
 #: JSON values a mutation puts in place of another.
 POOL: list[Any] = [

@@ -289,3 +289,45 @@ def test_judge_applies_the_lenient_rules() -> None:
     assert judge.repair(schema, value) == {
         "availableCommands": [{"name": "a", "description": "b"}]
     }
+
+
+# -- properties the schema forbids (`"not": {"required": [...]}`) ---------------
+
+
+@pytest.mark.parametrize("type_value", [None, 5, "_x", "unstructured"])
+def test_a_property_the_schema_forbids_makes_the_value_not_that_type(
+    type_value: Any,
+) -> None:
+    # v2 UnstructuredCommandInput: `"not": {"required": ["type"]}`: once `type`
+    # is there, whatever its value, the value is not unstructured input (the
+    # differential test found `{"hint": "", "type": null}` accepted).
+    data = {"hint": "", "type": type_value}
+    judge, schema = _judge_of(v2, "UnstructuredCommandInput")
+    assert not judge.valid(schema, data)
+    with pytest.raises(msgspec.ValidationError, match="forbidden field `type`"):
+        _decode(v2, data, v2.UnstructuredCommandInput)
+
+
+@pytest.mark.parametrize("type_value", [None, 5])
+def test_a_non_string_type_is_neither_unstructured_input_nor_other(
+    type_value: Any,
+) -> None:
+    data = {"hint": "", "type": type_value}
+    judge, schema = _judge_of(v2, "AvailableCommandInput")
+    assert not judge.valid(schema, data)
+    with pytest.raises(msgspec.ValidationError):
+        _decode(v2, data, v2.AvailableCommandInput)
+    # In a command, `input` is x-deserialize-default-on-error: dropped, not
+    # read as unstructured input.
+    command = {"name": "c", "description": "d", "input": data}
+    assert _decode(v2, command, v2.AvailableCommand).input is msgspec.UNSET
+
+
+def test_unstructured_input_without_type_and_other_with_string_type_still_decode() -> (
+    None
+):
+    assert _round_trip(v2, {"hint": "h"}, v2.AvailableCommandInput) == (
+        v2.UnstructuredCommandInput(hint="h")
+    )
+    other = _round_trip(v2, {"hint": "h", "type": "_x"}, v2.AvailableCommandInput)
+    assert isinstance(other, v2.AvailableCommandInputOther)
