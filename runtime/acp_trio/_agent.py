@@ -39,21 +39,15 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Final, Generic, Literal, TypeAlias, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeAlias, TypeVar, cast
 
-import msgspec
 import trio
-from acp_core import _capabilities, _handlers
-from acp_core._errors import (
-    INVALID_REQUEST,
-    RequestError,
-    not_initialized,
-)
 from acp_core._limits import Limits
-from acp_core._schema import MethodSpec, Schema
-from acp_core._support import support
+from acp_core._records import Running
+from acp_core._rules import AgentRules
+from acp_core._schema import Schema
 
-from ._connection import Connection, Handler, PeerProxy, Running, peek_protocol_version
+from ._connection import Connection, PeerProxy
 
 if TYPE_CHECKING:
     from acp_schema import v1, v2
@@ -72,9 +66,6 @@ log = logging.getLogger("acp_trio")
 ClientT = TypeVar("ClientT")
 #: What a side offers, untyped: one factory (protocol v1) or ``{version: factory}``.
 Offer: TypeAlias = Callable[[Any], object] | Mapping[int, Callable[[Any], object]]
-
-_CANCELLED_PROMPT: Final = b'{"stopReason":"cancelled"}'
-_INITIALIZE: Final = "initialize"
 
 
 def normalize_offer(
@@ -104,12 +95,12 @@ class AgentSideConnection(Connection, Generic[ClientT]):
 
     :attr:`client_v1` / :attr:`client_v2` are checked views for code that
     holds an ``AgentSideConnection[Any]``.  ``client_capabilities`` and
-    ``protocol_version`` are known once ``initialize`` was received.
+    ``protocol_version`` are known once ``initialize`` was received.  The
+    rules are ``acp_core.AgentRules``'; the agent object is built for the
+    version the engine chose (its ``VersionChosen`` step).
     """
 
-    # Requests pipelined behind initialize are refused until it was answered,
-    # so its answer must wait until the rest of its chunk was read.
-    NOT_INLINE = frozenset({_INITIALIZE})
+    rules: AgentRules
 
     def __init__(
         self,
@@ -120,21 +111,16 @@ class AgentSideConnection(Connection, Generic[ClientT]):
         max_message_size: int | None = None,
         unstable: bool = False,
     ) -> None:
-        self._unstable = unstable
         self._offers = normalize_offer(agents, unstable=unstable)
         super().__init__(
             stream,
-            Schema.load(max(self._offers), "agent", unstable=unstable),
+            AgentRules(self._offers),
             limits=limits,
             max_message_size=max_message_size,
+            unstable=unstable,
         )
         self._client = PeerProxy(self)
         self.agent: object | None = None
-        self.protocol_version: int | None = None
-        self.client_capabilities: Any = None
-        self._prompts: dict[str, set[Running]] = {}
-        #: ``waiting`` for ``initialize``, its handler ``running``, or ``done``.
-        self.init_state: Literal["waiting", "running", "done"] = "waiting"
 
     # -- the client, typed -------------------------------------------------------------
 
@@ -161,148 +147,36 @@ class AgentSideConnection(Connection, Generic[ClientT]):
 
     # -- initialization ----------------------------------------------------------------
 
-    def _instantiate(self, version: int) -> None:
-        self.protocol_version = version
-        self.agent = self._offers[version](self)
-        self.set_handler(self.agent)
-        self.init_state = "running"
+    @property
+    def protocol_version(self) -> int | None:
+        """The negotiated version, once ``initialize`` was received."""
+        return self.rules.protocol_version
 
-    def _reset(self) -> None:
-        """Back to waiting for ``initialize`` (the last one failed)."""
-        self.init_state = "waiting"
-        self.agent = None
-        self.protocol_version = None
-        self.client_capabilities = None
-        self.set_handler(None)
+    @property
+    def client_capabilities(self) -> Any:
+        """What the client advertised in ``initialize``."""
+        return self.rules.client_capabilities
+
+    @property
+    def init_state(self) -> Literal["waiting", "running", "done"]:
+        """``waiting`` for ``initialize``, its handler ``running``, or ``done``."""
+        return self.rules.init_state
 
     def negotiate(self, requested: Any) -> int:
         """The spec's rule: the requested version if offered, else our latest."""
-        if (
-            isinstance(requested, int)
-            and not isinstance(requested, bool)
-            and requested in self._offers
-        ):
-            return requested
-        return max(self._offers)
+        return self.rules.offer.choose(requested)
 
-    # -- incoming --------------------------------------------------------------------
+    def version_chosen(self, version: int) -> None:
+        self.agent = self._offers[version](self)
+        self.set_handler(self.agent)
 
-    def refuse(self, name: str, request: bool) -> RequestError | None:
-        state = self.init_state
-        if name == _INITIALIZE and request:
-            if state == "waiting":
-                return None
-            reason = (
-                "already initialized" if state == "done" else "initialize in progress"
-            )
-            return RequestError(INVALID_REQUEST, f"Invalid request: {reason}")
-        if state == "done" or (state == "running" and not request):
-            return None
-        return not_initialized(name, "send initialize first")
-
-    def decode_params(
-        self,
-        method: MethodSpec,
-        raw: msgspec.Raw | msgspec.UnsetType,
-        *,
-        notification: bool = False,
-    ) -> Any:
-        if method.handler == "initialize" and self.init_state == "waiting":
-            version = self.negotiate(
-                None if raw is msgspec.UNSET else peek_protocol_version(raw)
-            )
-            if version != self.schema.version:
-                self.bind(Schema.load(version, "agent", unstable=self._unstable))
-            method = self.schema.incoming[method.name]
-            params = super().decode_params(method, raw)
-            self._instantiate(version)
-            return params
-        return super().decode_params(method, raw, notification=notification)
-
-    def resolve_request(self, method: MethodSpec, params: Any) -> Handler | None:
-        handler = super().resolve_request(method, params)
-        if method.handler != "initialize":
-            return handler
-        if handler is None:
-            self._reset()
-            return None
-        init = handler
-        self.client_capabilities = _capabilities.client_capabilities(params)
-
-        async def initialize(p: Any) -> Any:
-            # checked here: an answer that is not sent must not end initialization
-            response = _handlers.checked_result(method, await init(p))
-            if (
-                getattr(response, "protocol_version", self.protocol_version)
-                != self.protocol_version
-            ):
-                response = msgspec.structs.replace(
-                    response, protocol_version=self.protocol_version
-                )
-            self.init_state = "done"
-            return response
-
-        return initialize
-
-    def request_received(self, running: Running) -> None:
-        handler = running.method.handler
-        if running.session_id is None:
-            return
-        if handler == "session_prompt":
-            self._prompts.setdefault(running.session_id, set()).add(running)
-        elif handler == "session_close":
-            self.cancel_session(running.session_id)
-
-    def request_finished(self, running: Running) -> None:
-        if running.method.handler == "initialize" and self.init_state != "done":
-            self._reset()  # failed or cancelled: initialize may be sent again
-        elif (
-            running.method.handler == "session_prompt"
-            and running.session_id is not None
-        ):
-            prompts = self._prompts.get(running.session_id)
-            if prompts is not None:
-                prompts.discard(running)
-                if not prompts:
-                    del self._prompts[running.session_id]
-        elif (
-            running.method.handler == "session_close" and running.session_id is not None
-        ):
-            self._prompts.pop(running.session_id, None)
-
-    def cancelled_result(self, running: Running, result: Any = None) -> bytes | None:
-        if running.method.handler != "session_prompt":
-            return None
-        known = support(self.schema.module)
-        if not known.prompt_stop_reason:
-            known.warn(
-                "a cancelled session/prompt is answered like any cancelled request",
-                "its session/prompt result has no stopReason",
-            )
-            return None
-        if isinstance(result, msgspec.Struct) and hasattr(result, "stop_reason"):
-            # returned normally after the cancel: keep its other fields (_meta, usage)
-            return self.schema.encode(
-                msgspec.structs.replace(result, stop_reason="cancelled")
-            )
-        return _CANCELLED_PROMPT
-
-    def notification_received(self, method: MethodSpec, params: Any) -> None:
-        if method.handler == "session_cancel":
-            self.cancel_session(params.session_id)
+    @property
+    def _prompts(self) -> dict[str, set[Running]]:
+        return self.rules.prompts.running
 
     def cancel_session(self, session_id: str) -> None:
         """Cancel every running ``session/prompt`` handler of ``session_id``."""
-        for running in list(self._prompts.get(session_id, ())):
-            running.cancel("session")
-
-    # -- outgoing ------------------------------------------------------------------
-
-    def check_outgoing(self, method: MethodSpec, params: Any) -> None:
-        if method.handler in _capabilities.CLIENT_CHECKED:
-            _capabilities.check_client_call(
-                self.schema.version, method.handler, params, self.client_capabilities
-            )
+        self.rules.prompts.cancel(session_id)
 
 
 #: Builds the agent object for one protocol version, given the connection.

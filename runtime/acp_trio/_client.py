@@ -47,22 +47,12 @@ from typing import TYPE_CHECKING, Any, Generic, TypeAlias, TypeVar, cast
 
 import msgspec
 import trio
-from acp_core import _capabilities
-from acp_core._errors import ProtocolVersionError, RequestError, not_initialized
 from acp_core._initialize import merge_initialize
 from acp_core._limits import Limits
-from acp_core._schema import MethodSpec, Schema
-from acp_core._support import support
+from acp_core._rules import ClientRules
 
 from ._agent import normalize_offer
-from ._connection import (
-    Connection,
-    Envelope,
-    PeerProxy,
-    Running,
-    _Pending,  # pyright: ignore[reportPrivateUsage]
-    peek_protocol_version,
-)
+from ._connection import Connection, PeerProxy
 
 if TYPE_CHECKING:
     from acp_schema import v1, v2
@@ -71,8 +61,6 @@ __all__ = ["AgentT", "ClientFactory", "ClientOffer", "ClientSideConnection"]
 
 #: The agent's generated handler Protocol as the client sees it: ``v1.Agent`` or ``v2.Agent``.
 AgentT = TypeVar("AgentT")
-
-_CANCELLED_PERMISSION = b'{"outcome":{"outcome":"cancelled"}}'
 
 
 class ClientSideConnection(Connection, Generic[AgentT]):
@@ -96,6 +84,8 @@ class ClientSideConnection(Connection, Generic[AgentT]):
     ``client_capabilities`` what this client advertised in it.
     """
 
+    rules: ClientRules
+
     def __init__(
         self,
         stream: trio.abc.Stream,
@@ -105,39 +95,21 @@ class ClientSideConnection(Connection, Generic[AgentT]):
         max_message_size: int | None = None,
         unstable: bool = False,
     ) -> None:
-        self._unstable = unstable
         self._offers = normalize_offer(client, unstable=unstable)
-        version = max(self._offers)
         super().__init__(
             stream,
-            Schema.load(version, "client", unstable=unstable),
+            ClientRules(self._offers),
             limits=limits,
             max_message_size=max_message_size,
+            unstable=unstable,
         )
         self._agent = PeerProxy(self)
-        self.client_capabilities: Any = None
-        # The initialize request(s) sent, by version; merged: by conn.initialize().
-        self._init_requests: dict[int, Any] = {}
-        self._merged_init = False
-        self.protocol_version: int | None = None
-        self.agent_capabilities: Any = None
-        self.init_response: Any = None
-        self.client: object = self._offers[version](self)
+        self.client: object = self._offers[self.schema.version](self)
         self.set_handler(self.client)
         #: The agent's :class:`trio.Process` when started by :func:`~acp_trio.spawn_agent`.
         self.process: trio.Process | None = None
         #: The agent's stderr when captured by :func:`~acp_trio.spawn_agent`.
         self.stderr_output = bytearray()
-        self._permissions: dict[str, set[Running]] = {}
-        self._cancelled_sessions: set[str] = set()
-        # What agent_capabilities allow, rebuilt when they (or the version) change.
-        self._agent_checks = _capabilities.AgentCallChecks(version, None)
-        # Agent methods the capabilities this client advertised refuse, by wire
-        # name; rebuilt when they are sent and on a version switch (one dict
-        # lookup per incoming message).
-        self._refusals: dict[str, RequestError] = {}
-        #: Whether the agent answered ``initialize`` successfully (its calls are served).
-        self.initialized = False
 
     # -- the agent, typed --------------------------------------------------------------
 
@@ -166,35 +138,34 @@ class ClientSideConnection(Connection, Generic[AgentT]):
 
     # -- negotiation -----------------------------------------------------------------
 
-    def response_received(self, pending: _Pending, env: Envelope) -> None:
-        if pending.method.handler != "initialize" or env.result is msgspec.UNSET:
-            return
-        version = peek_protocol_version(env.result)
-        if version not in self._offers:
-            pending.failure = ProtocolVersionError(
-                f"the agent answered protocol version {version!r}; this client speaks {sorted(self._offers)}"
-            )
-            pending.event.set()
-            self.close()
-            return
-        if version != self.schema.version:
-            self.bind(Schema.load(version, "client", unstable=self._unstable))
-            self.client = self._offers[version](self)
-            self.set_handler(self.client)
-            pending.method = self.schema.outgoing[pending.method.name]
-            self._advertised(version)
-        self.protocol_version = version
+    @property
+    def protocol_version(self) -> int | None:
+        """The version the agent answered ``initialize`` with."""
+        return self.rules.protocol_version
 
-    def _advertised(self, version: int) -> None:
-        """Read what this client advertised to an agent of ``version``."""
-        requests = self._init_requests
-        if version in requests or self._merged_init:
-            self.client_capabilities = _capabilities.client_capabilities(
-                requests.get(version)
-            )
-        self._refusals = _capabilities.ReceivedCallChecks(
-            self.schema, self.client_capabilities
-        ).refusals
+    @property
+    def agent_capabilities(self) -> Any:
+        """What the agent advertised in its ``initialize`` answer."""
+        return self.rules.agent_capabilities
+
+    @property
+    def client_capabilities(self) -> Any:
+        """What this client advertised to the agent (in the version it answered)."""
+        return self.rules.client_capabilities
+
+    @property
+    def init_response(self) -> Any:
+        """The agent's ``InitializeResponse``."""
+        return self.rules.init_response
+
+    @property
+    def initialized(self) -> bool:
+        """Whether the agent answered ``initialize`` successfully (its calls are served)."""
+        return self.rules.initialized
+
+    def version_chosen(self, version: int) -> None:
+        self.client = self._offers[version](self)
+        self.set_handler(self.client)
 
     async def initialize(
         self, *requests: v1.InitializeRequest | v2.InitializeRequest
@@ -219,51 +190,8 @@ class ClientSideConnection(Connection, Generic[AgentT]):
         """
         offer = merge_initialize(requests, self._offers)
         method = self.schema.outgoing["initialize"]
-        self._init_requests = offer.requests
-        self._merged_init = True
+        self.rules.offer_initialize(offer.requests)
         return await self.request(method, msgspec.Raw(offer.payload))
-
-    def _release(self, p: _Pending, env: Envelope) -> None:
-        super()._release(p, env)
-        if (
-            p.method.handler == "initialize"
-            and p.failure is None
-            and p.value is not None
-        ):
-            self.init_response = p.value
-            self.agent_capabilities = _capabilities.agent_capabilities(p.value)
-            self.initialized = True
-
-    # -- outgoing ------------------------------------------------------------------
-
-    def check_outgoing(self, method: MethodSpec, params: Any) -> None:
-        checks = self._agent_checks
-        if (
-            checks.caps is not self.agent_capabilities
-            or checks.version != self.schema.version
-        ):
-            checks = self._agent_checks = _capabilities.AgentCallChecks(
-                self.schema.version, self.agent_capabilities, self.schema.module
-            )
-        checks.check(method.handler, params)
-
-    def sent(self, method: MethodSpec, params: Any) -> None:
-        if method.handler == "initialize":
-            if not isinstance(params, msgspec.Raw):  # one request, sent as given
-                self._init_requests = {self.schema.version: params}
-                self._merged_init = False
-            self._advertised(self.schema.version)
-        elif method.handler == "session_cancel":
-            self.cancel_permissions(params.session_id)
-        elif method.handler == "session_prompt":
-            self._cancelled_sessions.discard(params.session_id)
-
-    async def request(self, method: MethodSpec, params: Any) -> Any:
-        try:
-            return await super().request(method, params)
-        finally:
-            if method.handler == "session_prompt":
-                self._cancelled_sessions.discard(params.session_id)
 
     def cancel_permissions(self, session_id: str) -> None:
         """Answer ``cancelled`` to every pending permission request of ``session_id``.
@@ -271,67 +199,8 @@ class ClientSideConnection(Connection, Generic[AgentT]):
         Permission requests of that session arriving before its prompt is
         answered get the same answer without reaching the handler.
         """
-        self._cancelled_sessions.add(session_id)
-        for running in list(self._permissions.get(session_id, ())):
-            running.cancel("session")
-
-    # -- incoming --------------------------------------------------------------------
-
-    def refuse(self, name: str, request: bool) -> RequestError | None:
-        if not self.initialized:
-            return not_initialized(name, "the client has no initialize answer yet")
-        return self._refusals.get(name)  # fs/*, terminal/* not advertised
-
-    def decode_params(
-        self,
-        method: MethodSpec,
-        raw: msgspec.Raw | msgspec.UnsetType,
-        *,
-        notification: bool = False,
-    ) -> Any:
-        params = super().decode_params(method, raw, notification=notification)
-        if method.handler == "elicitation_create":
-            _capabilities.check_elicitation_received(params, self.client_capabilities)
-        return params
-
-    def request_started(self, running: Running) -> None:
-        if (
-            running.method.handler == "session_request_permission"
-            and running.session_id is not None
-        ):
-            self._permissions.setdefault(running.session_id, set()).add(running)
-            if running.session_id in self._cancelled_sessions:
-                running.cancel("session")
-
-    def request_finished(self, running: Running) -> None:
-        if (
-            running.method.handler == "session_request_permission"
-            and running.session_id is not None
-        ):
-            pending = self._permissions.get(running.session_id)
-            if pending is not None:
-                pending.discard(running)
-                if not pending:
-                    del self._permissions[running.session_id]
-
-    def cancelled_result(self, running: Running, result: Any = None) -> bytes | None:
-        if running.method.handler != "session_request_permission":
-            return None
-        known = support(self.schema.module)
-        if not known.permission_cancelled:
-            known.warn(
-                "a cancelled session's permission request is answered like any "
-                "cancelled request",
-                "its permission outcome has no cancelled variant",
-            )
-            return None
-        meta = getattr(result, "meta", None)
-        if isinstance(meta, dict):  # returned normally after the cancel: keep its _meta
-            return b'%b,"_meta":%b}' % (
-                _CANCELLED_PERMISSION[:-1],
-                msgspec.json.encode(meta),
-            )
-        return _CANCELLED_PERMISSION
+        self.rules.permissions.cancelled_sessions.add(session_id)
+        self.rules.permissions.cancel(session_id)
 
 
 #: Builds the client object for one protocol version, given the connection.

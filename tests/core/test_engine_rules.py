@@ -166,7 +166,9 @@ def test_a_request_waits_behind_the_notifications_received_before_it() -> None:
     assert events(engine) == []  # the request is held in the queue
     first = engine.next_queued()
     assert isinstance(first, QueuedNotification) and first.name == "session/cancel"
-    assert engine.backlog == 2  # one consumer: the next item once this one's handler returned
+    assert (
+        engine.backlog == 2
+    )  # one consumer: the next item once this one's handler returned
     engine.notification_done(first)
     request = engine.next_queued()
     assert isinstance(request, IncomingRequest) and request.id == 1

@@ -96,24 +96,25 @@ async def test_failing_hooks_are_contained() -> None:
     async with raw_client_of(EchoAgent) as peer:
         assert "result" in await peer.initialize()
         conn = _SERVED[-1]
-        original = conn.notification_received
+        rules = conn.rules  # the side's rules (acp_core.AgentRules): the hooks' home
+        original = rules.notification_received
 
         def broken_hook(method: Any, params: Any) -> None:
             raise RuntimeError("hook bug")
 
-        conn.notification_received = broken_hook  # type: ignore[method-assign]
+        rules.notification_received = broken_hook  # type: ignore[method-assign]
         await peer.send(
             {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "x"}}
         )
-        conn.notification_received = original  # type: ignore[method-assign]
+        rules.notification_received = original  # type: ignore[method-assign]
 
         def broken_received(running: Any) -> None:
             raise RuntimeError("hook bug")
 
-        conn.request_received = broken_received  # type: ignore[method-assign]
+        rules.request_received = broken_received  # type: ignore[method-assign]
         reply = await peer.call(1, "session/new", {"cwd": "/", "mcpServers": []})
         assert reply["error"]["code"] == -32603
-        del conn.request_received
+        del rules.request_received
         reply = await peer.call(2, "session/new", {"cwd": "/", "mcpServers": []})
         assert reply["result"]["sessionId"]
         assert conn.running_requests() == {}
