@@ -110,6 +110,7 @@ def bench(session: nox.Session) -> None:
     session.install("-e", ".[bench]")
     session.run("python", "bench/codec_bench.py", *session.posargs)
     session.run("python", "bench/runtime_bench.py", *session.posargs)
+    session.run("python", "bench/engine_bench.py", *session.posargs)
 
 
 @nox.session

@@ -186,6 +186,10 @@ def _path_problems(
     return None
 
 
+#: Handlers whose params :func:`check_incoming` looks at (the others pass untouched).
+INCOMING_CHECKED: frozenset[str] = frozenset((*_FILE_PATHS, *_PATH_CHECKED))
+
+
 def check_incoming(version: int, handler: str, params: Any) -> None:
     """Receiver-side path rules (the host's); raises :class:`RequestError` (-32602)."""
     problem = _path_problems(handler, params, is_absolute_here)

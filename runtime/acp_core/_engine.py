@@ -261,10 +261,18 @@ class Engine:
         ``PAUSED``, ``END_OF_INPUT`` or an event record; see core-api.
         """
         events = self.events
+        incoming = self._incoming
+        gate = self.gate
         while True:
             if events:
                 return events.popleft()
-            if self.gate.full(
+            # ReadGate.full, its common "no" decided inline (it runs per line)
+            if (
+                write_queued >= gate.max_write
+                or len(self.running) >= gate.max_requests
+                or len(self.queue) >= gate.max_items
+                or self.queued_bytes >= gate.max_bytes
+            ) and gate.full(
                 write_queued,
                 len(self.running),
                 len(self.queue),
@@ -272,7 +280,7 @@ class Engine:
                 self.waits_in_requests,
                 self.waits_in_notifications,
             ):
-                self.pause_reason = self.gate.reason(
+                self.pause_reason = gate.reason(
                     write_queued=write_queued,
                     running=len(self.running),
                     queued=len(self.queue),
@@ -281,15 +289,21 @@ class Engine:
                     notifications_wait=self.waits_in_notifications,
                 )
                 return PAUSED
-            self.pause_reason = None
-            incoming = self._incoming
             if not incoming:
+                self.pause_reason = None
                 if self._lines.eof and not self._eof_reported:
                     self._eof_reported = True
                     self.end_of_input()
                     return END_OF_INPUT
                 return NEED_DATA
-            self.receive_line(incoming.popleft())
+            line = incoming.popleft()
+            try:
+                if type(line) is bytes:
+                    self._on_line(line, None)
+                else:
+                    self._on_oversized(line)  # type: ignore[arg-type]
+            except Exception:  # a bug: lose this message, keep the connection
+                log.exception("failed to handle an incoming message")
 
     def take_outbox(self) -> list[bytes]:
         """The bytes built since the last call, to be written in order."""
@@ -736,10 +750,11 @@ class Engine:
     def _accept_notification(self, env: Envelope) -> None:
         name: str = env.method  # type: ignore[assignment]
         rules = self.rules
-        refusal = rules.refuse(name, False)
-        if refusal is not None:
-            log.warning("dropping notification %s: %s", name, refusal.message)
-            return
+        if not rules.serving or name in rules.refusals:
+            refusal = rules.refuse(name, False)
+            if refusal is not None:
+                log.warning("dropping notification %s: %s", name, refusal.message)
+                return
         schema = self.schema
         method = schema.incoming.get(name)
         if method is None:
@@ -768,19 +783,27 @@ class Engine:
                 clip(name, self.limits.max_error_text),
             )
             return
+        raw = env.params
         try:
-            params = self.decode_params(method, env.params, notification=True)
+            if method.result is None:  # decode_params, inlined (once per update)
+                params = schema.decode(
+                    _EMPTY_OBJECT if raw is msgspec.UNSET else raw, method.params
+                )
+                if method.handler in rules.checked:
+                    rules.check_received(schema, method, params)
+            else:
+                params = self.decode_params(method, raw, notification=True)
         except Exception as exc:  # msgspec's, RequestError, RecursionError
             self.bad_input(f"notification {name} dropped, invalid params: {exc}")
             return
-        rules.notification_received(method, params)
+        if method.handler in rules.watched_notifications:
+            rules.notification_received(method, params)
         handler = self._handlers.get(method.name, _UNKNOWN)
         if handler is _UNKNOWN:
             handler = self.handler_for(method)
         if handler is None:
             log.debug("no handler for notification %s", name)
             return
-        raw = env.params
         size = 0 if raw is msgspec.UNSET else len(raw)
         self.backlog += 1
         self.queued_bytes += size

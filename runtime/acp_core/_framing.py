@@ -118,13 +118,16 @@ class LineBuffer:
 
     def _split(self, block: bytes, lines: list[bytes | Oversized]) -> None:
         limit = self._max
+        append = lines.append
         for line in block.split(b"\n"):
             if len(line) > limit:
-                lines.append(Oversized(len(line), line[:KEEP], line[-KEEP:]))
-                continue
-            line = line.rstrip(b"\r")
-            if line and not line.isspace():
-                lines.append(line)
+                append(Oversized(len(line), line[:KEEP], line[-KEEP:]))
+            elif line[-1:] == b"}" and line[:1] == b"{":  # the common case
+                append(line)
+            else:
+                line = line.rstrip(b"\r")
+                if line and not line.isspace():
+                    append(line)
 
 
 # -- id sniffing for oversized lines -------------------------------------------

@@ -161,9 +161,18 @@ class AgentRules:
     #: answered): an adapter must not answer them before that rest was read.
     not_inline: Final = frozenset({INITIALIZE})
 
+    #: Handlers :meth:`check_received` looks at; :meth:`notification_received` too.
+    checked: Final = _capabilities.INCOMING_CHECKED
+    watched_notifications: Final = frozenset({"session_cancel"})
+
     def __init__(self, versions: Collection[int]) -> None:
         self.offer = VersionOffer(versions)
         self.gate = InitializeGate()
+        #: Notifications are handled (``initialize`` received; the engine
+        #: asks :meth:`refuse` about notifications only while this is false).
+        self.serving = False
+        #: Methods refused whatever the state (none on this side).
+        self.refusals: dict[str, RequestError] = {}
         self.prompts = SessionCancel("session_prompt")
         self.protocol_version: int | None = None
         self.client_capabilities: Any = None
@@ -186,10 +195,12 @@ class AgentRules:
         self.protocol_version = version
         self.client_capabilities = _capabilities.client_capabilities(params)
         self.gate.state = "running"
+        self.serving = True
 
     def reset(self) -> None:
         """Back to waiting for ``initialize`` (the last one failed)."""
         self.gate.state = "waiting"
+        self.serving = False
         self.protocol_version = None
         self.client_capabilities = None
 
@@ -288,11 +299,15 @@ class ClientRules:
     side: Final = "client"
     not_inline: Final = frozenset[str]()
 
+    checked: Final = _capabilities.INCOMING_CHECKED | {"elicitation_create"}
+    watched_notifications: Final = frozenset[str]()
+
     def __init__(self, versions: Collection[int]) -> None:
         self.offer = VersionOffer(versions)
         self.permissions = SessionCancel("session_request_permission")
         #: Whether the agent answered ``initialize`` successfully (its calls are served).
         self.initialized = False
+        self.serving = False  # as initialized (AgentRules.serving)
         self.protocol_version: int | None = None
         self.client_capabilities: Any = None
         self.agent_capabilities: Any = None
@@ -419,7 +434,7 @@ class ClientRules:
         ):
             self.init_response = call.value
             self.agent_capabilities = _capabilities.agent_capabilities(call.value)
-            self.initialized = True
+            self.initialized = self.serving = True
 
     def call_finished(self, call: Call) -> None:
         if call.method.handler == "session_prompt":

@@ -395,18 +395,17 @@ class Connection:
         engine = self.engine
         events = engine.events
         while events:
-            event = events.popleft()
-            kind = type(event)
-            if kind is IncomingRequest:
+            event: IncomingRequest | VersionChosen | CloseConnection = events.popleft()
+            if isinstance(event, IncomingRequest):
                 self._dispatch(event)
-            elif kind is VersionChosen:
+            elif isinstance(event, VersionChosen):
                 self._version_switched()
                 try:
                     self.version_chosen(event.version)
                 except Exception:
                     log.exception("failed to build the handler for v%d", event.version)
                     engine.set_handler(None)
-            elif kind is CloseConnection:
+            else:
                 log.warning("closing: %s", event.reason)
                 self.close()
         if engine.outbox:
