@@ -406,7 +406,7 @@ class Connection:
                     log.exception("failed to build the handler for v%d", event.version)
                     engine.set_handler(None)
             else:
-                log.warning("closing: %s", event.reason)
+                log.debug("closing: %s", event.reason)  # the caller gets the error
                 self.close()
         if engine.outbox:
             self._flush_outbox()
