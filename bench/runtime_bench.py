@@ -8,6 +8,9 @@ client and agent in separate processes, for:
 
 - ``acp_trio``: runtime_acp_client.py -> runtime_acp_agent.py
   (``acp_trio.spawn_agent`` / ``acp_trio.serve_agent_stdio``, typed v1 structs);
+- ``acp_asyncio``: runtime_asyncio_client.py -> runtime_asyncio_agent.py
+  (``acp_asyncio.spawn_agent`` / ``acp_asyncio.serve_agent_stdio``: the same
+  engine, acp_core, on asyncio; the same typed agent and client);
 - ``official_sdk``: official_sdk_client.py -> official_sdk_agent.py
   (``agent-client-protocol==0.12.1``, pydantic, asyncio);
 - ``floor``: runtime_floor_client.py -> runtime_floor_agent.py (a bare trio
@@ -45,6 +48,7 @@ CHUNKS = 5
 
 IMPLS: dict[str, str] = {
     "acp_trio": os.path.join(HERE, "runtime_acp_client.py"),
+    "acp_asyncio": os.path.join(HERE, "runtime_asyncio_client.py"),
     "official_sdk": os.path.join(HERE, "official_sdk_client.py"),
     "floor": os.path.join(HERE, "runtime_floor_client.py"),
     "lean": os.path.join(HERE, "runtime_lean_client.py"),
@@ -55,6 +59,9 @@ BASE = "acp_trio@base"
 SDK_SPEEDUP_TARGET = 5.0  # acp_trio prompts/s >= 5x the SDK's
 SDK_RSS_TARGET = 0.5  # acp_trio peak RSS <= half the SDK's, per process
 FLOOR_TARGET = 2.0  # floor prompts/s / acp_trio prompts/s <= 2
+# Target from issue 10: acp_asyncio >= 2x the SDK's prompts/s, and <= half its
+# CPU per prompt turn (client + agent), in the same run.
+ASYNCIO_SDK_TARGET = 2.0
 
 
 class BenchError(Exception):
@@ -75,7 +82,7 @@ def compile_bytecode() -> None:
 
     use_repo_packages()
     compileall.compile_dir(HERE, quiet=1, maxlevels=0)
-    for name in ("acp_schema", "acp_trio", "acp", "msgspec", "trio"):
+    for name in ("acp_schema", "acp_trio", "acp_asyncio", "acp", "msgspec", "trio"):
         spec = importlib.util.find_spec(name)
         if spec is not None and spec.origin is not None:
             compileall.compile_dir(os.path.dirname(spec.origin), quiet=1)
@@ -258,6 +265,18 @@ def main() -> int:
     ours = stats.get("acp_trio")
     sdk = stats.get("official_sdk")
     floor = stats.get("floor")
+    aio = stats.get("acp_asyncio")
+    if aio is not None and sdk is not None:
+        speedup = aio["prompts_s"] / sdk["prompts_s"]
+        cpu = sdk["cpu_us"] / aio["cpu_us"]
+        ok = speedup >= ASYNCIO_SDK_TARGET and cpu >= ASYNCIO_SDK_TARGET
+        print()
+        print(
+            f"acp_asyncio vs official SDK (both asyncio): {speedup:.2f}x prompts/s, "
+            f"{cpu:.2f}x less CPU per prompt turn ({aio['cpu_us']:.1f} vs "
+            f"{sdk['cpu_us']:.1f} us; target >= {ASYNCIO_SDK_TARGET:g}x each: "
+            f"{verdict(ok)})"
+        )
     if ours is None:
         return 0
     print()

@@ -14,6 +14,8 @@ import acp_trio
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 ECHO_AGENT = str(ROOT / "examples" / "echo_agent.py")
+ASYNCIO_ECHO_AGENT = str(ROOT / "examples" / "asyncio_echo_agent.py")
+CLIENT = str(ROOT / "examples" / "client.py")
 OFFICIAL_AGENT = str(HERE / "official_agent.py")
 WIRETAP = str(HERE / "wiretap.py")
 PYTHON = sys.executable
