@@ -1,0 +1,147 @@
+"""acp_asyncio: an asyncio runtime for the Agent Client Protocol.
+
+The public shape of :mod:`acp_trio` on asyncio, over the same I/O-free
+protocol engine (:mod:`acp_core`): the same rules (ordering, cancellation,
+initialize and version negotiation, capability refusals, bounds), the same
+typed peers.  It needs nothing beyond the base install (``msgspec``).
+An agent process::
+
+    import asyncio
+    import acp_asyncio
+    from acp_schema import v1
+
+    class EchoAgent(v1.Agent):
+        def __init__(self, conn: acp_asyncio.AgentSideConnection[v1.Client]) -> None:
+            self.client = conn.client
+
+        async def initialize(self, params: v1.InitializeRequest) -> v1.InitializeResponse:
+            return v1.InitializeResponse(protocol_version=1)
+
+        async def session_new(self, params: v1.NewSessionRequest) -> v1.NewSessionResponse:
+            return v1.NewSessionResponse(session_id="s1")
+
+        async def session_prompt(self, params: v1.PromptRequest) -> v1.PromptResponse:
+            chunk = acp_asyncio.agent_text("Hello", message_id="m1")
+            await self.client.session_update(acp_asyncio.notification("s1", chunk))
+            return v1.PromptResponse(stop_reason="end_turn")
+
+    asyncio.run(acp_asyncio.serve_agent_stdio(EchoAgent))
+
+and a client driving it::
+
+    async with acp_asyncio.spawn_agent(["python", "my_agent.py"], client=MyClient) as conn:
+        await conn.agent.initialize(v1.InitializeRequest(protocol_version=1))
+        session = await conn.agent.session_new(v1.NewSessionRequest(cwd="/", mcp_servers=[]))
+
+On ``session/cancel`` the prompt's task is cancelled (an
+:class:`asyncio.CancelledError` at its next ``await``) and the prompt is
+answered ``stopReason: "cancelled"``.
+"""
+
+from acp_core import (
+    DEFAULT_MAX_MESSAGE_SIZE,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    REQUEST_CANCELLED,
+    CapabilityError,
+    ConnectionClosed,
+    Limits,
+    PlanState,
+    ProtocolVersionError,
+    RequestError,
+    SessionInfoState,
+    SessionTranscript,
+    ToolCallState,
+    TranscriptMessage,
+    __version__,
+    agent_message,
+    agent_text,
+    agent_thought,
+    diff,
+    embedded_blob_resource,
+    embedded_text_resource,
+    notification,
+    plan,
+    plan_entry,
+    resource_link,
+    terminal,
+    text_block,
+    thought_text,
+    tool_call,
+    tool_call_update,
+    tool_content,
+    usage_update,
+    user_message,
+    user_text,
+)
+
+from ._connection import Connection, PeerProxy
+from ._serve import connect_to_agent, connect_to_client, serve_agent
+from ._sides import (
+    AgentFactory,
+    AgentOffer,
+    AgentSideConnection,
+    ClientFactory,
+    ClientOffer,
+    ClientSideConnection,
+    Offer,
+)
+from ._stdio import serve_agent_stdio
+from ._subprocess import spawn_agent
+
+__all__ = [
+    "DEFAULT_MAX_MESSAGE_SIZE",
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "METHOD_NOT_FOUND",
+    "PARSE_ERROR",
+    "REQUEST_CANCELLED",
+    "AgentFactory",
+    "AgentOffer",
+    "AgentSideConnection",
+    "CapabilityError",
+    "ClientFactory",
+    "ClientOffer",
+    "ClientSideConnection",
+    "Connection",
+    "ConnectionClosed",
+    "Limits",
+    "Offer",
+    "PeerProxy",
+    "PlanState",
+    "ProtocolVersionError",
+    "RequestError",
+    "SessionInfoState",
+    "SessionTranscript",
+    "ToolCallState",
+    "TranscriptMessage",
+    "__version__",
+    "agent_message",
+    "agent_text",
+    "agent_thought",
+    "connect_to_agent",
+    "connect_to_client",
+    "diff",
+    "embedded_blob_resource",
+    "embedded_text_resource",
+    "notification",
+    "plan",
+    "plan_entry",
+    "resource_link",
+    "serve_agent",
+    "serve_agent_stdio",
+    "spawn_agent",
+    "terminal",
+    "text_block",
+    "thought_text",
+    "tool_call",
+    "tool_call_update",
+    "tool_content",
+    "usage_update",
+    "user_message",
+    "user_text",
+]

@@ -1,0 +1,187 @@
+"""Running a connection over a stream pair you already have.
+
+The ``connect_*`` context managers serve the connection while their block
+runs; :func:`serve_agent` runs until the client goes away::
+
+    reader, writer = await asyncio.open_connection("localhost", 8765)
+    async with acp_asyncio.connect_to_agent(reader, writer, client=MyClient) as conn:
+        await conn.agent.initialize(v1.InitializeRequest(protocol_version=1))
+
+    await acp_asyncio.serve_agent(reader, writer, {1: MyAgent, 2: MyAgentV2})
+
+Leaving a ``connect_*`` block closes the connection (pending calls fail with
+:class:`~acp_core.ConnectionClosed`, handler tasks are cancelled) and the
+writer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncGenerator, Callable, Mapping
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any, overload
+
+from acp_core import Limits
+
+from ._connection import FLUSH_GRACE, Connection
+from ._sides import (
+    AgentFactory,
+    AgentOffer,
+    AgentSideConnection,
+    AgentT,
+    ClientFactory,
+    ClientOffer,
+    ClientSideConnection,
+    ClientT,
+    Offer,
+)
+from ._wire import StreamWire
+
+__all__ = ["connect_to_agent", "connect_to_client", "serve_agent"]
+
+
+async def serve_agent(
+    reader: asyncio.StreamReader,
+    writer: asyncio.StreamWriter,
+    agents: Offer,
+    *,
+    limits: Limits | None = None,
+    max_message_size: int | None = None,
+    unstable: bool = False,
+) -> None:
+    """Serve one client over ``reader`` / ``writer`` until it closes the connection.
+
+    ``agents`` is an agent class (protocol v1) or ``{version: class}``; the
+    class is built with the connection once ``initialize`` chose the version.
+    ``unstable=True`` speaks the schema's unstable surface; ``limits``
+    (:class:`~acp_core.Limits`) bounds what the connection buffers and does
+    for the peer, ``max_message_size`` overrides its field of that name.
+    """
+    conn: AgentSideConnection[Any] = AgentSideConnection(
+        agents, limits=limits, max_message_size=max_message_size, unstable=unstable
+    )
+    async with _served(conn, reader, writer):
+        await conn.wait_closed()
+
+
+@overload
+def connect_to_agent(
+    reader: asyncio.StreamReader,
+    writer: asyncio.StreamWriter,
+    client: ClientFactory[AgentT],
+    *,
+    limits: Limits | None = None,
+    max_message_size: int | None = None,
+    unstable: bool = False,
+) -> AbstractAsyncContextManager[ClientSideConnection[AgentT]]: ...
+@overload
+def connect_to_agent(
+    reader: asyncio.StreamReader,
+    writer: asyncio.StreamWriter,
+    client: Mapping[int, ClientFactory[AgentT]],
+    *,
+    limits: Limits | None = None,
+    max_message_size: int | None = None,
+    unstable: bool = False,
+) -> AbstractAsyncContextManager[ClientSideConnection[AgentT]]: ...
+@overload
+def connect_to_agent(  # pyright: ignore[reportOverlappingOverload]
+    reader: asyncio.StreamReader,
+    writer: asyncio.StreamWriter,
+    client: Mapping[int, Callable[[Any], object]],
+    *,
+    limits: Limits | None = None,
+    max_message_size: int | None = None,
+    unstable: bool = False,
+) -> AbstractAsyncContextManager[ClientSideConnection[Any]]: ...
+@asynccontextmanager
+async def connect_to_agent(
+    reader: asyncio.StreamReader,
+    writer: asyncio.StreamWriter,
+    client: ClientOffer[AgentT],
+    *,
+    limits: Limits | None = None,
+    max_message_size: int | None = None,
+    unstable: bool = False,
+) -> AsyncGenerator[ClientSideConnection[AgentT], None]:
+    """A :class:`ClientSideConnection` over ``reader`` / ``writer``, served while the block runs.
+
+    Typed by the client class: ``client=MyClient`` whose ``__init__`` takes a
+    ``ClientSideConnection[v1.Agent]`` yields a connection whose ``agent``
+    is a ``v1.Agent``.  ``limits`` / ``max_message_size`` / ``unstable``: as
+    for :func:`serve_agent`.
+    """
+    conn = ClientSideConnection(
+        client, limits=limits, max_message_size=max_message_size, unstable=unstable
+    )
+    async with _served(conn, reader, writer):
+        yield conn
+
+
+@overload
+def connect_to_client(
+    reader: asyncio.StreamReader,
+    writer: asyncio.StreamWriter,
+    agents: AgentFactory[ClientT],
+    *,
+    limits: Limits | None = None,
+    max_message_size: int | None = None,
+    unstable: bool = False,
+) -> AbstractAsyncContextManager[AgentSideConnection[ClientT]]: ...
+@overload
+def connect_to_client(
+    reader: asyncio.StreamReader,
+    writer: asyncio.StreamWriter,
+    agents: Mapping[int, AgentFactory[ClientT]],
+    *,
+    limits: Limits | None = None,
+    max_message_size: int | None = None,
+    unstable: bool = False,
+) -> AbstractAsyncContextManager[AgentSideConnection[ClientT]]: ...
+@overload
+def connect_to_client(  # pyright: ignore[reportOverlappingOverload]
+    reader: asyncio.StreamReader,
+    writer: asyncio.StreamWriter,
+    agents: Mapping[int, Callable[[Any], object]],
+    *,
+    limits: Limits | None = None,
+    max_message_size: int | None = None,
+    unstable: bool = False,
+) -> AbstractAsyncContextManager[AgentSideConnection[Any]]: ...
+@asynccontextmanager
+async def connect_to_client(
+    reader: asyncio.StreamReader,
+    writer: asyncio.StreamWriter,
+    agents: AgentOffer[ClientT],
+    *,
+    limits: Limits | None = None,
+    max_message_size: int | None = None,
+    unstable: bool = False,
+) -> AsyncGenerator[AgentSideConnection[ClientT], None]:
+    """An :class:`AgentSideConnection` over ``reader`` / ``writer``, served while the block runs.
+
+    Like :func:`serve_agent`, but the block decides when to stop.
+    """
+    conn = AgentSideConnection(
+        agents, limits=limits, max_message_size=max_message_size, unstable=unstable
+    )
+    async with _served(conn, reader, writer):
+        yield conn
+
+
+@asynccontextmanager
+async def _served(
+    conn: Connection, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+) -> AsyncGenerator[None, None]:
+    """Serve ``conn`` over the pair while the block runs; then close both."""
+    wire = StreamWire(reader, writer, conn, conn.limits.write_buffer_bytes)
+    await conn._start(wire)  # pyright: ignore[reportPrivateUsage]
+    try:
+        yield
+    finally:
+        conn.close()
+        await conn.wait_closed()
+        try:
+            await asyncio.wait_for(wire.wait_closed(), FLUSH_GRACE)
+        except asyncio.TimeoutError:
+            wire.abort()

@@ -1,0 +1,270 @@
+"""The client side of ACP's stdio transport on asyncio: run the agent as a subprocess.
+
+::
+
+    async with acp_asyncio.spawn_agent(["my-agent", "--acp"], client=MyClient) as conn:
+        await conn.agent.initialize(v1.InitializeRequest(protocol_version=1))
+    # stdin closed, `grace_period` for the agent to exit, then its whole process
+    # group SIGTERMed (and SIGKILLed if need be); the agent is always reaped
+
+The same process-group rules as :func:`acp_trio.spawn_agent`: the agent leads
+a process group of its own (POSIX), so everything it started ends with it.
+The pipes are the connection's own (``os.pipe``, read and written by
+asyncio's pipe transports); ``conn.process`` is the
+:class:`asyncio.subprocess.Process` (its ``stdin``/``stdout`` are ``None``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any, Final, overload
+
+from acp_core import Limits
+
+from ._sides import AgentT, ClientFactory, ClientOffer, ClientSideConnection
+from ._wire import PipeWire
+
+__all__ = ["GROUP_POLL", "STDERR_KEEP", "group_alive", "spawn_agent"]
+
+#: Bytes of captured stderr kept (the most recent ones).
+STDERR_KEEP: Final = 1024 * 1024
+#: How often the agent's process group is checked while members are
+#: given their grace after SIGTERM (seconds).
+GROUP_POLL: Final = 0.02
+
+
+class _Collect(asyncio.Protocol):
+    """Keeps the last ``STDERR_KEEP`` bytes of the agent's stderr."""
+
+    def __init__(self, into: bytearray) -> None:
+        self.into = into
+        self.done = asyncio.get_running_loop().create_future()
+
+    def data_received(self, data: bytes) -> None:
+        into = self.into
+        into += data
+        if len(into) > 2 * STDERR_KEEP:
+            del into[:-STDERR_KEEP]
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if len(self.into) > STDERR_KEEP:
+            del self.into[:-STDERR_KEEP]
+        if not self.done.done():
+            self.done.set_result(None)
+
+
+@overload
+def spawn_agent(
+    command: Sequence[str | os.PathLike[str]],
+    client: ClientFactory[AgentT],
+    *,
+    cwd: str | os.PathLike[str] | None = None,
+    env: Mapping[str, str] | None = None,
+    capture_stderr: bool = False,
+    grace_period: float = 2.0,
+    limits: Limits | None = None,
+    max_message_size: int | None = None,
+    start_new_session: bool = False,
+    unstable: bool = False,
+) -> AbstractAsyncContextManager[ClientSideConnection[AgentT]]: ...
+@overload
+def spawn_agent(
+    command: Sequence[str | os.PathLike[str]],
+    client: Mapping[int, ClientFactory[AgentT]],
+    *,
+    cwd: str | os.PathLike[str] | None = None,
+    env: Mapping[str, str] | None = None,
+    capture_stderr: bool = False,
+    grace_period: float = 2.0,
+    limits: Limits | None = None,
+    max_message_size: int | None = None,
+    start_new_session: bool = False,
+    unstable: bool = False,
+) -> AbstractAsyncContextManager[ClientSideConnection[AgentT]]: ...
+@overload
+def spawn_agent(  # pyright: ignore[reportOverlappingOverload]
+    command: Sequence[str | os.PathLike[str]],
+    client: Mapping[int, Callable[[Any], object]],
+    *,
+    cwd: str | os.PathLike[str] | None = None,
+    env: Mapping[str, str] | None = None,
+    capture_stderr: bool = False,
+    grace_period: float = 2.0,
+    limits: Limits | None = None,
+    max_message_size: int | None = None,
+    start_new_session: bool = False,
+    unstable: bool = False,
+) -> AbstractAsyncContextManager[ClientSideConnection[Any]]: ...
+@asynccontextmanager
+async def spawn_agent(
+    command: Sequence[str | os.PathLike[str]],
+    client: ClientOffer[AgentT],
+    *,
+    cwd: str | os.PathLike[str] | None = None,
+    env: Mapping[str, str] | None = None,
+    capture_stderr: bool = False,
+    grace_period: float = 2.0,
+    limits: Limits | None = None,
+    max_message_size: int | None = None,
+    start_new_session: bool = False,
+    unstable: bool = False,
+) -> AsyncGenerator[ClientSideConnection[AgentT], None]:
+    """Start the agent ``command`` and connect to it over its stdin/stdout.
+
+    Typed like :func:`~acp_asyncio.connect_to_agent`: by the client class.
+    On leaving the block: the connection is closed (stdin with it), the
+    agent has ``grace_period`` seconds to exit, then its process group gets
+    SIGTERM, ``grace_period`` more seconds, and SIGKILL; it is always
+    reaped.  ``start_new_session=True`` also detaches it from the
+    controlling terminal (Python 3.10 always does: it has no
+    ``process_group``).  ``capture_stderr=True`` keeps the agent's stderr
+    in ``conn.stderr_output`` (the last ``STDERR_KEEP`` bytes) instead of
+    passing it through.  ``limits``, ``max_message_size``, ``unstable``: as
+    for :func:`~acp_asyncio.serve_agent`.
+    """
+    conn = ClientSideConnection(
+        client, limits=limits, max_message_size=max_message_size, unstable=unstable
+    )
+    group: dict[str, Any] = {}
+    if os.name == "posix":
+        if start_new_session or sys.version_info < (3, 11):
+            group["start_new_session"] = True
+        else:
+            group["process_group"] = 0  # setpgid(0, 0) in the child
+    to_agent, agent_in = os.pipe()[::-1]  # (write end ours, read end the child's)
+    agent_out, from_agent = os.pipe()  # (read end ours, write end the child's)
+    err_r, err_w = os.pipe() if capture_stderr else (-1, -1)
+    try:
+        process = await asyncio.create_subprocess_exec(
+            *[os.fspath(c) for c in command],
+            stdin=agent_in,
+            stdout=from_agent,
+            stderr=err_w if capture_stderr else None,
+            cwd=cwd,
+            env=env,
+            **group,
+        )
+    except BaseException:
+        for fd in (to_agent, agent_out, err_r):
+            if fd >= 0:
+                os.close(fd)
+        raise
+    finally:
+        for fd in (agent_in, from_agent, err_w):
+            if fd >= 0:
+                os.close(fd)
+    pgid = process.pid if group else None
+    collector: _Collect | None = None
+    try:
+        if capture_stderr:
+            loop = asyncio.get_running_loop()
+            collector = _Collect(conn.stderr_output)
+            fd_ = err_r
+            err_r = -1
+            await loop.connect_read_pipe(
+                lambda: collector, open(fd_, "rb", buffering=0, closefd=True)
+            )
+        wire = await PipeWire.open(
+            agent_out, to_agent, conn, conn.limits.write_buffer_bytes
+        )
+        agent_out = to_agent = -1
+        conn.process = process
+        await conn._start(wire)  # pyright: ignore[reportPrivateUsage]
+        try:
+            yield conn
+        finally:
+            conn.close()  # closes the agent's stdin once what is queued was written
+            await conn.wait_closed()
+            await asyncio.shield(_reap(process, pgid, grace_period))
+            if collector is not None:
+                # stderr ends when the group is gone, unless a process that
+                # left the group holds it
+                try:
+                    await asyncio.wait_for(asyncio.shield(collector.done), grace_period)
+                except asyncio.TimeoutError:
+                    pass
+    finally:
+        for fd in (to_agent, agent_out, err_r):
+            if fd >= 0:
+                os.close(fd)
+        if process.returncode is None:
+            await asyncio.shield(_reap(process, pgid, grace_period))
+
+
+async def _wait(process: asyncio.subprocess.Process, seconds: float) -> bool:
+    try:
+        await asyncio.wait_for(process.wait(), seconds)
+    except asyncio.TimeoutError:
+        return False
+    return True
+
+
+async def _reap(
+    process: asyncio.subprocess.Process, pgid: int | None, grace_period: float
+) -> None:
+    """Grace, SIGTERM, grace, SIGKILL (to the group if any); always reap."""
+    await _wait(process, grace_period)
+    if pgid is None:
+        if process.returncode is None:
+            process.terminate()
+            if not await _wait(process, grace_period):
+                process.kill()
+        await process.wait()
+        return
+    if process.returncode is not None and not group_alive(pgid):
+        return  # the usual case: the agent exited on EOF and left nothing behind
+    _signal_group(pgid, signal.SIGTERM)
+
+    async def gone() -> None:
+        await process.wait()
+        while group_alive(pgid):
+            await asyncio.sleep(GROUP_POLL)
+
+    try:
+        await asyncio.wait_for(gone(), grace_period)
+    except asyncio.TimeoutError:
+        pass
+    if process.returncode is None or group_alive(pgid):
+        _signal_group(pgid, signal.SIGKILL)
+    await process.wait()
+
+
+def _signal_group(pgid: int, sig: int) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass  # gone already; or only members we may not signal (setuid) are left
+
+
+def group_alive(pgid: int) -> bool:
+    """Whether process group ``pgid`` has a member that has not exited.
+
+    Zombies do not count (read from ``/proc`` on Linux; elsewhere any member
+    counts), as for :func:`acp_trio.spawn_agent`.
+    """
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass  # a member exists, just not one we may signal
+    if not os.path.isdir("/proc/self"):
+        return True
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        # "pid (comm) state ppid pgrp ...": comm may hold spaces and parens
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] != b"Z":
+            return True
+    return False

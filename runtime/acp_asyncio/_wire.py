@@ -1,0 +1,297 @@
+"""Bytes in and out of one connection on asyncio: pipes, sockets or a stream pair.
+
+The connection sees one :class:`Wire`: it is told about input through
+callbacks (``on_data``, ``on_eof``) and writes whole lines with
+:meth:`Wire.write`, which never blocks; senders that must respect the write
+budget then ``await`` :meth:`Wire.wait_for_space`.
+
+Two kinds:
+
+- :class:`PipeWire`: a read and a write file descriptor (stdio, the pipes of a
+  subprocess, a socket): asyncio's pipe transports, which read with
+  ``os.read`` in a reader callback and write with ``os.write`` at once when
+  nothing is queued (the fast path of acp_trio's pipes, for free).  Input is
+  handed over chunk by chunk in the event loop's callback, without a task
+  switch.
+- :class:`StreamWire`: an :class:`asyncio.StreamReader` /
+  :class:`asyncio.StreamWriter` pair you already have (a TCP connection, a
+  process started with :func:`asyncio.create_subprocess_exec`): a task reads
+  the reader and hands the chunks over the same way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import select
+import stat
+from collections.abc import Callable
+from typing import Any, Final, Protocol
+
+__all__ = ["PipeWire", "StreamWire", "Wire"]
+
+#: Bytes asked for per read of a stream (the pipe transports read 256 KiB).
+READ_CHUNK: Final = 64 * 1024
+
+
+class Wire(Protocol):
+    """What a connection needs of its transport."""
+
+    def write(self, data: bytes) -> None:
+        """Queue ``data`` (whole lines) for the peer; never blocks."""
+        ...
+
+    @property
+    def queued(self) -> int:
+        """Bytes written but not yet taken by the OS."""
+        ...
+
+    async def wait_for_space(self) -> None:
+        """Return once at most the write budget is queued (or the wire is closed)."""
+        ...
+
+    def pause_reading(self) -> None: ...
+
+    def resume_reading(self) -> None: ...
+
+    def reader_gone(self) -> bool:
+        """Whether nobody reads our output any more (known over a pipe only)."""
+        ...
+
+    def close(self) -> None:
+        """Stop reading; write what is queued, then close."""
+        ...
+
+    def abort(self) -> None:
+        """Close at once, dropping what is queued."""
+        ...
+
+    async def wait_closed(self) -> None: ...
+
+
+class _Callbacks:
+    """The connection's side: where input goes."""
+
+    on_data: Callable[[bytes], None]
+    on_eof: Callable[[], None]
+    on_broken: Callable[[], None]  # a write failed: the peer is gone
+
+
+class _ReadProtocol(asyncio.Protocol):
+    def __init__(self, wire: PipeWire) -> None:
+        self.wire = wire
+
+    def data_received(self, data: bytes) -> None:
+        self.wire.callbacks.on_data(data)
+
+    def eof_received(self) -> bool | None:
+        self.wire.callbacks.on_eof()
+        return None
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        # EOF on a pipe arrives as connection_lost(None) without eof_received
+        if not self.wire.eof_seen:
+            self.wire.eof_seen = True
+            self.wire.callbacks.on_eof()
+
+
+class _WriteProtocol(asyncio.BaseProtocol):
+    def __init__(self, wire: PipeWire) -> None:
+        self.wire = wire
+
+    def pause_writing(self) -> None:
+        self.wire.space.clear()
+
+    def resume_writing(self) -> None:
+        self.wire.space.set()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.wire.space.set()
+        self.wire.write_closed.set()
+        if not self.wire.closing:
+            self.wire.callbacks.on_broken()
+
+
+class PipeWire:
+    """A connection over a read fd and a write fd (pipes, sockets, a tty).
+
+    Built with :meth:`open`; the fds are the wire's own (closed with it).
+    """
+
+    def __init__(self, callbacks: _Callbacks, budget: int) -> None:
+        self.callbacks = callbacks
+        self.budget = budget
+        self.space = asyncio.Event()
+        self.space.set()
+        self.write_closed = asyncio.Event()
+        self.eof_seen = False
+        self.closing = False
+        self._read: asyncio.ReadTransport | None = None
+        self._write: asyncio.WriteTransport | None = None
+        self._write_fd = -1
+
+    @classmethod
+    async def open(
+        cls, read_fd: int, write_fd: int, callbacks: _Callbacks, budget: int
+    ) -> PipeWire:
+        """Take ``read_fd`` / ``write_fd`` (pipes, sockets or ttys, not regular files)."""
+        loop = asyncio.get_running_loop()
+        wire = cls(callbacks, budget)
+        for fd in (read_fd, write_fd):
+            mode = os.fstat(fd).st_mode
+            if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)):
+                raise ValueError(
+                    f"fd {fd} is no pipe, socket or character device "
+                    "(asyncio cannot wait on a regular file)"
+                )
+        wire._write_fd = write_fd
+        write_transport, _ = await loop.connect_write_pipe(
+            lambda: _WriteProtocol(wire), open(write_fd, "wb", buffering=0, closefd=True)
+        )
+        write_transport.set_write_buffer_limits(high=budget, low=budget)
+        wire._write = write_transport
+        read_transport, _ = await loop.connect_read_pipe(
+            lambda: _ReadProtocol(wire), open(read_fd, "rb", buffering=0, closefd=True)
+        )
+        wire._read = read_transport
+        return wire
+
+    def write(self, data: bytes) -> None:
+        if self._write is not None and not self._write.is_closing():
+            self._write.write(data)
+
+    @property
+    def queued(self) -> int:
+        return 0 if self._write is None else self._write.get_write_buffer_size()
+
+    async def wait_for_space(self) -> None:
+        while self.queued > self.budget and not self.write_closed.is_set():
+            self.space.clear()
+            await self.space.wait()
+
+    def pause_reading(self) -> None:
+        if self._read is not None and self._read.is_reading():
+            self._read.pause_reading()
+
+    def resume_reading(self) -> None:
+        if (
+            self._read is not None
+            and not self._read.is_closing()
+            and not self._read.is_reading()
+        ):
+            self._read.resume_reading()
+
+    def reader_gone(self) -> bool:
+        if self.write_closed.is_set():
+            return True
+        if self._write_fd < 0 or not hasattr(select, "poll"):
+            return False
+        poller = select.poll()
+        poller.register(self._write_fd, select.POLLOUT)
+        try:
+            events = poller.poll(0)
+        except OSError:
+            return True
+        return any(ev & (select.POLLERR | select.POLLHUP) for _, ev in events)
+
+    def close(self) -> None:
+        self.closing = True
+        if self._read is not None:
+            self._read.close()
+        if self._write is not None:
+            self._write.close()  # after what is queued was written
+
+    def abort(self) -> None:
+        self.closing = True
+        if self._read is not None:
+            self._read.close()
+        if self._write is not None:
+            self._write.abort()
+
+    async def wait_closed(self) -> None:
+        await self.write_closed.wait()
+
+
+class StreamWire:
+    """A connection over an :class:`asyncio.StreamReader` / ``StreamWriter`` pair."""
+
+    def __init__(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        callbacks: _Callbacks,
+        budget: int,
+    ) -> None:
+        self.callbacks = callbacks
+        self.budget = budget
+        self.reader = reader
+        self.writer = writer
+        writer.transport.set_write_buffer_limits(high=budget, low=budget)
+        self._reading = asyncio.Event()
+        self._reading.set()
+        self._closing = False
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._pump())
+
+    async def _pump(self) -> None:
+        callbacks = self.callbacks
+        try:
+            while not self._closing:
+                if not self._reading.is_set():
+                    await self._reading.wait()
+                    continue
+                data = await self.reader.read(READ_CHUNK)
+                if not data:
+                    break
+                callbacks.on_data(data)
+        except (ConnectionError, OSError):
+            pass
+        if not self._closing:
+            callbacks.on_eof()
+
+    def write(self, data: bytes) -> None:
+        if not self.writer.transport.is_closing():
+            self.writer.write(data)
+
+    @property
+    def queued(self) -> int:
+        return self.writer.transport.get_write_buffer_size()
+
+    async def wait_for_space(self) -> None:
+        if self.queued > self.budget:
+            try:
+                await self.writer.drain()
+            except (ConnectionError, OSError):
+                self.callbacks.on_broken()
+
+    def pause_reading(self) -> None:
+        self._reading.clear()
+
+    def resume_reading(self) -> None:
+        self._reading.set()
+
+    def reader_gone(self) -> bool:
+        return self.writer.transport.is_closing()
+
+    def close(self) -> None:
+        self._closing = True
+        self._reading.set()
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+        self.writer.close()
+
+    def abort(self) -> None:
+        self.close()
+        self.writer.transport.abort()
+
+    async def wait_closed(self) -> None:
+        try:
+            await self.writer.wait_closed()
+        except (ConnectionError, OSError):
+            pass
+
+
+def _unused(*_: Any) -> None:  # pragma: no cover
+    pass
