@@ -1,0 +1,113 @@
+"""One agent, on either runtime: ``python rule_agent.py trio|asyncio [--write-buffer N] [--max-message-size N]``.
+
+The engine's rules are tested through it over real pipes, once per adapter
+(``test_engine_rules.py``).  It offers protocol v1 and v2.  A prompt's text
+says what the turn does:
+
+- ``updates N``: N agent_message_chunk updates (texts "0", "1", ...), then
+  ``end_turn``;
+- ``wait``: one update, then waits until cancelled;
+- ``flood``: updates until cancelled (each text its number);
+- ``ask``: asks ``session/request_permission`` and ends ``end_turn`` after
+  an update saying the outcome.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from typing import Any
+
+from acp_schema import v1, v2
+
+ADAPTER = sys.argv[1]
+
+
+def option(name: str) -> int | None:
+    return int(sys.argv[sys.argv.index(name) + 1]) if name in sys.argv else None
+
+
+WRITE_BUFFER = option("--write-buffer")
+MAX_MESSAGE_SIZE = option("--max-message-size")
+
+if ADAPTER == "trio":
+    import acp_trio as runtime
+    import trio
+
+    async def forever() -> None:
+        await trio.sleep_forever()
+
+elif ADAPTER == "asyncio":
+    import asyncio
+
+    import acp_asyncio as runtime  # type: ignore[no-redef]
+
+    async def forever() -> None:
+        await asyncio.Event().wait()
+
+else:
+    raise SystemExit(f"unknown adapter {ADAPTER!r}")
+
+
+def make_agent(schema: Any) -> type:
+    class RuleAgent:
+        def __init__(self, conn: Any) -> None:
+            self.client = conn.client
+
+        async def initialize(self, params: Any) -> Any:
+            return schema.InitializeResponse(
+                protocol_version=schema.PROTOCOL_VERSION,
+                agent_info=schema.Implementation(name=f"rule-agent-{ADAPTER}", version="1"),
+            )
+
+        async def session_new(self, params: Any) -> Any:
+            return schema.NewSessionResponse(session_id="s1")
+
+        async def say(self, sid: str, text: str) -> None:
+            chunk = runtime.agent_text(text, message_id="m1", version=schema)
+            await self.client.session_update(runtime.notification(sid, chunk))
+
+        async def session_prompt(self, params: Any) -> Any:
+            sid = params.session_id
+            words = params.prompt[0].text.split()
+            if words[0] == "updates":
+                for i in range(int(words[1])):
+                    await self.say(sid, str(i))
+            elif words[0] == "wait":
+                await self.say(sid, "waiting")
+                await forever()
+            elif words[0] == "flood":
+                i = 0
+                while True:
+                    await self.say(sid, str(i))
+                    i += 1
+            elif words[0] == "ask":
+                answer = await self.client.session_request_permission(
+                    schema.RequestPermissionRequest(
+                        session_id=sid,
+                        tool_call=schema.ToolCallUpdate(tool_call_id="c1"),
+                        options=[
+                            schema.PermissionOption(
+                                option_id="yes", name="Yes", kind="allow_once"
+                            )
+                        ],
+                    )
+                )
+                await self.say(sid, answer.outcome.outcome)
+            return schema.PromptResponse(stop_reason="end_turn")
+
+    return RuleAgent
+
+
+OFFERS = {1: make_agent(v1), 2: make_agent(v2)}
+LIMITS = runtime.Limits()
+if WRITE_BUFFER is not None:
+    LIMITS = dataclasses.replace(LIMITS, write_buffer_bytes=WRITE_BUFFER)
+if MAX_MESSAGE_SIZE is not None:
+    LIMITS = dataclasses.replace(LIMITS, max_message_size=MAX_MESSAGE_SIZE)
+
+if __name__ == "__main__":
+    if ADAPTER == "trio":
+        trio.run(lambda: runtime.serve_agent_stdio(OFFERS, limits=LIMITS))
+    else:
+        asyncio.run(runtime.serve_agent_stdio(OFFERS, limits=LIMITS))
