@@ -24,9 +24,10 @@ from __future__ import annotations
 import asyncio
 import os
 import select
+import selectors
 import stat
 from collections.abc import Callable
-from typing import Any, Final, Protocol
+from typing import Final, Protocol
 
 __all__ = ["PipeWire", "StreamWire", "Wire"]
 
@@ -85,14 +86,18 @@ class _ReadProtocol(asyncio.Protocol):
         self.wire.callbacks.on_data(data)
 
     def eof_received(self) -> bool | None:
-        self.wire.callbacks.on_eof()
+        self._eof()
         return None
 
     def connection_lost(self, exc: Exception | None) -> None:
         # EOF on a pipe arrives as connection_lost(None) without eof_received
-        if not self.wire.eof_seen:
-            self.wire.eof_seen = True
-            self.wire.callbacks.on_eof()
+        self._eof()
+
+    def _eof(self) -> None:
+        wire = self.wire
+        if not wire.eof_seen and not wire.closing:
+            wire.eof_seen = True
+            wire.callbacks.on_eof()
 
 
 class _WriteProtocol(asyncio.BaseProtocol):
@@ -134,25 +139,32 @@ class PipeWire:
     async def open(
         cls, read_fd: int, write_fd: int, callbacks: _Callbacks, budget: int
     ) -> PipeWire:
-        """Take ``read_fd`` / ``write_fd`` (pipes, sockets or ttys, not regular files)."""
+        """Take ``read_fd`` / ``write_fd`` (closed with the wire).
+
+        Pipes, sockets and terminals go through asyncio's pipe transports;
+        what the event loop cannot wait on (a regular file, ``/dev/null``:
+        ``agent < requests.jsonl > replies.jsonl``) is read in chunks from
+        loop callbacks and written directly, as neither ever blocks.
+        """
         loop = asyncio.get_running_loop()
         wire = cls(callbacks, budget)
-        for fd in (read_fd, write_fd):
-            mode = os.fstat(fd).st_mode
-            if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)):
-                raise ValueError(
-                    f"fd {fd} is no pipe, socket or character device "
-                    "(asyncio cannot wait on a regular file)"
-                )
         wire._write_fd = write_fd
-        write_transport, _ = await loop.connect_write_pipe(
-            lambda: _WriteProtocol(wire), open(write_fd, "wb", buffering=0, closefd=True)
-        )
+        if _pollable(write_fd):
+            write_transport, _ = await loop.connect_write_pipe(
+                lambda: _WriteProtocol(wire),
+                open(write_fd, "wb", buffering=0, closefd=True),
+            )
+        else:
+            write_transport = _FileWriter(write_fd, _WriteProtocol(wire))
         write_transport.set_write_buffer_limits(high=budget, low=budget)
         wire._write = write_transport
-        read_transport, _ = await loop.connect_read_pipe(
-            lambda: _ReadProtocol(wire), open(read_fd, "rb", buffering=0, closefd=True)
-        )
+        if _pollable(read_fd):
+            read_transport, _ = await loop.connect_read_pipe(
+                lambda: _ReadProtocol(wire),
+                open(read_fd, "rb", buffering=0, closefd=True),
+            )
+        else:
+            read_transport = _FileReader(loop, read_fd, _ReadProtocol(wire))
         wire._read = read_transport
         return wire
 
@@ -293,5 +305,110 @@ class StreamWire:
             pass
 
 
-def _unused(*_: Any) -> None:  # pragma: no cover
-    pass
+def _pollable(fd: int) -> bool:
+    """Whether the event loop can wait on ``fd`` (pipes, sockets, most ttys)."""
+    mode = os.fstat(fd).st_mode
+    if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
+        return True
+    if not stat.S_ISCHR(mode):
+        return False  # a regular file: always "ready", epoll refuses it
+    selector = selectors.DefaultSelector()
+    try:
+        selector.register(fd, selectors.EVENT_READ | selectors.EVENT_WRITE)
+    except (OSError, ValueError):  # /dev/null under epoll: EPERM
+        return False
+    finally:
+        selector.close()
+    return True
+
+
+class _FileReader(asyncio.ReadTransport):
+    """Reads a file that never blocks, one chunk per event-loop callback."""
+
+    def __init__(
+        self, loop: asyncio.AbstractEventLoop, fd: int, protocol: asyncio.Protocol
+    ) -> None:
+        super().__init__()
+        self._loop = loop
+        self._fd = fd
+        self._protocol = protocol
+        self._reading = True
+        self._closed = False
+        loop.call_soon(self._read)
+
+    def _read(self) -> None:
+        if self._closed or not self._reading:
+            return
+        try:
+            data = os.read(self._fd, READ_CHUNK)
+        except OSError as exc:
+            self._finish(exc)
+            return
+        if not data:
+            self._finish(None)
+            return
+        self._protocol.data_received(data)
+        self._loop.call_soon(self._read)
+
+    def _finish(self, exc: Exception | None) -> None:
+        if not self._closed:
+            self.close()
+            self._protocol.connection_lost(exc)
+
+    def is_reading(self) -> bool:
+        return self._reading and not self._closed
+
+    def pause_reading(self) -> None:
+        self._reading = False
+
+    def resume_reading(self) -> None:
+        if not self._reading and not self._closed:
+            self._reading = True
+            self._loop.call_soon(self._read)
+
+    def is_closing(self) -> bool:
+        return self._closed
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            os.close(self._fd)
+
+
+class _FileWriter(asyncio.WriteTransport):
+    """Writes a file (or ``/dev/null``) directly: it never blocks for long."""
+
+    def __init__(self, fd: int, protocol: asyncio.BaseProtocol) -> None:
+        super().__init__()
+        self._fd = fd
+        self._protocol = protocol
+        self._closed = False
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        view = memoryview(data)
+        try:
+            while view:
+                view = view[os.write(self._fd, view) :]
+        except OSError as exc:
+            self.abort()
+            self._protocol.connection_lost(exc)
+
+    def get_write_buffer_size(self) -> int:
+        return 0
+
+    def set_write_buffer_limits(self, high: int | None = None, low: int | None = None) -> None:
+        pass
+
+    def is_closing(self) -> bool:
+        return self._closed
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            os.close(self._fd)
+            self._protocol.connection_lost(None)
+
+    def abort(self) -> None:
+        if not self._closed:
+            self._closed = True
+            os.close(self._fd)
