@@ -21,6 +21,7 @@ TYPED_EXAMPLES = [
     "examples/simple_client.py",
     "examples/client.py",
     "examples/echo_agent.py",
+    "examples/asyncio_echo_agent.py",
 ]
 
 
@@ -97,6 +98,7 @@ def typecheck(session: nox.Session) -> None:
         "runtime/acp_core",
         "runtime/acp_trio",
         "runtime/acp_inspect",
+        "runtime/acp_asyncio",
     )
     session.run("mypy", "--strict", "examples", env={"MYPYPATH": "generated:runtime"})
     session.run("pyright")

@@ -3,6 +3,8 @@
 - ``pip install acp-msgspec``: the models (``acp_schema``) and the protocol
   engine (``acp_core``) with msgspec alone;
 - ``acp-msgspec[trio]``: the trio runtime too;
+- ``acp-msgspec`` or ``acp-msgspec[asyncio]``: the asyncio runtime
+  (``acp_asyncio``), which needs nothing more, and runs without trio;
 - ``acp-msgspec[codegen]``: the generator (``python -m acp_codegen``);
 and ``pip check`` is clean after each.  Real builds and installs, no mocks.
 """
@@ -73,6 +75,42 @@ def test_the_models_install_with_msgspec_alone(wheel: Path, tmp_path: Path) -> N
     refused = _run(python, "-c", "import acp_trio")
     assert refused.returncode != 0
     assert "pip install 'acp-msgspec[trio]'" in refused.stderr
+
+
+# An asyncio client starts the example asyncio agent over pipes and gets its
+# initialize and session/new answers: the adapter runs, not only imports.
+_ASYNCIO_ROUND_TRIP = """
+import asyncio, sys
+import acp_asyncio
+from acp_schema import v1
+
+class Client:
+    def __init__(self, conn: acp_asyncio.ClientSideConnection[v1.Agent]) -> None:
+        pass
+
+async def main() -> None:
+    agent = [sys.executable, sys.argv[1]]
+    async with acp_asyncio.spawn_agent(agent, client=Client) as conn:
+        init = await conn.agent.initialize(v1.InitializeRequest(protocol_version=1))
+        new = await conn.agent.session_new(v1.NewSessionRequest(cwd="/", mcp_servers=[]))
+        print(init.agent_info.name, new.session_id)
+
+asyncio.run(main())
+assert "trio" not in sys.modules, "acp_asyncio imported trio"
+"""
+
+
+@pytest.mark.parametrize("extra", ["", "[asyncio]"])
+def test_the_asyncio_runtime_runs_without_trio(
+    wheel: Path, tmp_path: Path, extra: str
+) -> None:
+    python = _fresh_env(tmp_path)
+    _install(python, f"{wheel}{extra}")
+    installed = _ok(python, "-m", "pip", "list", "--format=freeze")
+    assert "trio==" not in installed
+    agent = ROOT / "examples" / "asyncio_echo_agent.py"
+    out = _ok(python, "-c", _ASYNCIO_ROUND_TRIP, agent)
+    assert out.split() == ["acp-msgspec-asyncio-echo-agent", "sess_1"]
 
 
 def test_the_trio_extra_gives_the_runtime(wheel: Path, tmp_path: Path) -> None:
