@@ -11,6 +11,7 @@ and ``pip check`` is clean after each.  Real builds and installs, no mocks.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import venv
@@ -109,8 +110,18 @@ def test_the_asyncio_runtime_runs_without_trio(
     installed = _ok(python, "-m", "pip", "list", "--format=freeze")
     assert "trio==" not in installed
     agent = ROOT / "examples" / "asyncio_echo_agent.py"
-    out = _ok(python, "-c", _ASYNCIO_ROUND_TRIP, agent)
-    assert out.split() == ["acp-msgspec-asyncio-echo-agent", "sess_1"]
+    # the installed wheel's packages, not this tree's (PYTHONPATH is dropped)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run(
+        [str(python), "-c", _ASYNCIO_ROUND_TRIP, str(agent)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.split() == ["acp-msgspec-asyncio-echo-agent", "sess_1"]
 
 
 def test_the_trio_extra_gives_the_runtime(wheel: Path, tmp_path: Path) -> None:
