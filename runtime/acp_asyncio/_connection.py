@@ -22,7 +22,7 @@ import contextvars
 import functools
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Final
 
 import acp_core
@@ -158,7 +158,7 @@ class Connection:
     def _write(self, lines: list[bytes] | bytes | None) -> None:
         if not lines or self._wire is None:
             return
-        if type(lines) is bytes:
+        if isinstance(lines, bytes):
             self._wire.write(lines)
         else:
             self._wire.write(b"".join(lines))
@@ -227,9 +227,9 @@ class Connection:
 
     # -- incoming requests -----------------------------------------------------------------
 
-    def _spawn(self, coro: Awaitable[Any]) -> asyncio.Task[Any]:
+    def _spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
         assert self._loop is not None
-        task = self._loop.create_task(coro)  # type: ignore[arg-type]
+        task = self._loop.create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._task_done)
         return task

@@ -26,7 +26,6 @@ import os
 import select
 import selectors
 import stat
-from collections.abc import Callable
 from typing import Final, Protocol
 
 __all__ = ["PipeWire", "StreamWire", "Wire"]
@@ -70,12 +69,16 @@ class Wire(Protocol):
     async def wait_closed(self) -> None: ...
 
 
-class _Callbacks:
+class _Callbacks(Protocol):
     """The connection's side: where input goes."""
 
-    on_data: Callable[[bytes], None]
-    on_eof: Callable[[], None]
-    on_broken: Callable[[], None]  # a write failed: the peer is gone
+    def on_data(self, data: bytes) -> None: ...
+
+    def on_eof(self) -> None: ...
+
+    def on_broken(self) -> None:
+        """A write failed, or our reader went away: the peer is gone."""
+        ...
 
 
 class _ReadProtocol(asyncio.Protocol):
