@@ -4,14 +4,14 @@ Everything that is protocol (framing, correlation, ordering, batches, the
 initialize and version rules, capability refusals, session-cancel answers,
 bounds) is :class:`acp_core.Engine`'s; this module only
 
-- feeds the engine the bytes the :mod:`wire <acp_asyncio._wire>` read, in the
-  event loop's callback (no task switch per chunk) and writes what it
-  answers;
-- runs each incoming request's handler in a task of its own, and the
-  ordered notifications in one consumer task;
+- feeds the engine the bytes the wire read, in the event loop's callback
+  (no task switch per chunk), and writes what it built;
+- runs each incoming request's handler in a task of its own (cancelled
+  through ``Running.handle``), and the ordered notifications in one
+  consumer task;
 - pauses reading while the engine says a bound is reached, and makes
   senders wait while ``Limits.write_buffer_bytes`` are queued;
-- keeps the timers: ``HANDLER_GRACE`` after the peer closed its end,
+- keeps the clocks: ``HANDLER_GRACE`` after the peer closed its end,
   ``FLUSH_GRACE`` to flush on close.
 """
 
@@ -22,33 +22,48 @@ import contextvars
 import functools
 import logging
 import time
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final
 
-import acp_core
-from acp_core import ConnectionClosed, Limits
-from acp_core import engine as _engine
+from acp_core import (
+    END_OF_INPUT,
+    NEED_DATA,
+    ORIGIN_NOTIFICATION,
+    ORIGIN_REQUEST,
+    ORIGIN_USER,
+    PAUSED,
+    Call,
+    CloseConnection,
+    ConnectionClosed,
+    Engine,
+    IncomingRequest,
+    Limits,
+    MethodSpec,
+    Running,
+    VersionChosen,
+)
 
-from ._wire import PipeWire, StreamWire, Wire
+from ._wire import StreamWire, Wire
 
-__all__ = ["FLUSH_GRACE", "HANDLER_GRACE", "Connection", "PeerProxy"]
+__all__ = ["FLUSH_GRACE", "HANDLER_GRACE", "YIELD_INTERVAL", "Connection", "PeerProxy"]
 
 log = logging.getLogger("acp_asyncio")
 
 #: After end of input, how long the requests (and notifications) already
-#: received may take to be handled and answered before they are cancelled.
+#: received may take to be handled and answered before they are cancelled
+#: (answered -32800).
 HANDLER_GRACE: Final = 1.0
 #: How long a closing connection may spend flushing queued messages.
 FLUSH_GRACE: Final = 1.0
 #: A handler that sends without ever waiting yields to the event loop at
-#: least this often (seconds), so that a ``session/cancel`` can be read.
+#: least this often (seconds), so that a ``session/cancel`` is read and
+#: delivered (as ``asyncio.CancelledError``) however tight its loop.
 YIELD_INTERVAL: Final = 0.0002
 
-# Who makes an outgoing call (the engine's ReadGate exemptions and ordering).
-_origin: contextvars.ContextVar[Any] = contextvars.ContextVar(
-    "acp_asyncio_origin", default=_engine.ORIGIN_USER
+# Who makes an outgoing call: the engine's ReadGate exemptions and ordering.
+_origin: contextvars.ContextVar[int] = contextvars.ContextVar(
+    "acp_asyncio_origin", default=ORIGIN_USER
 )
-
 _monotonic = time.monotonic
 
 
@@ -72,45 +87,47 @@ class Connection:
     :func:`~acp_asyncio.connect_to_agent`, :func:`~acp_asyncio.spawn_agent`.
     """
 
-    def __init__(self, engine: Any, limits: Limits) -> None:
+    def __init__(self, engine: Engine) -> None:
         self._engine = engine
         #: The bounds this connection keeps (:class:`~acp_core.Limits`).
-        self.limits = limits
+        self.limits: Limits = engine.limits
+        self._budget = engine.limits.write_buffer_bytes
         self._wire: Wire | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._consumer: asyncio.Task[None] | None = None
-        self._queue_wakeup: asyncio.Future[None] | None = None
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._consumer_idle: asyncio.Future[None] | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
         self._paused = False
+        self._space_waiter: asyncio.Task[None] | None = None
         self._eof = False
+        self._grace_over = False
         self._closing = False
-        self._grace: asyncio.TimerHandle | None = None
         self._done: asyncio.Future[None] | None = None
         self._last_yield = 0.0
-        self._proxies: list[PeerProxy] = []
 
     # -- the wire's callbacks ------------------------------------------------------------
 
     def on_data(self, data: bytes) -> None:
-        self._engine.receive_data(data)
-        self._process()
-
-    def on_eof(self) -> None:
-        if not self._eof:
-            self._engine.receive_eof()
+        if data:
+            self._engine.receive_data(data)
             self._process()
 
+    def on_eof(self) -> None:
+        self._engine.receive_eof()
+        self._process()
+
     def on_broken(self) -> None:
-        log.debug("peer stopped reading; closing")
+        log.debug("the peer stopped reading; closing")
         self.close()
 
-    # -- running -------------------------------------------------------------------------
+    # -- life --------------------------------------------------------------------------
 
     async def _start(self, wire: Wire) -> None:
         loop = self._loop = asyncio.get_running_loop()
         self._wire = wire
         self._done = loop.create_future()
         self._consumer = loop.create_task(self._consume())
+        self._consumer.add_done_callback(lambda _: self._maybe_done())
         if isinstance(wire, StreamWire):
             wire.start()
 
@@ -124,18 +141,23 @@ class Connection:
         """Whether the connection stopped (peer gone or closed locally)."""
         return self._closing
 
+    def running_requests(self) -> Mapping[Any, Running]:
+        """Incoming requests currently being handled, by id."""
+        return self._engine.running_requests()
+
     def close(self) -> None:
-        """Stop serving: pending calls fail, handlers are cancelled, queued bytes flushed."""
+        """Stop: pending calls fail with ``ConnectionClosed``, handler tasks are
+        cancelled, what is queued for the peer is flushed (``FLUSH_GRACE``)."""
         if self._closing:
             return
         self._closing = True
-        if self._grace is not None:
-            self._grace.cancel()
-        self._write(self._engine.close())
+        self._engine.close()
         for task in list(self._tasks):
             task.cancel()
         if self._consumer is not None:
             self._consumer.cancel()
+        if self._space_waiter is not None:
+            self._space_waiter.cancel()
         wire = self._wire
         if wire is not None:
             wire.close()
@@ -144,24 +166,29 @@ class Connection:
         self._maybe_done()
 
     def _maybe_done(self) -> None:
+        done = self._done
         if (
-            self._done is not None
-            and not self._done.done()
+            done is not None
+            and not done.done()
             and self._closing
             and not self._tasks
             and (self._consumer is None or self._consumer.done())
         ):
-            self._done.set_result(None)
+            done.set_result(None)
 
     # -- input -----------------------------------------------------------------------------
 
-    def _write(self, lines: list[bytes] | bytes | None) -> None:
-        if not lines or self._wire is None:
-            return
-        if isinstance(lines, bytes):
-            self._wire.write(lines)
-        else:
-            self._wire.write(b"".join(lines))
+    def _write(self, data: bytes | None) -> None:
+        if data and self._wire is not None:
+            self._wire.write(data)
+
+    def _flush_outbox(self) -> None:
+        engine = self._engine
+        if engine.outbox:
+            lines = engine.take_outbox()
+            self._write(lines[0] if len(lines) == 1 else b"".join(lines))
+        if engine.queue and not engine.queue_blocked:
+            self._wake_consumer()
 
     def _process(self) -> None:
         """Take the engine's events until it needs data, pauses, or input ended."""
@@ -172,54 +199,82 @@ class Connection:
         assert wire is not None
         while True:
             event = engine.next_event(wire.queued)
-            outbox = engine.take_outbox()
-            if outbox:
-                self._write(outbox)
-            if engine.queue_ready:
-                self._wake_consumer()
-            if event is _engine.NEED_DATA:
+            self._flush_outbox()
+            if event is NEED_DATA:
                 if self._paused:
                     self._paused = False
                     wire.resume_reading()
                 return
-            if event is _engine.PAUSED:
+            if event is PAUSED:
                 if not self._paused:
                     self._paused = True
                     wire.pause_reading()
-                    if engine.pause_reason == _engine.WRITE_BUFFER:
-                        self._spawn(self._resume_when_written())
+                if wire.queued and self._space_waiter is None:
+                    # WRITE_BUFFER: read again once the peer took some
+                    assert self._loop is not None
+                    self._space_waiter = self._loop.create_task(self._await_space())
                 return
             kind = type(event)
-            if kind is _engine.IncomingRequest:
+            if kind is IncomingRequest:
                 self._start_request(event)
-            elif kind is _engine.VersionChosen:
+            elif kind is VersionChosen:
                 engine.set_handler(self._build_handler(event.version))
-            elif kind is _engine.CloseConnection:
+            elif kind is CloseConnection:
+                log.warning("closing: %s", event.reason)
                 self.close()
                 return
-            elif event is _engine.END_OF_INPUT:
+            elif event is END_OF_INPUT:
                 self._end_of_input()
                 return
 
-    async def _resume_when_written(self) -> None:
+    async def _await_space(self) -> None:
         assert self._wire is not None
-        await self._wire.wait_for_space()
+        try:
+            await self._wire.wait_for_space()
+        finally:
+            self._space_waiter = None
         self._process()
 
+    def _unpause(self) -> None:
+        """Something the read gate counts went down: read again if it allows."""
+        if self._paused:
+            self._process()
+
     def _end_of_input(self) -> None:
+        """The peer closed its end: what was received gets ``HANDLER_GRACE``."""
         self._eof = True
         assert self._wire is not None and self._loop is not None
         if self._wire.reader_gone():
-            log.debug("peer gone; closing")
+            log.debug("the peer is gone; closing")
             self.close()
             return
-        self._grace = self._loop.call_later(HANDLER_GRACE, self.close)
+        self._loop.call_later(HANDLER_GRACE, self._grace_expired)
         self._wake_consumer()
+        self._finish_if_idle()
+
+    def _grace_expired(self) -> None:
+        """Cancel what still runs after the grace: answered -32800, then close."""
+        if self._closing:
+            return
+        self._grace_over = True
+        engine = self._engine
+        engine.abandon_queued()
+        self._flush_outbox()
+        for running in list(engine.running_requests().values()):
+            running.cancel("request")
+        if self._consumer is not None:
+            self._consumer.cancel()
+        assert self._loop is not None
+        self._loop.call_later(FLUSH_GRACE, self.close)
         self._finish_if_idle()
 
     def _finish_if_idle(self) -> None:
         """After end of input: close once nothing received is left to do."""
-        if self._eof and not self._tasks and self._engine.queue_empty:
+        if (
+            self._eof
+            and not self._tasks
+            and (self._grace_over or self._engine.backlog == 0)
+        ):
             self.close()
 
     def _build_handler(self, version: int) -> object:
@@ -227,70 +282,68 @@ class Connection:
 
     # -- incoming requests -----------------------------------------------------------------
 
-    def _spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
+    def _start_request(self, request: IncomingRequest) -> None:
         assert self._loop is not None
-        task = self._loop.create_task(coro)
+        task = self._loop.create_task(self._run_request(request))
         self._tasks.add(task)
-        task.add_done_callback(self._task_done)
-        return task
+        task.add_done_callback(self._request_task_done)
 
-    def _task_done(self, task: asyncio.Task[Any]) -> None:
+    def _request_task_done(self, task: asyncio.Task[None]) -> None:
         self._tasks.discard(task)
         if self._closing:
             self._maybe_done()
         elif self._eof:
             self._finish_if_idle()
 
-    def _start_request(self, request: Any) -> None:
-        task = self._spawn(self._run_request(request))
-        request.running.handle = task
-
-    async def _run_request(self, request: Any) -> None:
-        _origin.set(_engine.ORIGIN_REQUEST)
+    async def _run_request(self, request: IncomingRequest) -> None:
+        # The handle is set here, not at create_task: a task cancelled before
+        # its first step would never run this function (no answer at all).
+        _origin.set(ORIGIN_REQUEST)
         engine = self._engine
+        running = request.running
         line: bytes | None
-        try:
-            if request.running.cancel_reason is not None:
-                line = engine.answer_cancelled(request)  # cancelled before it started
-            else:
-                result = await request.handler(request.params)
-                line = engine.answer(request, result)
-        except asyncio.CancelledError:
-            if self._closing and not self._eof:
-                engine.request_done(request, None)
-                raise
+        if running.cancel_reason is not None:  # cancelled before it started
             line = engine.answer_cancelled(request)
-        except Exception as exc:
-            line = engine.answer_exception(request, exc)
+        else:
+            running.handle = asyncio.current_task()
+            try:
+                result = await request.handler(request.params)
+            except asyncio.CancelledError:
+                running.handle = None
+                line = None if self._closing else engine.answer_cancelled(request)
+            except Exception as exc:
+                running.handle = None
+                line = engine.answer_exception(request, exc)
+            else:
+                running.handle = None
+                line = engine.answer(request, result)
         self._write(engine.request_done(request, line))
-        if self._paused:
-            self._process()
+        self._flush_outbox()
+        self._unpause()
 
     # -- the ordered queue: notifications, and what waits behind them ---------------------
 
     def _wake_consumer(self) -> None:
-        wakeup = self._queue_wakeup
-        if wakeup is not None and not wakeup.done():
-            wakeup.set_result(None)
+        idle = self._consumer_idle
+        if idle is not None and not idle.done():
+            idle.set_result(None)
 
     async def _consume(self) -> None:
-        _origin.set(_engine.ORIGIN_NOTIFICATION)
+        _origin.set(ORIGIN_NOTIFICATION)
         engine = self._engine
         loop = asyncio.get_running_loop()
         while True:
             item = engine.next_queued()
-            outbox = engine.take_outbox()
-            if outbox:
-                self._write(outbox)
+            self._flush_outbox()
             if item is None:
-                if self._eof and engine.queue_empty:
+                if self._eof and not engine.queue:
                     self._finish_if_idle()
                     return
-                self._queue_wakeup = loop.create_future()
-                await self._queue_wakeup
-                self._queue_wakeup = None
+                self._consumer_idle = loop.create_future()
+                await self._consumer_idle
+                self._consumer_idle = None
                 continue
-            if type(item) is _engine.IncomingRequest:
+            if type(item) is IncomingRequest:
                 self._start_request(item)
             else:
                 try:
@@ -298,36 +351,35 @@ class Connection:
                 except Exception:
                     log.exception("notification handler for %s failed", item.name)
                 engine.notification_done(item)
-            if self._paused:
-                self._process()
+            self._unpause()
 
     # -- outgoing --------------------------------------------------------------------------
 
-    async def notify(self, method: Any, params: Any) -> None:
-        """Send the notification ``method`` (a method-table entry)."""
+    async def notify(self, method: MethodSpec, params: Any) -> None:
+        """Send the notification ``method`` (a method-table entry).
+
+        Waits while ``Limits.write_buffer_bytes`` are queued for the peer.
+        """
         if self._closing:
             raise ConnectionClosed("connection closed")
-        line = self._engine.notification(method, params)
-        await self._send(line)
-
-    async def _send(self, line: bytes) -> None:
         wire = self._wire
         assert wire is not None
-        wire.write(line)
-        if wire.queued > self.limits.write_buffer_bytes:
+        wire.write(self._engine.notification(method, params))
+        if wire.queued > self._budget:
             await wire.wait_for_space()
         elif _monotonic() - self._last_yield >= YIELD_INTERVAL:
-            # a checkpoint: lets the loop read a session/cancel (and delivers one)
-            await asyncio.sleep(0)
+            # a checkpoint: the loop reads (a session/cancel) and delivers it
             self._last_yield = _monotonic()
+            await asyncio.sleep(0)
 
-    async def request(self, method: Any, params: Any) -> Any:
+    async def request(self, method: MethodSpec, params: Any) -> Any:
         """Send the request ``method`` and wait for its decoded result.
 
-        Raises :class:`~acp_core.RequestError` for an error response and
-        :class:`~acp_core.ConnectionClosed` if the peer goes away.  If the
-        caller is cancelled while waiting and the version has
-        ``$/cancel_request``, it is sent for the request.
+        Raises :class:`~acp_core.RequestError` for an error response,
+        :class:`~acp_core.CapabilityError` for a call the peer did not
+        advertise (nothing sent) and :class:`~acp_core.ConnectionClosed` if
+        the peer goes away.  If the caller is cancelled while waiting and
+        the version has ``$/cancel_request``, it is sent for the request.
         """
         if self._closing:
             raise ConnectionClosed("connection closed")
@@ -337,41 +389,46 @@ class Connection:
         call = self._engine.start_call(method, params, _Waiter(future), _origin.get())
         return await self._roundtrip(call, future)
 
-    async def _roundtrip(self, call: Any, future: asyncio.Future[None]) -> Any:
+    async def _roundtrip(self, call: Call, future: asyncio.Future[None]) -> Any:
         engine = self._engine
+        wire = self._wire
+        assert wire is not None
         try:
-            if call.line:
-                await self._send(call.line)
+            if wire.queued > self._budget:
+                await wire.wait_for_space()
+            wire.write(call.line)
             await future
         finally:
             self._write(engine.call_finished(call))
-            if engine.queue_ready:
+            if engine.queue and not engine.queue_blocked:
                 self._wake_consumer()
         return call.result()
 
     async def ext_request(self, name: str, params: Any) -> Any:
         """Call a ``_``-prefixed extension method; the result comes back as builtins."""
-        if not name.startswith("_"):
-            raise ValueError("extension method names start with '_'")
         if self._closing:
             raise ConnectionClosed("connection closed")
         loop = self._loop
         assert loop is not None
         future: asyncio.Future[None] = loop.create_future()
-        call = self._engine.ext_call(name, params, _Waiter(future), _origin.get())
+        call = self._engine.start_ext_call(
+            name, params, _Waiter(future), _origin.get()
+        )
         return await self._roundtrip(call, future)
 
     async def ext_notify(self, name: str, params: Any) -> None:
         """Send a ``_``-prefixed extension notification."""
-        if not name.startswith("_"):
-            raise ValueError("extension notification names start with '_'")
         if self._closing:
             raise ConnectionClosed("connection closed")
-        await self._send(self._engine.ext_notification(name, params))
+        wire = self._wire
+        assert wire is not None
+        wire.write(self._engine.ext_notification(name, params))
+        if wire.queued > self._budget:
+            await wire.wait_for_space()
 
 
 async def _request_or_notify(
-    conn: Connection, method: Any, form: type, params: Any
+    conn: Connection, method: MethodSpec, form: type, params: Any
 ) -> Any:
     if isinstance(params, form):
         await conn.notify(method, params)
@@ -384,24 +441,32 @@ class PeerProxy:
 
     Requests return the decoded result; notifications return ``None`` once
     written.  ``_``-prefixed extensions: :meth:`ext_method` /
-    :meth:`ext_notification`.
+    :meth:`ext_notification`.  The callable of each name is kept until the
+    connection switches protocol version.
     """
 
     def __init__(self, conn: Connection) -> None:
         self._conn = conn
-        self._version: object = None
+        self._calls: dict[str, Callable[[Any], Awaitable[Any]]] = {}
+        self._table: object = None
 
     def __getattr__(self, name: str) -> Callable[[Any], Awaitable[Any]]:
+        if name.startswith("__"):
+            raise AttributeError(name)
         conn = self._conn
-        schema = conn._engine.schema  # pyright: ignore[reportPrivateUsage]
-        method = next(
-            (m for m in schema.outgoing.values() if m.handler == name), None
-        )
+        engine = conn._engine  # pyright: ignore[reportPrivateUsage]
+        table = engine.by_handler
+        if table is not self._table:  # a new version: new methods
+            self._table = table
+            self._calls = {}
+        call = self._calls.get(name)
+        if call is not None:
+            return call
+        method = table.get(name)
         if method is None:
             raise AttributeError(
-                f"the peer has no method {name!r} in protocol v{schema.version}"
+                f"the peer has no method {name!r} in protocol v{engine.schema.version}"
             )
-        call: Callable[[Any], Awaitable[Any]]
         form = getattr(method, "notification", None)
         if method.result is None:
             call = functools.partial(conn.notify, method)
@@ -409,6 +474,7 @@ class PeerProxy:
             call = functools.partial(conn.request, method)
         else:  # a request also defined as a notification: the params type decides
             call = functools.partial(_request_or_notify, conn, method, form)
+        self._calls[name] = call
         return call
 
     async def ext_method(self, method: str, params: Any) -> Any:
@@ -419,5 +485,3 @@ class PeerProxy:
         """Send the ``_``-prefixed extension notification ``method``."""
         await self._conn.ext_notify(method, params)
 
-
-_ = (acp_core, PipeWire)

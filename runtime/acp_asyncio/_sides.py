@@ -22,11 +22,18 @@ import asyncio
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Generic, TypeAlias, TypeVar, cast
 
-import acp_core
-from acp_core import Limits, ProtocolVersionError
-from acp_core import engine as _engine
+import msgspec
+from acp_core import (
+    AgentRules,
+    ClientRules,
+    Engine,
+    Limits,
+    ProtocolVersionError,
+    Schema,
+    merge_initialize,
+)
 
-from ._connection import Connection, PeerProxy
+from ._connection import Connection, PeerProxy, _origin, _Waiter
 
 if TYPE_CHECKING:
     from acp_schema import v1, v2
@@ -51,28 +58,37 @@ AgentT = TypeVar("AgentT")
 Offer: TypeAlias = Callable[[Any], object] | Mapping[int, Callable[[Any], object]]
 
 
+def normalize_offer(
+    offer: Offer, side: str, unstable: bool
+) -> dict[int, Callable[[Any], object]]:
+    """``{version: factory}`` from a factory or mapping; checks the versions exist."""
+    # a factory (a class or function) is callable, a {version: factory} map is not
+    offers = {1: offer} if callable(offer) else dict(offer)
+    if not offers:
+        raise ValueError("offer at least one protocol version")
+    for version in offers:
+        Schema.load(version, side, unstable=unstable)  # fails early on an unknown one
+    return offers
+
+
 class _Side(Connection):
     def __init__(
         self,
-        side: str,
-        offer: Offer,
+        rules: AgentRules | ClientRules,
+        offers: dict[int, Callable[[Any], object]],
         limits: Limits | None,
         max_message_size: int | None,
         unstable: bool,
     ) -> None:
-        self._offers = acp_core.normalize_offer(offer, unstable=unstable)
+        self._offers = offers
+        self._rules = rules
         resolved = Limits.resolve(limits, max_message_size)
-        rules = (
-            _engine.AgentRules(self._offers, unstable=unstable)
-            if side == "agent"
-            else _engine.ClientRules(self._offers, unstable=unstable)
-        )
-        super().__init__(_engine.Engine(rules, resolved), resolved)
+        super().__init__(Engine(rules, resolved, unstable=unstable))
 
     @property
     def protocol_version(self) -> int | None:
         """The version negotiated by ``initialize`` (``None`` before)."""
-        return cast("int | None", self._engine.protocol_version)
+        return self._rules.protocol_version
 
     def _require_version(self, version: int) -> None:
         if self.protocol_version != version:
@@ -98,7 +114,9 @@ class AgentSideConnection(_Side, Generic[ClientT]):
         max_message_size: int | None = None,
         unstable: bool = False,
     ) -> None:
-        super().__init__("agent", agents, limits, max_message_size, unstable)
+        offers = normalize_offer(agents, "agent", unstable)
+        self._agent_rules = AgentRules(offers)
+        super().__init__(self._agent_rules, offers, limits, max_message_size, unstable)
         self._client = PeerProxy(self)
         #: The agent object, once ``initialize`` chose the version.
         self.agent: object | None = None
@@ -123,7 +141,7 @@ class AgentSideConnection(_Side, Generic[ClientT]):
     @property
     def client_capabilities(self) -> Any:
         """What the client advertised in ``initialize`` (``None`` before)."""
-        return self._engine.client_capabilities
+        return self._agent_rules.client_capabilities
 
     def _build_handler(self, version: int) -> object:
         self.agent = self._offers[version](self)
@@ -147,7 +165,9 @@ class ClientSideConnection(_Side, Generic[AgentT]):
         max_message_size: int | None = None,
         unstable: bool = False,
     ) -> None:
-        super().__init__("client", client, limits, max_message_size, unstable)
+        offers = normalize_offer(client, "client", unstable)
+        self._client_rules = ClientRules(offers)
+        super().__init__(self._client_rules, offers, limits, max_message_size, unstable)
         self._agent = PeerProxy(self)
         #: The agent's process when started by :func:`~acp_asyncio.spawn_agent`.
         self.process: asyncio.subprocess.Process | None = None
@@ -178,17 +198,22 @@ class ClientSideConnection(_Side, Generic[AgentT]):
     @property
     def agent_capabilities(self) -> Any:
         """What the agent advertised in its ``initialize`` answer (``None`` before)."""
-        return self._engine.agent_capabilities
+        return self._client_rules.agent_capabilities
 
     @property
     def init_response(self) -> Any:
         """The agent's ``initialize`` answer (``None`` before)."""
-        return self._engine.init_response
+        return self._client_rules.init_response
 
     @property
     def initialized(self) -> bool:
         """Whether the agent answered ``initialize`` successfully (its calls are served)."""
-        return bool(self._engine.initialized)
+        return self._client_rules.initialized
+
+    @property
+    def client_capabilities(self) -> Any:
+        """What this client advertised to the agent in ``initialize``."""
+        return self._client_rules.client_capabilities
 
     async def initialize(
         self, *requests: v1.InitializeRequest | v2.InitializeRequest
@@ -199,11 +224,16 @@ class ClientSideConnection(_Side, Generic[AgentT]):
         offering several versions; returns the ``InitializeResponse`` of the
         version the agent answered.
         """
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future[None] = loop.create_future()
-        from ._connection import _origin, _Waiter  # pyright: ignore[reportPrivateUsage]
-
-        call = self._engine.start_initialize(requests, _Waiter(future), _origin.get())
+        offer = merge_initialize(requests, self._offers)
+        engine = self._engine
+        self._client_rules.offer_initialize(offer.requests)
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        call = engine.start_call(
+            engine.schema.outgoing["initialize"],
+            msgspec.Raw(offer.payload),
+            _Waiter(future),
+            _origin.get(),
+        )
         return await self._roundtrip(call, future)
 
     def _build_handler(self, version: int) -> object:

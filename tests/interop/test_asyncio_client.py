@@ -273,12 +273,15 @@ def test_the_trio_example_client_drives_the_asyncio_echo_agent(tmp_path: Path) -
         start_new_session=True,  # no controlling terminal: nothing is asked
     )
     assert done.returncode == 0, done.stderr
-    lines = done.stdout.splitlines()
+    lines = [line.rstrip() for line in done.stdout.splitlines()]
     assert lines[0] == "agent: acp-msgspec-asyncio-echo-agent 0.1.0, protocol v1"
     assert "agent: You said: hello there" in lines
-    assert any(
-        line.startswith("permission: Echo 11 characters: Allow [allow_once]")
-        for line in lines
-    ), lines
-    assert "tool call_1: Echo 11 characters [completed]" in lines
+    turn = lines[lines.index("agent: You said: hello there") :]
+    assert turn[3:8] == [
+        "tool call_1: Echo 11 characters [pending]",
+        "permission: Echo 11 characters: Allow [allow_once] (--yes)",
+        "tool call_1: Echo 11 characters [in_progress]",
+        "tool call_1: Echo 11 characters [completed]",
+        "    hello there",
+    ]
     assert lines[-1] == "stop reason: end_turn"
