@@ -96,7 +96,9 @@ class AsyncioEchoAgent(v1.Agent):
                 session_id=sid,
                 tool_call=v1.ToolCallUpdate(tool_call_id=call_id),
                 options=[
-                    v1.PermissionOption(option_id="allow", name="Allow", kind="allow_once"),
+                    v1.PermissionOption(
+                        option_id="allow", name="Allow", kind="allow_once"
+                    ),
                     v1.PermissionOption(
                         option_id="reject", name="Reject", kind="reject_once"
                     ),
@@ -107,7 +109,9 @@ class AsyncioEchoAgent(v1.Agent):
         if isinstance(outcome, v1.RequestPermissionOutcomeCancelled):
             return v1.PromptResponse(stop_reason="cancelled")
         if outcome.option_id != "allow":
-            await self.update(sid, acp_asyncio.tool_call_update(call_id, status="failed"))
+            await self.update(
+                sid, acp_asyncio.tool_call_update(call_id, status="failed")
+            )
             return v1.PromptResponse(stop_reason="end_turn")
         await self.update(
             sid, acp_asyncio.tool_call_update(call_id, status="in_progress")

@@ -214,12 +214,11 @@ class Connection:
                     assert self._loop is not None
                     self._space_waiter = self._loop.create_task(self._await_space())
                 return
-            kind = type(event)
-            if kind is IncomingRequest:
+            if isinstance(event, IncomingRequest):
                 self._start_request(event)
-            elif kind is VersionChosen:
+            elif isinstance(event, VersionChosen):
                 engine.set_handler(self._build_handler(event.version))
-            elif kind is CloseConnection:
+            elif isinstance(event, CloseConnection):
                 log.warning("closing: %s", event.reason)
                 self.close()
                 return
@@ -343,7 +342,7 @@ class Connection:
                 await self._consumer_idle
                 self._consumer_idle = None
                 continue
-            if type(item) is IncomingRequest:
+            if isinstance(item, IncomingRequest):
                 self._start_request(item)
             else:
                 try:
@@ -381,40 +380,48 @@ class Connection:
         the peer goes away.  If the caller is cancelled while waiting and
         the version has ``$/cancel_request``, it is sent for the request.
         """
+        return await self._call(
+            lambda waiter, origin: self._engine.start_call(
+                method, params, waiter, origin
+            )
+        )
+
+    async def _call(self, start: Callable[[_Waiter, int], Call]) -> Any:
+        """Register a call with ``start(waiter, origin)``, send it, wait for its answer."""
         if self._closing:
             raise ConnectionClosed("connection closed")
         loop = self._loop
         assert loop is not None
         future: asyncio.Future[None] = loop.create_future()
-        call = self._engine.start_call(method, params, _Waiter(future), _origin.get())
+        call = start(_Waiter(future), _origin.get())
         return await self._roundtrip(call, future)
 
     async def _roundtrip(self, call: Call, future: asyncio.Future[None]) -> Any:
         engine = self._engine
         wire = self._wire
         assert wire is not None
+        sent = False
         try:
             if wire.queued > self._budget:
                 await wire.wait_for_space()
             wire.write(call.line)
+            sent = True
             await future
         finally:
-            self._write(engine.call_finished(call))
+            cancel_request = engine.call_finished(call)
+            if sent:  # $/cancel_request only for a request the peer got
+                self._write(cancel_request)
             if engine.queue and not engine.queue_blocked:
                 self._wake_consumer()
         return call.result()
 
     async def ext_request(self, name: str, params: Any) -> Any:
         """Call a ``_``-prefixed extension method; the result comes back as builtins."""
-        if self._closing:
-            raise ConnectionClosed("connection closed")
-        loop = self._loop
-        assert loop is not None
-        future: asyncio.Future[None] = loop.create_future()
-        call = self._engine.start_ext_call(
-            name, params, _Waiter(future), _origin.get()
+        return await self._call(
+            lambda waiter, origin: self._engine.start_ext_call(
+                name, params, waiter, origin
+            )
         )
-        return await self._roundtrip(call, future)
 
     async def ext_notify(self, name: str, params: Any) -> None:
         """Send a ``_``-prefixed extension notification."""
@@ -484,4 +491,3 @@ class PeerProxy:
     async def ext_notification(self, method: str, params: Any) -> None:
         """Send the ``_``-prefixed extension notification ``method``."""
         await self._conn.ext_notify(method, params)
-

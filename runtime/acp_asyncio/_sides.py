@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Generic, TypeAlias, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeAlias, TypeVar, cast
 
 import msgspec
 from acp_core import (
@@ -33,7 +33,7 @@ from acp_core import (
     merge_initialize,
 )
 
-from ._connection import Connection, PeerProxy, _origin, _Waiter
+from ._connection import Connection, PeerProxy
 
 if TYPE_CHECKING:
     from acp_schema import v1, v2
@@ -59,7 +59,7 @@ Offer: TypeAlias = Callable[[Any], object] | Mapping[int, Callable[[Any], object
 
 
 def normalize_offer(
-    offer: Offer, side: str, unstable: bool
+    offer: Offer, side: Literal["agent", "client"], unstable: bool
 ) -> dict[int, Callable[[Any], object]]:
     """``{version: factory}`` from a factory or mapping; checks the versions exist."""
     # a factory (a class or function) is callable, a {version: factory} map is not
@@ -225,16 +225,10 @@ class ClientSideConnection(_Side, Generic[AgentT]):
         version the agent answered.
         """
         offer = merge_initialize(requests, self._offers)
-        engine = self._engine
         self._client_rules.offer_initialize(offer.requests)
-        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        call = engine.start_call(
-            engine.schema.outgoing["initialize"],
-            msgspec.Raw(offer.payload),
-            _Waiter(future),
-            _origin.get(),
+        return await self.request(
+            self._engine.schema.outgoing["initialize"], msgspec.Raw(offer.payload)
         )
-        return await self._roundtrip(call, future)
 
     def _build_handler(self, version: int) -> object:
         if version != self._version:

@@ -167,7 +167,7 @@ async def spawn_agent(
             fd_ = err_r
             err_r = -1
             await loop.connect_read_pipe(
-                lambda: collector, open(fd_, "rb", buffering=0, closefd=True)
+                lambda: collector, os.fdopen(fd_, "rb", buffering=0)
             )
         wire = await PipeWire.open(
             agent_out, to_agent, conn, conn.limits.write_buffer_bytes
@@ -222,7 +222,7 @@ async def _reap(
 
     async def gone() -> None:
         await process.wait()
-        while group_alive(pgid):
+        while group_alive(pgid):  # noqa: ASYNC110
             await asyncio.sleep(GROUP_POLL)
 
     try:

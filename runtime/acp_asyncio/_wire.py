@@ -155,7 +155,7 @@ class PipeWire:
         if _pollable(write_fd):
             write_transport, _ = await loop.connect_write_pipe(
                 lambda: _WriteProtocol(wire),
-                open(write_fd, "wb", buffering=0, closefd=True),
+                os.fdopen(write_fd, "wb", buffering=0),
             )
         else:
             write_transport = _FileWriter(write_fd, _WriteProtocol(wire))
@@ -164,7 +164,7 @@ class PipeWire:
         if _pollable(read_fd):
             read_transport, _ = await loop.connect_read_pipe(
                 lambda: _ReadProtocol(wire),
-                open(read_fd, "rb", buffering=0, closefd=True),
+                os.fdopen(read_fd, "rb", buffering=0),
             )
         else:
             read_transport = _FileReader(loop, read_fd, _ReadProtocol(wire))
@@ -399,7 +399,9 @@ class _FileWriter(asyncio.WriteTransport):
     def get_write_buffer_size(self) -> int:
         return 0
 
-    def set_write_buffer_limits(self, high: int | None = None, low: int | None = None) -> None:
+    def set_write_buffer_limits(
+        self, high: int | None = None, low: int | None = None
+    ) -> None:
         pass
 
     def is_closing(self) -> bool:

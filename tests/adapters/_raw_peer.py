@@ -73,7 +73,9 @@ class RawPeer:
         line, _, self.buffer = self.buffer.partition(b"\n")
         return line
 
-    def answer_of(self, ident: int, seen: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    def answer_of(
+        self, ident: int, seen: list[dict[str, Any]] | None = None
+    ) -> dict[str, Any]:
         """Read until the response to ``ident``; what came before goes to ``seen``."""
         while True:
             message = self.receive()

@@ -57,7 +57,9 @@ def make_agent(schema: Any) -> type:
         async def initialize(self, params: Any) -> Any:
             return schema.InitializeResponse(
                 protocol_version=schema.PROTOCOL_VERSION,
-                agent_info=schema.Implementation(name=f"rule-agent-{ADAPTER}", version="1"),
+                agent_info=schema.Implementation(
+                    name=f"rule-agent-{ADAPTER}", version="1"
+                ),
             )
 
         async def session_new(self, params: Any) -> Any:

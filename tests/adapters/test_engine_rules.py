@@ -36,7 +36,9 @@ def test_a_second_initialize_is_refused_and_does_not_renegotiate(peer: RawPeer) 
     assert peer.session() == "s1"
 
 
-def test_the_requested_version_is_chosen_if_offered_else_the_latest(adapter: str) -> None:
+def test_the_requested_version_is_chosen_if_offered_else_the_latest(
+    adapter: str,
+) -> None:
     for requested, chosen in ((1, 1), (2, 2), (7, 2), (0, 2)):
         peer = RawPeer(adapter)
         try:
@@ -141,7 +143,9 @@ def test_a_turn_s_updates_arrive_in_order_before_its_answer(peer: RawPeer) -> No
     assert [update_text(m) for m in seen] == [str(i) for i in range(500)]
 
 
-def test_session_cancel_of_a_waiting_prompt_is_answered_cancelled(peer: RawPeer) -> None:
+def test_session_cancel_of_a_waiting_prompt_is_answered_cancelled(
+    peer: RawPeer,
+) -> None:
     peer.initialize()
     sid = peer.session()
     ident = peer.prompt(sid, "wait")

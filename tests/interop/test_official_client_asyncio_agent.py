@@ -89,7 +89,9 @@ def run_with_asyncio_agent(client: SdkClient, scenario: Scenario, wire: Path) ->
             client.init = await conn.initialize(
                 protocol_version=1,
                 client_capabilities=ClientCapabilities(),
-                client_info=Implementation(name="official-sdk-client", version="0.12.1"),
+                client_info=Implementation(
+                    name="official-sdk-client", version="0.12.1"
+                ),
             )
             return await scenario(conn, client)
 
@@ -135,8 +137,9 @@ def test_official_client_runs_a_turn_with_a_permission_request_on_the_asyncio_ag
     # on the wire: the permission request after the tool_call it is about
     frames = read_wire(wire)
     order = [
-        m.get("method") if m.get("method") != "session/update" else
-        m["params"]["update"]["sessionUpdate"]
+        m.get("method")
+        if m.get("method") != "session/update"
+        else m["params"]["update"]["sessionUpdate"]
         for _, m in frames
     ]
     assert order.index("tool_call") < order.index("session/request_permission")
