@@ -1,7 +1,7 @@
 """One agent, on either runtime: ``python rule_agent.py trio|asyncio [--write-buffer N] [--max-message-size N]``.
 
 The engine's rules are tested through it over real pipes, once per adapter
-(``test_engine_rules.py``).  It offers protocol v1 and v2.  A prompt's text
+(``test_rules_on_both_adapters.py``).  It offers protocol v1 and v2.  A prompt's text
 says what the turn does:
 
 - ``updates N``: N agent_message_chunk updates (texts "0", "1", ...), then
