@@ -26,6 +26,12 @@ are relative).
 Checks read the typed objects of the negotiated version (v1's
 ``clientCapabilities``, v2's ``capabilities``); capabilities absent,
 ``null`` or ``false`` mean unsupported (the spec's rule).
+
+A rule the version's schema cannot serve (a later draft renamed or dropped
+the capability or the path field it reads) is left out for that version,
+with one WARNING per version and rule (:class:`SchemaChecks`,
+:mod:`acp_core._support`): the method is then served and sent unchecked,
+never refused for a capability no client could advertise.
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ __all__ = [
     "CLIENT_CHECKED",
     "AgentCallChecks",
     "ReceivedCallChecks",
+    "SchemaChecks",
     "agent_capabilities",
     "check_agent_call",
     "check_client_call",
@@ -51,6 +58,7 @@ __all__ = [
     "client_capabilities",
     "is_absolute_anywhere",
     "is_absolute_here",
+    "schema_checks",
 ]
 
 _UNSET: Any = msgspec.UNSET
@@ -148,9 +156,14 @@ def _bad_path(field: str, value: Any) -> dict[str, str]:
 
 #: Session lifecycle requests whose paths must be absolute (``session/fork``:
 #: the unstable surface).
-_PATH_CHECKED = frozenset(
-    ("session_new", "session_load", "session_resume", "session_list", "session_fork")
+_SESSION_REQUESTS = (
+    "session_new",
+    "session_load",
+    "session_resume",
+    "session_list",
+    "session_fork",
 )
+_PATH_CHECKED = frozenset(_SESSION_REQUESTS)
 
 #: Agent requests carrying one path that must be absolute (``terminal/create``'s
 #: ``cwd`` is optional; ``command`` may be a bare name, looked up in ``PATH``).
@@ -160,29 +173,46 @@ _FILE_PATHS: dict[str, str] = {
     "terminal_create": "cwd",
 }
 
+#: The path fields of the session requests, as attribute paths in their
+#: params (the stdio MCP server's ``command`` inside ``mcp_servers``).
+_SESSION_PATHS = (("cwd",), ("additional_directories",), ("mcp_servers", "command"))
+
+#: The path fields each path rule expects its method's params to declare: a
+#: schema declaring none of them loses that rule, with a warning.  (The
+#: session requests' fields are checked wherever declared; ``session/list``
+#: has only a ``cwd`` filter.)
+_PATH_EXPECTED: dict[str, tuple[tuple[str, ...], ...]] = {
+    **{handler: ((field,),) for handler, field in _FILE_PATHS.items()},
+    **{handler: _SESSION_PATHS for handler in _SESSION_REQUESTS},
+    "session_list": (("cwd",),),
+}
+
 
 def _path_problems(
-    handler: str, params: Any, absolute: Callable[[Any], bool] = is_absolute_anywhere
+    handler: str,
+    params: Any,
+    absolute: Callable[[Any], bool] = is_absolute_anywhere,
+    checks: SchemaChecks | None = None,
 ) -> dict[str, str] | None:
-    """The first path of ``params`` that ``absolute`` refuses, if any."""
-    field = _FILE_PATHS.get(handler)
-    if field is not None:
-        value = _get(params, field)
-        if value is not None and not absolute(value):
-            return _bad_path(f"$.params.{field}", value)
+    """The first path of ``params`` that ``absolute`` refuses, if any (only
+    the fields ``checks``' schema declares)."""
+    fields = (checks or ALL_CHECKS).path_fields.get(handler)
+    if fields is None:
         return None
-    if handler not in _PATH_CHECKED:
-        return None
-    cwd = _get(params, "cwd")
-    if cwd is not None and not absolute(cwd):
-        return _bad_path("$.params.cwd", cwd)
-    for i, d in enumerate(_get(params, "additional_directories") or ()):
-        if not absolute(d):
-            return _bad_path(f"$.params.additionalDirectories[{i}]", d)
-    for i, server in enumerate(_get(params, "mcp_servers") or ()):
-        command = _get(server, "command")
-        if _tag(server) in (None, "stdio") and not absolute(command):
-            return _bad_path(f"$.params.mcpServers[{i}].command", command)
+    for field in fields:
+        if field == "additional_directories":
+            for i, d in enumerate(_get(params, field) or ()):
+                if not absolute(d):
+                    return _bad_path(f"$.params.additionalDirectories[{i}]", d)
+        elif field == "mcp_servers":
+            for i, server in enumerate(_get(params, field) or ()):
+                command = _get(server, "command")
+                if _tag(server) in (None, "stdio") and not absolute(command):
+                    return _bad_path(f"$.params.mcpServers[{i}].command", command)
+        else:  # path, cwd: optional in some requests
+            value = _get(params, field)
+            if value is not None and not absolute(value):
+                return _bad_path(f"$.params.{field}", value)
     return None
 
 
@@ -190,9 +220,14 @@ def _path_problems(
 INCOMING_CHECKED: frozenset[str] = frozenset((*_FILE_PATHS, *_PATH_CHECKED))
 
 
-def check_incoming(version: int, handler: str, params: Any) -> None:
-    """Receiver-side path rules (the host's); raises :class:`RequestError` (-32602)."""
-    problem = _path_problems(handler, params, is_absolute_here)
+def check_incoming(version: int, handler: str, params: Any, module: Any = None) -> None:
+    """Receiver-side path rules (the host's); raises :class:`RequestError` (-32602).
+
+    ``module``: the version's generated module (its path rules only, see
+    :class:`SchemaChecks`); None: every rule.
+    """
+    checks = None if module is None else schema_checks(module)
+    problem = _path_problems(handler, params, is_absolute_here, checks)
     if problem is not None:
         raise RequestError(INVALID_PARAMS, "Invalid params", problem)
 
@@ -228,12 +263,14 @@ class AgentCallChecks:
         "content",
         "mcp_ok",
         "needs",
+        "schema_checks",
         "version",
     )
 
     def __init__(self, version: int, caps: Any, module: Any = None) -> None:
         self.version = version
         self.caps = caps
+        self.schema_checks = None if module is None else schema_checks(module)
         self.needs: dict[str, bool] = {}
         self.mcp_ok: dict[str, bool] = {}
         self.content: dict[str, bool] = {}  # prompt content tag -> advertised
@@ -289,7 +326,9 @@ class AgentCallChecks:
         """Raise :class:`CapabilityError` (or -32602 for a path) if ``params`` may not be sent."""
         if handler not in _AGENT_CHECKED:
             return
-        problem = _path_problems(handler, params)
+        problem = _path_problems(
+            handler, params, is_absolute_anywhere, self.schema_checks
+        )
         if problem is not None:
             raise RequestError(INVALID_PARAMS, "Invalid params", problem)
         if self.caps is None:
@@ -356,7 +395,9 @@ def _elicitation_mode(params: Any) -> str | None:
     return _tag(params)
 
 
-def _elicitation_problem(params: Any, caps: Any) -> str | None:
+def _elicitation_problem(
+    params: Any, caps: Any, checks: SchemaChecks | None = None
+) -> str | None:
     """Why ``caps`` (client capabilities) do not allow ``params``' mode, if they don't.
 
     ``form`` and ``url`` need ``elicitation.form`` / ``elicitation.url``
@@ -365,11 +406,14 @@ def _elicitation_problem(params: Any, caps: Any) -> str | None:
     ``_meta``, which the runtime does not interpret); an unknown
     non-underscore mode is a future variant no capability here can advertise.
     """
+    checks = checks or ALL_CHECKS
+    if "elicitation_create" not in checks.client_needs:
+        return None  # the schema declares no elicitation capability (warned)
     mode = _elicitation_mode(params)
     if not _on(caps, "elicitation"):
         return "the client did not advertise support for elicitation/create"
     if mode in _ELICITATION_MODES:
-        if not _on(caps, "elicitation", mode):
+        if mode in checks.elicitation_modes and not _on(caps, "elicitation", mode):
             return f"the client did not advertise {mode} elicitation"
         return None
     if isinstance(mode, str) and mode.startswith("_"):
@@ -377,35 +421,142 @@ def _elicitation_problem(params: Any, caps: Any) -> str | None:
     return f"the client did not advertise {mode!r} elicitation"
 
 
-def check_client_call(version: int, handler: str, params: Any, caps: Any) -> None:
+def check_client_call(
+    version: int, handler: str, params: Any, caps: Any, module: Any = None
+) -> None:
     """Agent-side refusal of a call the client did not advertise.
 
     v1: ``fs/*``, ``terminal/*``, ``elicitation/create`` per mode
     (``clientCapabilities.elicitation.form`` / ``.url``) and
-    ``elicitation/complete`` (URL mode only).
+    ``elicitation/complete`` (URL mode only).  ``module``: the version's
+    generated module (the rules its schema can serve, :class:`SchemaChecks`);
+    None: every rule.
     """
+    checks = ALL_CHECKS if module is None else schema_checks(module)
     if handler == "elicitation_create":
-        problem = _elicitation_problem(params, caps)
+        problem = _elicitation_problem(params, caps, checks)
         if problem is not None:
             raise CapabilityError(problem)
         return
-    missing = _client_missing(handler, caps)
+    missing = _client_missing(handler, caps, checks)
     if missing is not None:
         raise CapabilityError(missing)
-    bad = _path_problems(handler, params)
+    bad = _path_problems(handler, params, is_absolute_anywhere, checks)
     if bad is not None:
         raise RequestError(INVALID_PARAMS, "Invalid params", bad)
 
 
-def _client_missing(handler: str, caps: Any) -> str | None:
+def _client_missing(
+    handler: str, caps: Any, checks: SchemaChecks | None = None
+) -> str | None:
     """Why ``caps`` (client capabilities) do not allow ``handler``, if they don't."""
-    path = _CLIENT_NEEDS.get(handler)
+    path = (checks or ALL_CHECKS).client_needs.get(handler)
     if path is None or _on(caps, *path):
         return None
     what = handler.replace("_", "/", 1)
     if handler == "elicitation_complete":
         what = "URL elicitation (elicitation/complete)"
     return f"the client did not advertise support for {what}"
+
+
+class SchemaChecks:
+    """The capability and path rules one version's schema can serve.
+
+    The rules read a client capability (``fs.read_text_file``, ``terminal``,
+    ``elicitation.form``) or a params field (``path``, ``cwd``,
+    ``mcp_servers[].command``) by its attribute name.  Where a version's
+    schema does not declare it (a later draft renamed or dropped it), that
+    rule is left out for that version, with one WARNING per version and rule
+    (:meth:`Support.warn <acp_core._support.Support.warn>`): the methods it
+    gates are sent and served unchecked, never refused for a capability no
+    peer could advertise, and the path is not checked.  The other rules and
+    versions keep working.  Built once per generated module
+    (:func:`schema_checks`); :data:`ALL_CHECKS` keeps every rule.
+    """
+
+    __slots__ = ("client_needs", "elicitation_modes", "path_fields")
+
+    def __init__(self, module: Any = None) -> None:
+        #: handler -> the client capability (attribute path) it needs.
+        self.client_needs: dict[str, tuple[str, ...]] = dict(_CLIENT_NEEDS)
+        #: The elicitation modes whose capability is checked.
+        self.elicitation_modes: frozenset[str] = frozenset(_ELICITATION_MODES)
+        #: handler -> the path fields (first attribute) checked in its params.
+        self.path_fields: dict[str, tuple[str, ...]] = {
+            handler: tuple(path[0] for path in paths)
+            for handler, paths in _PATH_EXPECTED.items()
+        }
+        if module is not None:
+            self._serve(module)
+
+    def _serve(self, module: Any) -> None:
+        known = support(module)
+        unchecked: dict[tuple[str, ...], list[str]] = {}
+        for handler, path in _CLIENT_NEEDS.items():
+            method = known.method_of(handler)
+            if method is None or known.declares("client", *path):
+                continue
+            del self.client_needs[handler]
+            unchecked.setdefault(path, []).append(method.name)
+        for path, names in unchecked.items():
+            known.warn(
+                f"{', '.join(names)} {'is' if len(names) == 1 else 'are'} "
+                "not checked against the client capabilities",
+                f"its client capabilities declare no {'.'.join(path)}",
+            )
+        if known.method_of("elicitation_create") is not None and known.declares(
+            "client", "elicitation"
+        ):
+            modes: list[str] = []
+            for mode in _ELICITATION_MODES:
+                if known.declares("client", "elicitation", mode):
+                    modes.append(mode)
+                else:
+                    known.warn(
+                        f"elicitation/create in {mode} mode is not checked "
+                        "against the client capabilities",
+                        f"its client capabilities declare no elicitation.{mode}",
+                    )
+            self.elicitation_modes = frozenset(modes)
+        unchecked.clear()
+        for handler, expected in _PATH_EXPECTED.items():
+            method = known.method_of(handler)
+            if method is None:
+                continue
+            fields: list[str] = []
+            for path in _SESSION_PATHS if handler in _PATH_CHECKED else expected:
+                if known.params_declare(handler, *path):
+                    fields.append(path[0])
+                elif path in expected:
+                    unchecked.setdefault(path, []).append(method.name)
+            self.path_fields[handler] = tuple(fields)
+        for path, names in unchecked.items():
+            one = len(names) == 1
+            known.warn(
+                f"the {'.'.join(path)} of {', '.join(names)} is not checked "
+                "for an absolute path",
+                f"{'its' if one else 'their'} params declare no {'.'.join(path)}",
+            )
+
+    def __repr__(self) -> str:
+        return (
+            f"<SchemaChecks needs={sorted(self.client_needs)} "
+            f"modes={sorted(self.elicitation_modes)} paths={self.path_fields}>"
+        )
+
+
+#: Every rule (no schema consulted).
+ALL_CHECKS = SchemaChecks()
+
+_SCHEMA_CHECKS: dict[Any, SchemaChecks] = {}
+
+
+def schema_checks(module: Any) -> SchemaChecks:
+    """The (cached) :class:`SchemaChecks` of a generated module."""
+    found = _SCHEMA_CHECKS.get(module)
+    if found is None:
+        found = _SCHEMA_CHECKS[module] = SchemaChecks(module)
+    return found
 
 
 class ReceivedCallChecks:
@@ -427,10 +578,11 @@ class ReceivedCallChecks:
         self.schema = schema
         self.caps = own_caps
         self.refusals: dict[str, RequestError] = {}
+        checks = schema_checks(schema.module)
         for name, method in schema.incoming.items():
             if method.handler == "elicitation_create":
                 continue
-            missing = _client_missing(method.handler, own_caps)
+            missing = _client_missing(method.handler, own_caps, checks)
             if missing is not None:
                 self.refusals[name] = RequestError(
                     METHOD_NOT_FOUND,
@@ -442,13 +594,14 @@ class ReceivedCallChecks:
                 )
 
 
-def check_elicitation_received(params: Any, own_caps: Any) -> None:
+def check_elicitation_received(params: Any, own_caps: Any, module: Any = None) -> None:
     """Client-side receiver check: a mode this client did not advertise is -32602.
 
     (v1 elicitation: "Requests using a mode the Client has not advertised
-    produce JSON-RPC -32602".)
+    produce JSON-RPC -32602".)  ``module``: as :func:`check_client_call`'s.
     """
-    problem = _elicitation_problem(params, own_caps)
+    checks = None if module is None else schema_checks(module)
+    problem = _elicitation_problem(params, own_caps, checks)
     if problem is not None:
         raise RequestError(
             INVALID_PARAMS,

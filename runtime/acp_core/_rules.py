@@ -206,7 +206,9 @@ class AgentRules:
 
     def check_received(self, schema: Schema, method: MethodSpec, params: Any) -> None:
         """Receiver rules beyond the params' type (both sides: absolute paths)."""
-        _capabilities.check_incoming(schema.version, method.handler, params)
+        _capabilities.check_incoming(
+            schema.version, method.handler, params, schema.module
+        )
 
     def request_received(self, running: Running) -> None:
         if running.session_id is None:
@@ -277,7 +279,11 @@ class AgentRules:
         """Refuse (``CapabilityError``) a call the client did not advertise."""
         if method.handler in _capabilities.CLIENT_CHECKED:
             _capabilities.check_client_call(
-                schema.version, method.handler, params, self.client_capabilities
+                schema.version,
+                method.handler,
+                params,
+                self.client_capabilities,
+                schema.module,
             )
 
     def sent(self, schema: Schema, method: MethodSpec, params: Any) -> None:
@@ -331,9 +337,13 @@ class ClientRules:
         return False
 
     def check_received(self, schema: Schema, method: MethodSpec, params: Any) -> None:
-        _capabilities.check_incoming(schema.version, method.handler, params)
+        _capabilities.check_incoming(
+            schema.version, method.handler, params, schema.module
+        )
         if method.handler == "elicitation_create":
-            _capabilities.check_elicitation_received(params, self.client_capabilities)
+            _capabilities.check_elicitation_received(
+                params, self.client_capabilities, schema.module
+            )
 
     def request_received(self, running: Running) -> None:
         pass

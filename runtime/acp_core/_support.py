@@ -10,6 +10,7 @@ and a WARNING says so once per version and rule; the import, the other
 rules and the other versions go on::
 
     support(v2).declares("agent", "session", "resume")   # False in 2.0.0-alpha.3
+    support(v1).params_declare("fs_read_text_file", "path")   # True
 
 Checked lazily, per module, and cached.
 """
@@ -34,6 +35,18 @@ _CAPABILITY_FIELDS = {
 }
 
 
+#: The method tables searched by handler name, the unstable surface's first
+#: (a superset of the stable one).
+_TABLES = (
+    "AGENT_METHODS_UNSTABLE",
+    "CLIENT_METHODS_UNSTABLE",
+    "PROTOCOL_METHODS_UNSTABLE",
+    "AGENT_METHODS",
+    "CLIENT_METHODS",
+    "PROTOCOL_METHODS",
+)
+
+
 def _structs(hint: Any) -> list[type[msgspec.Struct]]:
     return [m for m in members(hint) if issubclass(m, msgspec.Struct)]
 
@@ -46,6 +59,7 @@ class Support:
         self.module = module
         self._warned: set[str] = set()
         self._declared: dict[tuple[str, ...], bool] = {}
+        self._methods: dict[tuple[str, str], Any] = {}
 
     def __repr__(self) -> str:
         return f"<Support v{self.vocab.version} (schema {self.vocab.schema_version})>"
@@ -88,6 +102,31 @@ class Support:
                 self._capabilities_types(side), attrs
             )
         return found
+
+    # -- params ------------------------------------------------------------------
+
+    def method_of(self, handler: str) -> Any:
+        """The generated ``Method`` whose handler is ``handler`` (either side,
+        unstable tables too), or None if this schema has none."""
+        key = ("handler", handler)
+        if key not in self._methods:
+            self._methods[key] = next(
+                (
+                    m
+                    for table in _TABLES
+                    for m in getattr(self.module, table, {}).values()
+                    if m.handler == handler
+                ),
+                None,
+            )
+        return self._methods[key]
+
+    def params_declare(self, handler: str, *attrs: str) -> bool:
+        """Whether the params of ``handler``'s method declare the (Python
+        attribute) path ``attrs``: ``params_declare("session_new",
+        "mcp_servers", "command")`` (through the union of server kinds)."""
+        method = self.method_of(handler)
+        return method is not None and _has_path(_structs(method.params), attrs)
 
     # -- answers the runtime writes itself ------------------------------------
 
