@@ -49,6 +49,7 @@ from ._errors import (
     ConnectionClosed,
     ProtocolVersionError,
     RequestError,
+    VersionUnavailableError,
 )
 from ._framing import LineBuffer, Oversized, sniff_oversized
 from ._initialize import InitializeOffer, merge_initialize
@@ -132,6 +133,7 @@ __all__ = [
     "ToolCallState",
     "TranscriptMessage",
     "VersionChosen",
+    "VersionUnavailableError",
     "__version__",
     "agent_message",
     "agent_text",

@@ -34,7 +34,6 @@ exist only in v2.
 from __future__ import annotations
 
 import base64
-import importlib
 import types
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, overload
@@ -42,7 +41,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, overload
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from ._schema import is_schema_module, schema_module_of
+from ._schema import is_schema_module, protocol_module, schema_module_of
 from ._vocabulary import Vocabulary, vocabulary
 
 if TYPE_CHECKING:
@@ -92,14 +91,14 @@ def _vocab(version: object) -> Vocabulary:
     """The classes of ``version`` (a generated module; None: protocol v1),
     found through its method tables and tags (see `_vocabulary`)."""
     if version is None:
-        version = importlib.import_module("acp_schema.v1")
+        version = protocol_module(1)
     if isinstance(version, types.ModuleType) and is_schema_module(version):
         return vocabulary(version)
     raise ValueError(f"version must be acp_schema.v1 or acp_schema.v2, not {version!r}")
 
 
 def _v2() -> Vocabulary:
-    return _vocab(importlib.import_module("acp_schema.v2"))
+    return _vocab(protocol_module(2))
 
 
 # --- content blocks ----------------------------------------------------------

@@ -29,6 +29,7 @@ __all__ = [
     "ConnectionClosed",
     "ProtocolVersionError",
     "RequestError",
+    "VersionUnavailableError",
 ]
 
 PARSE_ERROR = -32700
@@ -81,6 +82,27 @@ class CapabilityError(Exception):
 
 class ProtocolVersionError(Exception):
     """The peer answered ``initialize`` with a protocol version we do not speak."""
+
+
+class VersionUnavailableError(ValueError):
+    """A protocol version this install cannot serve: its generated module
+    (``acp_schema.vN``) failed to import (a broken or half-regenerated file).
+
+    Raised where that version is offered or built (a connection offering it,
+    a builder asked for it); the cause is chained (``__cause__``) and logged
+    once, at WARNING.  The other versions, and ``import acp_trio`` itself,
+    are not affected.  A ``ValueError``, like offering a version that does
+    not exist.
+    """
+
+    def __init__(self, version: int, module: str, cause: BaseException) -> None:
+        super().__init__(
+            f"protocol v{version} is unavailable: its generated module {module} "
+            f"failed to import ({type(cause).__name__}: {cause}); offer the other "
+            "versions, or regenerate acp_schema (python -m acp_codegen)"
+        )
+        self.version = version
+        self.module = module
 
 
 def not_initialized(method: str, hint: str) -> RequestError:

@@ -7,6 +7,12 @@ of a connection (which table is handled here, which is called on the peer)::
     schema = Schema.load(1, side="agent")
     schema.incoming["session/prompt"].params     # v1.PromptRequest
     schema.outgoing["session/update"].result     # None: a notification
+
+Each protocol module is imported with the first connection (or builder) of
+its version, through :func:`protocol_module`: one that fails to import (a
+broken or half-regenerated ``acp_schema.v2``) makes that version
+unavailable, with one WARNING and a :class:`~acp_core.VersionUnavailableError`
+wherever it is offered; ``import acp_core`` and the other versions go on.
 """
 
 from __future__ import annotations
@@ -22,12 +28,15 @@ from typing import Any, Literal, Protocol, cast
 import acp_schema
 import msgspec
 
+from ._errors import VersionUnavailableError
+
 __all__ = [
     "SCHEMA_MODULES",
     "MethodSpec",
     "Schema",
     "SchemaModule",
     "is_schema_module",
+    "protocol_module",
     "schema_module_of",
     "supported_versions",
 ]
@@ -154,7 +163,7 @@ class Schema:
         ``unstable``, on the tables of the unstable surface."""
         if version not in supported_versions():
             raise ValueError(f"unsupported protocol version {version!r}")
-        module = cast(SchemaModule, importlib.import_module(f"acp_schema.v{version}"))
+        module = cast(SchemaModule, protocol_module(version))
         return cls(module, side, unstable=unstable)
 
     def find_outgoing(self, handler: str) -> MethodSpec | None:
@@ -169,6 +178,37 @@ class Schema:
 
 
 log = logging.getLogger("acp_core")
+
+#: Protocol modules that failed to import, by name: not imported again.
+_UNAVAILABLE: dict[str, Exception] = {}
+
+
+def protocol_module(version: int) -> types.ModuleType:
+    """``acp_schema.v{version}``, imported on first use.
+
+    A module that fails to import (any exception: a syntax error, a name a
+    half-regenerated file lacks) is not retried: that version is
+    unavailable, logged once at WARNING (with the traceback), and every use
+    raises :class:`~acp_core.VersionUnavailableError` (its ``__cause__``
+    the import's error).
+    """
+    name = f"acp_schema.v{version}"
+    failure = _UNAVAILABLE.get(name)
+    if failure is None:
+        try:
+            return importlib.import_module(name)
+        except Exception as exc:  # whatever a broken module raises
+            failure = _UNAVAILABLE[name] = exc
+            log.warning(
+                "protocol v%d is unavailable: %s failed to import (%s: %s); "
+                "the other versions are not affected",
+                version,
+                name,
+                type(exc).__name__,
+                exc,
+                exc_info=exc,
+            )
+    raise VersionUnavailableError(version, name, failure) from failure
 
 
 def _table(module: SchemaModule, name: str, unstable: bool) -> Mapping[str, MethodSpec]:

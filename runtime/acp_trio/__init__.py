@@ -70,6 +70,7 @@ from acp_core._errors import (
     ConnectionClosed,
     ProtocolVersionError,
     RequestError,
+    VersionUnavailableError,
 )
 from acp_core._limits import DEFAULT_MAX_MESSAGE_SIZE, Limits
 from acp_core._transcript import (
@@ -115,6 +116,7 @@ __all__ = [
     "SessionTranscript",
     "ToolCallState",
     "TranscriptMessage",
+    "VersionUnavailableError",
     "__version__",
     "agent_message",
     "agent_text",

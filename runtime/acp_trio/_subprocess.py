@@ -34,6 +34,7 @@ from typing import Any, Final, overload
 import trio
 from acp_core._limits import Limits
 
+from ._agent import normalize_offer
 from ._client import AgentT, ClientFactory, ClientOffer, ClientSideConnection
 from ._serve import connect_to_agent
 
@@ -129,6 +130,9 @@ async def spawn_agent(
     and ``max_message_size`` bound the connection as for
     :func:`~acp_trio.serve_agent`.
     """
+    # an offer no connection can be made of (a version that does not exist or
+    # cannot be loaded) fails before an agent was started for nothing
+    normalize_offer(client, unstable=unstable)
     group: dict[str, Any] = {}
     if os.name == "posix":
         if start_new_session or sys.version_info < (3, 11):
