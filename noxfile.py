@@ -59,10 +59,11 @@ def check(session: nox.Session) -> None:
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """The drift check, then the whole test suite."""
+    """The drift check, then the whole test suite, one worker per core
+    (pytest-xdist; ``nox -s tests -- -n 0 -k name`` for one test in-process)."""
     session.install("-e", ".[test]", "ruff")
     _drift(session)
-    session.run("pytest", *session.posargs)
+    session.run("pytest", "-n", "auto", *session.posargs)
 
 
 @nox.session
