@@ -68,11 +68,15 @@ class Observer:
 
     def data(self, direction: Direction, data: bytes, t: float) -> None:
         """A chunk forwarded at ``t``."""
+        for line in self.split(direction, data):
+            self.line(direction, line, t)
+
+    def split(self, direction: Direction, data: bytes) -> list[bytes]:
+        """The lines a chunk of ``direction`` completes (to :meth:`line` later)."""
         splitter = self.splitters.get(direction)
         if splitter is None:
             splitter = self.splitters[direction] = LineSplitter(self.max_line)
-        for line in splitter.feed(data):
-            self.line(direction, line, t)
+        return splitter.feed(data)
 
     def line(self, direction: Direction, line: bytes, t: float) -> None:
         if self.trace is not None:

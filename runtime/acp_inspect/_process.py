@@ -1,8 +1,15 @@
-"""The agent as a subprocess in a process group of its own (acp_trio's way)."""
+"""The agent as a subprocess in a process group of its own, and its reaping.
+
+The same steps as ``acp_trio.spawn_agent`` takes (stdin closed, grace,
+SIGTERM to the group, grace, SIGKILL to the group, always reaped), kept here
+because acp_trio exposes no public name for them: a private import would tie
+the inspector to acp_trio's internals.
+"""
 
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -10,11 +17,10 @@ from typing import Any
 
 import trio
 
-# acp_trio's reaping (stdin closed, grace, SIGTERM to the group, grace,
-# SIGKILL to the group, always reaped), reused rather than copied
-from acp_trio._subprocess import _reap  # pyright: ignore[reportPrivateUsage]
+__all__ = ["GROUP_POLL", "group_alive", "open_agent", "reap"]
 
-__all__ = ["open_agent", "reap"]
+#: Seconds between checks that the agent's process group is empty.
+GROUP_POLL = 0.02
 
 
 async def open_agent(
@@ -38,7 +44,67 @@ async def open_agent(
 
 
 async def reap(process: trio.Process, grace_period: float) -> None:
-    """End the agent and everything in its group; shielded from cancellation."""
-    pgid = process.pid if os.name == "posix" else None
+    """End the agent and everything in its group; shielded from cancellation.
+
+    Its stdin is closed; it has ``grace_period`` seconds to exit; then its
+    group gets SIGTERM, another ``grace_period``, then SIGKILL.  An agent that
+    exited leaving nothing in its group is only reaped.
+    """
     with trio.CancelScope(shield=True):
-        await _reap(process, pgid, grace_period)
+        if process.stdin is not None:
+            await trio.aclose_forcefully(process.stdin)
+        with trio.move_on_after(grace_period):
+            await process.wait()
+        if os.name != "posix":
+            if process.returncode is None:
+                process.kill()
+            await process.wait()
+            return
+        pgid = process.pid
+        if process.returncode is not None and not group_alive(pgid):
+            return  # the usual case: it exited on EOF and left nothing behind
+        _signal_group(pgid, signal.SIGTERM)
+        with trio.move_on_after(grace_period):
+            await process.wait()
+            # polled: no event tells the exit of a process that is not our child
+            while group_alive(pgid):  # noqa: ASYNC110
+                await trio.sleep(GROUP_POLL)
+        if process.returncode is None or group_alive(pgid):
+            _signal_group(pgid, signal.SIGKILL)
+        await process.wait()
+
+
+def _signal_group(pgid: int, sig: int) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass  # gone already, or only members we may not signal are left
+
+
+def group_alive(pgid: int) -> bool:
+    """Whether process group ``pgid`` has a member that has not exited.
+
+    Zombies do not count (an orphan that exited stays one until init reaps
+    it); on Linux ``/proc`` tells them apart, elsewhere any member counts.
+    """
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass  # a member exists, just not one we may signal
+    if not os.path.isdir("/proc/self"):
+        return True
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        # "pid (comm) state ppid pgrp ...": comm may hold spaces and parens
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] != b"Z":
+            return True
+    return False

@@ -1,9 +1,16 @@
 """``python -m acp_inspect proxy``: forward both ways, byte for byte, then check.
 
 An editor starts the proxy in place of the agent.  Each chunk read from one
-side is written to the other *first*; only then is it split into lines,
-traced and checked, so validation adds no latency to the chunk itself.  The
-agent runs in a process group of its own; when the editor closes the
+side is written to the other *first*; its lines then go to a backlog that
+one task checks and traces a line at a time, yielding to the forwarding
+between lines, so a check never holds back a message: a line waits at most
+for the one line being checked when it arrives.  The pipes are read and
+written with ``os.read`` / ``os.write`` directly, waiting in trio only when
+they would block (no stream object and no checkpoint per chunk on the
+forwarding path).  When more than ``max_backlog`` bytes wait to be checked,
+forwarding waits for the checks (memory stays bounded; nothing is dropped).
+
+The agent runs in a process group of its own; when the editor closes the
 proxy's stdin the agent's stdin is closed and it gets ``grace_period``
 seconds to exit, then its group is terminated (as :func:`acp_trio.spawn_agent`
 does); when the agent closes its stdout the proxy ends with its exit status.
@@ -15,24 +22,133 @@ import fcntl
 import os
 import signal
 import time
-from collections.abc import Sequence
+from collections import deque
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import trio
 
 from ._inspector import Finding
-from ._message import AGENT, CLIENT
+from ._message import AGENT, CLIENT, Direction
 from ._observer import DEFAULT_MAX_REPORTS, Observer, Reporter
 from ._process import open_agent, reap
 from ._spec import REFS
 from ._trace import TraceWriter
 
-__all__ = ["CHUNK", "DEFAULT_GRACE", "run_proxy"]
+__all__ = ["CHUNK", "DEFAULT_GRACE", "DEFAULT_MAX_BACKLOG", "Backlog", "run_proxy"]
 
 #: Bytes read per chunk.
 CHUNK = 65536
 #: Seconds the agent has to exit after its stdin closed (then SIGTERM, then SIGKILL).
 DEFAULT_GRACE = 2.0
+#: Bytes forwarded but not yet checked, past which forwarding waits for the checks.
+DEFAULT_MAX_BACKLOG = 16 * 1024 * 1024
+#: Chunks forwarded without blocking before the forwarder lets other tasks run.
+_FAIR = 16
+
+
+class Backlog:
+    """What was forwarded and is still to be checked, in the order it crossed.
+
+    The forwarders :meth:`push` (cheap: the chunk is split into lines, no
+    parsing); :meth:`run` checks one item at a time and yields between
+    items; :meth:`drain` checks the rest at the end.
+    """
+
+    def __init__(self, observer: Observer, max_bytes: int = DEFAULT_MAX_BACKLOG) -> None:
+        self.observer = observer
+        self.max_bytes = max_bytes
+        self.bytes = 0
+        self._items: deque[tuple[int, Callable[[], object]]] = deque()
+        self._wake = trio.Event()
+        self._room = trio.Event()
+
+    def push(self, direction: Direction, data: bytes, t: float) -> None:
+        """A chunk forwarded at ``t``."""
+        observer = self.observer
+        for line in observer.split(direction, data):
+            self._add(len(line), lambda line=line: observer.line(direction, line, t))
+
+    def call(self, fn: Callable[[], object]) -> None:
+        """Anything else to record in order (EOF, events, findings of the proxy)."""
+        self._add(0, fn)
+
+    def _add(self, size: int, fn: Callable[[], object]) -> None:
+        self._items.append((size, fn))
+        self.bytes += size
+        self._wake.set()
+
+    async def room(self) -> None:
+        """Wait until the backlog is under its bound again."""
+        while self.bytes > self.max_bytes:
+            self._room = trio.Event()
+            await self._room.wait()
+
+    def _one(self) -> None:
+        size, fn = self._items.popleft()
+        self.bytes -= size
+        fn()
+        if self.bytes <= self.max_bytes // 2:
+            self._room.set()
+
+    async def run(self) -> None:
+        """Check items as they come, yielding to the forwarders between them."""
+        while True:
+            while self._items:
+                self._one()
+                await trio.lowlevel.checkpoint()
+            self._wake = trio.Event()
+            await self._wake.wait()
+
+    def drain(self) -> None:
+        """Check everything left (at the end, no more forwarding)."""
+        while self._items:
+            self._one()
+        self._room.set()
+
+
+async def _read(fd: int) -> bytes:
+    while True:
+        try:
+            return os.read(fd, CHUNK)
+        except BlockingIOError:
+            await trio.lowlevel.wait_readable(fd)
+
+
+async def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        try:
+            view = view[os.write(fd, view) :]
+        except BlockingIOError:
+            await trio.lowlevel.wait_writable(fd)
+
+
+async def _forward(
+    src: int, dst: int, direction: Direction, observer: Observer, backlog: Backlog
+) -> bool:
+    """Copy ``src`` to ``dst`` until EOF on ``src`` (``True``) or ``dst``
+    closed (``False``); every chunk written before it is looked at."""
+    streak = 0
+    while data := await _read(src):
+        t = observer.now()
+        try:
+            await _write_all(dst, data)
+        except (BrokenPipeError, ConnectionResetError):
+            return False
+        backlog.push(direction, data, t)
+        if backlog.bytes > backlog.max_bytes:
+            await backlog.room()
+        streak += 1
+        if streak >= _FAIR:  # a flood must not starve the other direction
+            streak = 0
+            await trio.lowlevel.checkpoint()
+    return True
+
+
+def _close(fd: int) -> None:
+    trio.lowlevel.notify_closing(fd)
+    os.close(fd)
 
 
 async def run_proxy(
@@ -41,6 +157,7 @@ async def run_proxy(
     trace: Path | None = None,
     grace_period: float = DEFAULT_GRACE,
     max_reports: int = DEFAULT_MAX_REPORTS,
+    max_backlog: int = DEFAULT_MAX_BACKLOG,
     stdin_fd: int = 0,
     stdout_fd: int = 1,
     report_fd: int = 2,
@@ -50,54 +167,55 @@ async def run_proxy(
     trace_file = trace.open("ab") if trace is not None else None
     writer = TraceWriter(trace_file) if trace_file is not None else None
     observer = Observer(trace=writer, reporter=Reporter(report_fd, max_reports))
+    backlog = Backlog(observer, max_backlog)
     if writer is not None:
         writer.header(list(command), time.time())
     modes = {fd: fcntl.fcntl(fd, fcntl.F_GETFL) for fd in (stdin_fd, stdout_fd)}
-    our_in = trio.lowlevel.FdStream(os.dup(stdin_fd))
-    our_out = trio.lowlevel.FdStream(os.dup(stdout_fd))
+    our_in, our_out = os.dup(stdin_fd), os.dup(stdout_fd)
+    os.set_blocking(our_in, False)
+    os.set_blocking(our_out, False)
     process = await open_agent(command)
     assert process.stdin is not None and process.stdout is not None
-    agent_in, agent_out = process.stdin, process.stdout
+    agent_in = process.stdin
+    agent_out = process.stdout.fileno()  # non-blocking: trio opened it so
+
+    def event(text: str) -> None:
+        backlog.call(lambda: observer.event(text))
+
     try:
         async with trio.open_nursery() as nursery:
 
             async def to_agent() -> None:
-                try:
-                    while data := await our_in.receive_some(CHUNK):
-                        t = observer.now()
-                        try:
-                            await agent_in.send_all(data)
-                        except (trio.BrokenResourceError, trio.ClosedResourceError):
-                            observer.event("agent's stdin closed; input dropped")
-                        observer.data(CLIENT, data, t)
-                except trio.ClosedResourceError:
+                if not await _forward(
+                    our_in, agent_in.fileno(), CLIENT, observer, backlog
+                ):
+                    event("agent's stdin closed; client input no longer forwarded")
                     return
-                observer.eof(CLIENT)
+                backlog.call(lambda: observer.eof(CLIENT))
                 await agent_in.aclose()
                 with trio.move_on_after(grace_period):
                     await process.wait()
                     return
-                observer.extra(
-                    Finding(
-                        "eof-ignored",
-                        REFS["close-stdin-terminate"],
-                        REFS["close-stdin-terminate"].cite(
-                            observer.inspector.state.current_version
-                        ),
-                        "SHOULD",
-                        CLIENT,
-                        observer.inspector.index,
-                        observer.now(),
-                        f"agent still running {grace_period:g}s after its stdin closed; terminating its process group",
-                    )
+                finding = Finding(
+                    "eof-ignored",
+                    REFS["close-stdin-terminate"],
+                    REFS["close-stdin-terminate"].cite(
+                        observer.inspector.state.current_version
+                    ),
+                    "SHOULD",
+                    CLIENT,
+                    observer.inspector.index,
+                    observer.now(),
+                    f"agent still running {grace_period:g}s after its stdin closed; terminating its process group",
                 )
+                backlog.call(lambda: observer.extra(finding))
                 await reap(process, grace_period)
 
             async def watch_agent() -> None:
                 # the agent gone: what it left in its group (a child holding
                 # its stdout) would keep the editor waiting; end it
                 await process.wait()
-                observer.event(f"agent exited {process.returncode}")
+                event(f"agent exited {process.returncode}")
                 await reap(process, grace_period)
 
             async def on_signal() -> None:
@@ -105,29 +223,26 @@ async def run_proxy(
                     signal.SIGTERM, signal.SIGINT, signal.SIGHUP
                 ) as signals:
                     async for sig in signals:
-                        observer.event(f"signal {sig}: ending the agent")
+                        event(f"signal {sig}: ending the agent")
                         await reap(process, grace_period)
                         return
 
+            nursery.start_soon(backlog.run)
             nursery.start_soon(to_agent)
             nursery.start_soon(on_signal)
             nursery.start_soon(watch_agent)
-            try:
-                while data := await agent_out.receive_some(CHUNK):
-                    t = observer.now()
-                    await our_out.send_all(data)
-                    observer.data(AGENT, bytes(data), t)
-                observer.eof(AGENT)
-            except (trio.BrokenResourceError, trio.ClosedResourceError):
-                observer.event("the client's end closed")
+            if await _forward(agent_out, our_out, AGENT, observer, backlog):
+                backlog.call(lambda: observer.eof(AGENT))
+            else:
+                event("the client's end closed")
             nursery.cancel_scope.cancel()
     finally:
         await reap(process, grace_period)
+        backlog.drain()
         observer.finish()
         code = process.returncode if process.returncode is not None else 1
-        with trio.CancelScope(shield=True):
-            await our_in.aclose()
-            await our_out.aclose()
+        _close(our_in)
+        _close(our_out)
         for fd, mode in modes.items():
             try:
                 fcntl.fcntl(fd, fcntl.F_SETFL, mode)

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from acp_inspect._trace import read_trace
-from acp_trio._subprocess import group_alive
+from acp_inspect._process import group_alive
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
