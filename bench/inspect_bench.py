@@ -16,11 +16,14 @@ order rotates every round), so the machine's noise falls on all three
 alike.  Two workloads:
 
 - ``request``: a ``session/new`` request and its response (one line each
-  way): the added latency of a round trip is what two crossings of the
-  proxy cost, so a message's is half of it;
+  way);
 - ``prompt``: a ``session/prompt`` turn (one line in, five
-  ``session/update`` notifications and the response out): the time until
-  the response arrived.
+  ``session/update`` notifications and the response out, written by the
+  agent at once): the time until the response arrived.
+
+Either round trip crosses the proxy twice (the request's chunk in, the
+answer's chunk out), so the added latency per message is half the added
+round trip.
 
 The table gives each connection's median and 90th percentile round trip
 and the median *added* latency (the median of the per-round differences to
@@ -179,9 +182,9 @@ def run(workload: str, rounds: int, conns: list[Connection]) -> dict[str, Any]:
         if c is not conns[0]:
             added = statistics.median(t - d for t, d in zip(ts, direct, strict=True))
             row["added"] = added
-            # request: each message's latency is half the round trip's;
-            # prompt: the response is the last of the turn's lines out
-            row["added_per_message"] = added / 2 if workload == "request" else added
+            # a round trip crosses the proxy twice: the request's chunk in,
+            # the answer's chunk out (the turn's six lines come as one write)
+            row["added_per_message"] = added / 2
         out["rows"].append(row)
     return out
 

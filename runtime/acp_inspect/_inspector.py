@@ -11,11 +11,19 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ._message import CLIENT, Direction, Malformed, Message, parse_line, sender_of
+from ._message import (
+    CLIENT,
+    Direction,
+    Kind,
+    Malformed,
+    Message,
+    parse_line,
+    sender_of,
+)
 from ._spec import REFS, SpecRef
 from ._state import ConnectionState
 from ._typed import TypedCheck
-from .rules import DEFAULT_RULES, Rule
+from .rules import ALL_MESSAGES, DEFAULT_RULES, Rule
 
 __all__ = ["DEFAULT_MAX_LINE", "Finding", "Inspector", "LineSplitter"]
 
@@ -54,6 +62,11 @@ class Inspector:
 
     def __init__(self, rules: Iterable[Rule] = DEFAULT_RULES) -> None:
         self.rules = tuple(rules)
+        #: the rules to run per (direction, kind), in the given order
+        self.rules_for: dict[tuple[Direction, Kind], tuple[Rule, ...]] = {
+            key: tuple(r for r in self.rules if key in r.applies_to)
+            for key in ALL_MESSAGES
+        }
         self.state = ConnectionState()
         self.typed = TypedCheck()
         self.index = 0
@@ -87,7 +100,7 @@ class Inspector:
         index = self.index
         if line.endswith(b"\r"):
             line = line[:-1]
-        if not line.strip():
+        if not line or line.isspace():
             return []
         out: list[Finding] = []
         own = REFS[
@@ -112,7 +125,7 @@ class Inspector:
                     "schema", own, msg.direction, msg.index, msg.time, problem[:300]
                 )
             )
-        for rule in self.rules:
+        for rule in self.rules_for[msg.direction, msg.kind]:
             breach = rule.check(self.state, msg)
             if breach is not None:
                 spec = breach.spec or rule.spec

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal, TypeAlias, cast
 
 import msgspec
+from acp_core import PARSE_ERROR, InvalidMessage, decode_envelope
 
 __all__ = [
     "AGENT",
@@ -38,6 +39,7 @@ Kind: TypeAlias = Literal["request", "notification", "response"]
 JsonId: TypeAlias = "int | str | None"
 
 _decode = msgspec.json.Decoder().decode
+_decode_batch = msgspec.json.Decoder(list[msgspec.Raw]).decode
 
 
 def as_obj(value: object) -> dict[str, Any]:
@@ -80,6 +82,8 @@ class Message:
     result: Any = None
     error: dict[str, Any] | None = None
     batch: bool = False
+    #: the undecoded ``params`` (request, notification) or ``result`` (response)
+    raw: msgspec.Raw | None = None
 
     @property
     def session_id(self) -> str | None:
@@ -103,68 +107,89 @@ def parse_line(
     direction: Direction, index: int, time: float, line: bytes
 ) -> list[Message | Malformed]:
     """The messages of one line (without its ``\\n``); a batch gives one per
-    member, an empty batch one :class:`Malformed`."""
-    try:
-        value = _decode(line)
-    except msgspec.DecodeError as exc:
-        return [Malformed(direction, index, time, f"not JSON: {exc}")]
-    except RecursionError:
-        return [Malformed(direction, index, time, "not JSON: nested too deep")]
-    if isinstance(value, list):
-        members: list[Any] = value  # pyright: ignore[reportUnknownVariableType]
+    member, an empty batch one :class:`Malformed`.
+
+    The envelope is read by :func:`acp_core.decode_envelope` (the runtime's
+    own rules for what a JSON-RPC message is); params and results are then
+    decoded to builtins for the rules, their raw bytes kept for the typed
+    check.
+    """
+    first = line[:1]
+    if first == b"[" or (first.isspace() and line.lstrip()[:1] == b"["):
+        try:
+            members = _decode_batch(line)
+        except (msgspec.DecodeError, RecursionError) as exc:
+            return [Malformed(direction, index, time, _why(exc))]
         if not members:
             return [Malformed(direction, index, time, "empty batch")]
-        return [_one(direction, index, time, m, batch=True) for m in members]
-    return [_one(direction, index, time, value, batch=False)]
+        return [_one(direction, index, time, bytes(m), batch=True) for m in members]
+    return [_one(direction, index, time, line, batch=False)]
+
+
+def _why(exc: BaseException) -> str:
+    if isinstance(exc, RecursionError):
+        return "not JSON: nested too deep"
+    if isinstance(exc, msgspec.ValidationError):
+        return str(exc)
+    return f"not JSON: {exc}"
 
 
 def _one(
-    direction: Direction, index: int, time: float, value: Any, *, batch: bool
+    direction: Direction, index: int, time: float, data: bytes, *, batch: bool
 ) -> Message | Malformed:
-    if not isinstance(value, dict):
-        name = type(value).__name__  # pyright: ignore[reportUnknownArgumentType]
-        return Malformed(direction, index, time, f"a JSON {name}, not an object")
-    obj: dict[str, Any] = value  # pyright: ignore[reportUnknownVariableType]
-    raw_id = obj.get("id")
-    has_id = "id" in obj
-    msg_id: int | str | None = None
-    if has_id:
-        if raw_id is not None and (
-            isinstance(raw_id, bool) or not isinstance(raw_id, (int, str))
-        ):
-            return Malformed(direction, index, time, "id is not a string or number")
-        msg_id = raw_id
-    if obj.get("jsonrpc") != "2.0":
-        return Malformed(direction, index, time, 'no "jsonrpc": "2.0"', msg_id)
-    method = obj.get("method")
-    if method is not None:
-        if not isinstance(method, str):
-            return Malformed(direction, index, time, "method is not a string", msg_id)
-        if obj.get("params") is not None and not isinstance(obj["params"], dict):
-            return Malformed(direction, index, time, "params is not an object", msg_id)
-        kind: Kind = "request" if has_id else "notification"
-        params = as_obj(obj.get("params"))
+    try:
+        env = decode_envelope(data)
+    except InvalidMessage as exc:
+        reason = "not JSON" if exc.code == PARSE_ERROR else exc.message
+        return Malformed(direction, index, time, reason, exc.ident)
+    msg_id: int | str | None = None if env.id is msgspec.UNSET else env.id
+    try:
+        if env.method is not msgspec.UNSET:
+            params: Any = {}
+            raw = None
+            if env.params is not msgspec.UNSET:
+                raw = env.params
+                params = _decode(raw)
+                if params is None:
+                    params = {}
+                elif not isinstance(params, dict):
+                    return Malformed(
+                        direction, index, time, "params is not an object", msg_id
+                    )
+            kind: Kind = "request" if env.id is not msgspec.UNSET else "notification"
+            return Message(
+                direction,
+                index,
+                time,
+                kind,
+                msg_id,
+                env.method,
+                cast("dict[str, Any]", params),
+                batch=batch,
+                raw=raw,
+            )
+        if env.error is not msgspec.UNSET:
+            error = as_obj(_decode(env.error))
+            if not isinstance(error.get("code"), int):
+                return Malformed(
+                    direction, index, time, "error is not an error object", msg_id
+                )
+            return Message(
+                direction, index, time, "response", msg_id, None, {}, error=error,
+                batch=batch,
+            )  # fmt: skip
+        assert env.result is not msgspec.UNSET
         return Message(
-            direction, index, time, kind, msg_id, method, params, batch=batch
+            direction,
+            index,
+            time,
+            "response",
+            msg_id,
+            None,
+            {},
+            result=_decode(env.result),
+            batch=batch,
+            raw=env.result,
         )
-    if not has_id:
-        return Malformed(direction, index, time, "neither method nor id")
-    has_result, has_error = "result" in obj, "error" in obj
-    if has_result == has_error:
-        why = "both result and error" if has_result else "neither result nor error"
-        return Malformed(direction, index, time, why, msg_id)
-    error = as_obj(obj.get("error"))
-    if has_error and not isinstance(error.get("code"), int):
-        return Malformed(direction, index, time, "error is not an error object", msg_id)
-    return Message(
-        direction,
-        index,
-        time,
-        "response",
-        msg_id,
-        None,
-        {},
-        result=obj.get("result"),
-        error=error if has_error else None,  # pyright: ignore[reportUnknownArgumentType]
-        batch=batch,
-    )
+    except RecursionError:
+        return Malformed(direction, index, time, "nested too deep", msg_id)

@@ -2,9 +2,11 @@
 
 An editor starts the proxy in place of the agent.  Each chunk read from one
 side is written to the other *first*; its lines then go to a backlog that
-one task checks and traces a line at a time, yielding to the forwarding
-between lines, so a check never holds back a message: a line waits at most
-for the one line being checked when it arrives.  The pipes are read and
+one task checks and traces a line at a time once the wire has been quiet
+for ``DEFAULT_QUIET`` seconds, yielding to the forwarding between lines: a
+check never holds back a message (a line arriving while one is checked
+waits for that one line at most), and the checks run in the gaps between
+messages rather than in the moment an answer is expected.  The pipes are read and
 written with ``os.read`` / ``os.write`` directly, waiting in trio only when
 they would block (no stream object and no checkpoint per chunk on the
 forwarding path).  When more than ``max_backlog`` bytes wait to be checked,
@@ -24,7 +26,9 @@ import signal
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
+from typing import cast
 
 import trio
 
@@ -43,6 +47,8 @@ CHUNK = 65536
 DEFAULT_GRACE = 2.0
 #: Bytes forwarded but not yet checked, past which forwarding waits for the checks.
 DEFAULT_MAX_BACKLOG = 16 * 1024 * 1024
+#: Seconds without traffic before the backlog is checked (forwarding goes first).
+DEFAULT_QUIET = 0.0005
 #: Chunks forwarded without blocking before the forwarder lets other tasks run.
 _FAIR = 16
 
@@ -55,10 +61,14 @@ class Backlog:
     items; :meth:`drain` checks the rest at the end.
     """
 
-    def __init__(self, observer: Observer, max_bytes: int = DEFAULT_MAX_BACKLOG) -> None:
+    def __init__(
+        self, observer: Observer, max_bytes: int = DEFAULT_MAX_BACKLOG
+    ) -> None:
         self.observer = observer
         self.max_bytes = max_bytes
         self.bytes = 0
+        self.pushed = 0
+        self.quiet = DEFAULT_QUIET
         self._items: deque[tuple[int, Callable[[], object]]] = deque()
         self._wake = trio.Event()
         self._room = trio.Event()
@@ -67,7 +77,7 @@ class Backlog:
         """A chunk forwarded at ``t``."""
         observer = self.observer
         for line in observer.split(direction, data):
-            self._add(len(line), lambda line=line: observer.line(direction, line, t))
+            self._add(len(line), partial(observer.line, direction, line, t))
 
     def call(self, fn: Callable[[], object]) -> None:
         """Anything else to record in order (EOF, events, findings of the proxy)."""
@@ -75,6 +85,7 @@ class Backlog:
 
     def _add(self, size: int, fn: Callable[[], object]) -> None:
         self._items.append((size, fn))
+        self.pushed += 1
         self.bytes += size
         self._wake.set()
 
@@ -92,9 +103,15 @@ class Backlog:
             self._room.set()
 
     async def run(self) -> None:
-        """Check items as they come, yielding to the forwarders between them."""
+        """Check items once the wire is quiet for ``quiet`` seconds (or the
+        backlog is half full), yielding to the forwarders between items."""
         while True:
             while self._items:
+                while self.bytes <= self.max_bytes // 2:
+                    seen = self.pushed
+                    await trio.sleep(self.quiet)
+                    if self.pushed == seen:
+                        break
                 self._one()
                 await trio.lowlevel.checkpoint()
             self._wake = trio.Event()
@@ -176,8 +193,9 @@ async def run_proxy(
     os.set_blocking(our_out, False)
     process = await open_agent(command)
     assert process.stdin is not None and process.stdout is not None
-    agent_in = process.stdin
-    agent_out = process.stdout.fileno()  # non-blocking: trio opened it so
+    # trio's pipe streams (FdStream): their descriptors are non-blocking
+    agent_in = cast("trio.lowlevel.FdStream", process.stdin)
+    agent_out = cast("trio.lowlevel.FdStream", process.stdout).fileno()
 
     def event(text: str) -> None:
         backlog.call(lambda: observer.event(text))

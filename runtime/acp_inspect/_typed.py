@@ -1,12 +1,16 @@
-"""Each message against the negotiated version's schema (acp_schema's codec)."""
+"""Each message against the negotiated version's schema (acp_schema's codec).
+
+The method tables are :class:`acp_core.Schema`'s (the runtime's own view of
+a version, oriented per side); params and results are decoded from their
+raw bytes straight into the method's generated type.
+"""
 
 from __future__ import annotations
 
-import importlib
-from types import ModuleType
 from typing import Any
 
 import msgspec
+from acp_core import MethodSpec, Schema, supported_versions
 
 from ._message import CLIENT, Message
 from ._state import ConnectionState
@@ -15,64 +19,72 @@ __all__ = ["TypedCheck"]
 
 
 class TypedCheck:
-    """Converts params (and results, by the request they answer) with the
-    schema of the connection's version: the unstable surface's tables, a
-    superset of the stable ones, so preview methods are checked too.
+    """Decodes params (and results, by the request they answer) with the
+    schema of the connection's version, on the unstable surface's tables (a
+    superset of the stable ones, so preview methods are checked too).
     Unknown methods and ``_`` extensions are not checked (the receiver
     answers them -32601 or as it likes)."""
 
     def __init__(self) -> None:
-        self._modules: dict[int, ModuleType | None] = {}
+        # (version, receiving side) -> schema; None for a version we lack
+        self._schemas: dict[tuple[int, bool], Schema | None] = {}
 
-    def module(self, version: int) -> ModuleType | None:
-        """``acp_schema.vN_unstable``, or ``None`` for a version we lack."""
-        if version not in self._modules:
-            try:
-                self._modules[version] = importlib.import_module(
-                    f"acp_schema.v{version}_unstable"
-                )
-            except ImportError:
-                self._modules[version] = None
-        return self._modules[version]
+    def schema(self, version: int, *, to_agent: bool) -> Schema | None:
+        """The schema whose incoming methods are the receiver's, or ``None``."""
+        key = (version, to_agent)
+        if key not in self._schemas:
+            self._schemas[key] = (
+                Schema.load(version, "agent" if to_agent else "client", unstable=True)
+                if version in supported_versions()
+                else None
+            )
+        return self._schemas[key]
+
+    def method(self, version: int, name: str, *, to_agent: bool) -> MethodSpec | None:
+        """The method ``name`` as its receiver serves it in ``version``."""
+        schema = self.schema(version, to_agent=to_agent)
+        if schema is None:
+            return None
+        spec = schema.incoming.get(name)
+        if spec is None and schema.cancel_request is not None:
+            if schema.cancel_request.name == name:
+                spec = schema.cancel_request
+        return spec
 
     def check(self, state: ConnectionState, msg: Message) -> str | None:
         """Why ``msg`` does not fit the schema, or ``None``."""
         version = state.current_version
-        if msg.method == "initialize" and msg.kind == "request":
-            requested = msg.params.get("protocolVersion")
-            version = requested if requested in (1, 2) else version
-        mod = self.module(version)
-        if mod is None:
-            return None
         if msg.kind == "response":
             pending = state.pending_for(msg)
             if pending is None or msg.error is not None:
                 return None
-            method = self._method(mod, pending.method, to_agent=msg.direction != CLIENT)
+            method = self.method(
+                version, pending.method, to_agent=msg.direction != CLIENT
+            )
             if method is None or method.result is None:
                 return None
-            value: Any = msg.result if msg.result is not None else {}
             what, target = f"result of {pending.method}", method.result
         else:
-            method = self._method(
-                mod, msg.method or "", to_agent=msg.direction == CLIENT
-            )
+            name = msg.method or ""
+            if name == "initialize" and msg.kind == "request":
+                requested = msg.params.get("protocolVersion")
+                version = requested if requested in (1, 2) else version
+            method = self.method(version, name, to_agent=msg.direction == CLIENT)
             if method is None:
                 return None
-            value = msg.params
             target = method.params
             if msg.kind == "notification" and method.notification is not None:
                 target = method.notification
-            what = f"params of {msg.method}"
+            what = f"params of {name}"
+        schema = self.schema(version, to_agent=True)
+        assert schema is not None
+        raw: Any = msg.raw if msg.raw is not None else b"{}"
+        if msg.kind == "response" and msg.result is None:
+            raw = b"{}"  # a null result of a method whose result is an object
         try:
-            mod.convert(value, target)
+            schema.decode(raw, target)
         except msgspec.ValidationError as exc:
             return f"{what} do not fit schema v{version}: {exc}"
         except Exception as exc:  # a broken generated module must not stop the proxy
             return f"{what} could not be checked: {type(exc).__name__}"
         return None
-
-    @staticmethod
-    def _method(mod: ModuleType, name: str, *, to_agent: bool) -> Any:
-        table = mod.AGENT_METHODS_UNSTABLE if to_agent else mod.CLIENT_METHODS_UNSTABLE
-        return table.get(name) or mod.PROTOCOL_METHODS_UNSTABLE.get(name)

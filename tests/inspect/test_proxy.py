@@ -10,8 +10,8 @@ import sys
 import time
 from pathlib import Path
 
-from acp_inspect._trace import read_trace
 from acp_inspect._process import group_alive
+from acp_inspect._trace import read_trace
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]

@@ -8,7 +8,7 @@ returns a one-line explanation when the message breaks its requirement
 
 from __future__ import annotations
 
-from ._base import Rule
+from ._base import ALL_MESSAGES, Breach, Rule, Scope, scope
 from .before_initialize import BeforeInitialize
 from .cancelled_stop_reason import CancelledStopReason
 from .permission_not_cancelled import PermissionNotCancelled
@@ -23,13 +23,16 @@ from .unknown_session import UnknownSession
 from .update_after_turn import UpdateAfterTurn
 
 __all__ = [
+    "ALL_MESSAGES",
     "DEFAULT_RULES",
     "BeforeInitialize",
+    "Breach",
     "CancelledStopReason",
     "PermissionNotCancelled",
     "RelativePath",
     "ReplayOnResume",
     "Rule",
+    "Scope",
     "TerminalAuthNotAdvertised",
     "UnadvertisedAgentMethod",
     "UnadvertisedClientMethod",
@@ -37,6 +40,7 @@ __all__ = [
     "UnknownResponseId",
     "UnknownSession",
     "UpdateAfterTurn",
+    "scope",
 ]
 
 #: The rules :class:`~acp_inspect.Inspector` runs by default, in this order.

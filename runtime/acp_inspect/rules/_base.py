@@ -5,11 +5,31 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from .._message import Message
+from .._message import AGENT, CLIENT, Direction, Kind, Message
 from .._spec import SpecRef
 from .._state import ConnectionState
 
-__all__ = ["Breach", "Rule"]
+__all__ = ["ALL_MESSAGES", "Breach", "Rule", "Scope", "scope"]
+
+#: Which messages a rule looks at: (direction, kind) pairs.
+Scope = frozenset[tuple[Direction, Kind]]
+
+
+def scope(directions: str, *kinds: Kind) -> Scope:
+    """``scope("agent", "request")``: ``directions`` is ``"client"`` (lines
+    to the agent), ``"agent"`` (lines from it) or ``"both"``."""
+    ds: tuple[Direction, ...]
+    if directions == "client":
+        ds = (CLIENT,)
+    elif directions == "agent":
+        ds = (AGENT,)
+    else:
+        ds = (CLIENT, AGENT)
+    return frozenset((d, k) for d in ds for k in kinds)
+
+
+#: Every message.
+ALL_MESSAGES: Scope = scope("both", "request", "notification", "response")
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +49,12 @@ class Rule(Protocol):
 
     @property
     def spec(self) -> SpecRef: ...
+
+    @property
+    def applies_to(self) -> Scope:
+        """The messages :meth:`check` can find fault with; the inspector
+        skips the rule for the others (``check`` itself still guards)."""
+        ...
 
     def check(self, state: ConnectionState, msg: Message) -> Breach | None:
         """Why ``msg`` breaks the requirement, or ``None``."""

@@ -7,7 +7,10 @@ from dataclasses import dataclass
 from .._message import Message, sender_of
 from .._spec import REFS, SpecRef
 from .._state import ConnectionState
-from ._base import Breach
+from ._base import Breach, Scope, scope
+
+#: The messages the rule looks at.
+SCOPE: Scope = scope("both", "request", "notification")
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,6 +22,7 @@ class BeforeInitialize:
 
     key: str = "before-initialize"
     spec: SpecRef = REFS["initialize-first"]
+    applies_to: Scope = SCOPE
 
     def check(self, state: ConnectionState, msg: Message) -> Breach | None:
         if state.initialized or msg.kind == "response":

@@ -7,7 +7,10 @@ from dataclasses import dataclass
 from .._message import AGENT, Message, id_key
 from .._spec import REFS, SpecRef
 from .._state import ConnectionState
-from ._base import Breach
+from ._base import Breach, Scope, scope
+
+#: The messages the rule looks at.
+SCOPE: Scope = scope("agent", "response")
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,6 +22,7 @@ class CancelledStopReason:
 
     key: str = "cancelled-stop-reason"
     spec: SpecRef = REFS["cancelled-stop-reason"]
+    applies_to: Scope = SCOPE
 
     def check(self, state: ConnectionState, msg: Message) -> Breach | None:
         if msg.direction != AGENT or msg.kind != "response":

@@ -7,7 +7,10 @@ from dataclasses import dataclass
 from .._message import CLIENT, Message, as_obj
 from .._spec import REFS, SpecRef
 from .._state import ConnectionState
-from ._base import Breach
+from ._base import Breach, Scope, scope
+
+#: The messages the rule looks at.
+SCOPE: Scope = scope("client", "response")
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,6 +21,7 @@ class PermissionNotCancelled:
 
     key: str = "permission-not-cancelled"
     spec: SpecRef = REFS["permission-cancelled-on-cancel"]
+    applies_to: Scope = SCOPE
 
     def check(self, state: ConnectionState, msg: Message) -> Breach | None:
         if msg.direction != CLIENT or msg.kind != "response":

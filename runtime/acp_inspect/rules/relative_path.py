@@ -9,7 +9,7 @@ from typing import Any
 from .._message import Message, sender_of
 from .._spec import REFS, SpecRef
 from .._state import ConnectionState
-from ._base import Breach
+from ._base import Breach, Scope, scope
 
 #: method -> the params holding a path (a list for arrays of paths)
 PATH_FIELDS: dict[str, tuple[str, ...]] = {
@@ -32,6 +32,10 @@ def is_absolute(path: str) -> bool:
     return "\0" not in path and _ABSOLUTE.match(path) is not None
 
 
+#: The messages the rule looks at.
+SCOPE: Scope = scope("both", "request")
+
+
 @dataclass(frozen=True, slots=True)
 class RelativePath:
     """A relative (or NUL-holding) ``cwd``, ``additionalDirectories`` entry,
@@ -39,6 +43,7 @@ class RelativePath:
 
     key: str = "relative-path"
     spec: SpecRef = REFS["absolute-paths"]
+    applies_to: Scope = SCOPE
 
     def check(self, state: ConnectionState, msg: Message) -> Breach | None:
         if msg.kind != "request":

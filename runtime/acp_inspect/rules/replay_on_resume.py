@@ -7,8 +7,11 @@ from dataclasses import dataclass
 from .._message import AGENT, Message
 from .._spec import REFS, SpecRef
 from .._state import ConnectionState
-from ._base import Breach
+from ._base import Breach, Scope, scope
 from .update_after_turn import TURN_UPDATES
+
+#: The messages the rule looks at.
+SCOPE: Scope = scope("agent", "notification")
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,6 +21,7 @@ class ReplayOnResume:
 
     key: str = "replay-on-resume"
     spec: SpecRef = REFS["resume-no-replay"]
+    applies_to: Scope = SCOPE
 
     def check(self, state: ConnectionState, msg: Message) -> Breach | None:
         if msg.direction != AGENT or msg.method != "session/update":

@@ -7,7 +7,10 @@ from dataclasses import dataclass
 from .._message import AGENT, Message, as_list, as_obj
 from .._spec import REFS, SpecRef
 from .._state import ConnectionState
-from ._base import Breach
+from ._base import Breach, Scope, scope
+
+#: The messages the rule looks at.
+SCOPE: Scope = scope("agent", "response")
 
 
 @dataclass(frozen=True, slots=True)
@@ -17,6 +20,7 @@ class TerminalAuthNotAdvertised:
 
     key: str = "terminal-auth-not-advertised"
     spec: SpecRef = REFS["terminal-auth-needs-capability"]
+    applies_to: Scope = SCOPE
 
     def check(self, state: ConnectionState, msg: Message) -> Breach | None:
         if msg.direction != AGENT or msg.kind != "response" or msg.error is not None:

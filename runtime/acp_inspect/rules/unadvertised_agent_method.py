@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from .._message import CLIENT, Message
 from .._spec import REFS, SpecRef
 from .._state import ConnectionState
-from ._base import Breach
+from ._base import Breach, Scope, scope
 
 #: method -> the spec line that makes it optional
 GATED = {
@@ -19,6 +19,10 @@ GATED = {
 }
 
 
+#: The messages the rule looks at.
+SCOPE: Scope = scope("client", "request")
+
+
 @dataclass(frozen=True, slots=True)
 class UnadvertisedAgentMethod:
     """``session/load`` without ``loadSession`` (v2 ``session.load``),
@@ -27,6 +31,7 @@ class UnadvertisedAgentMethod:
 
     key: str = "unadvertised-agent-method"
     spec: SpecRef = REFS["load-needs-capability"]
+    applies_to: Scope = SCOPE
 
     def spec_for(self, method: str) -> SpecRef:
         """The line of that method's capability rule."""

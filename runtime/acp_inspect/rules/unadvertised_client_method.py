@@ -7,7 +7,10 @@ from dataclasses import dataclass
 from .._message import AGENT, Message
 from .._spec import REFS, SpecRef
 from .._state import ConnectionState
-from ._base import Breach
+from ._base import Breach, Scope, scope
+
+#: The messages the rule looks at.
+SCOPE: Scope = scope("agent", "request")
 
 
 @dataclass(frozen=True, slots=True)
@@ -17,6 +20,7 @@ class UnadvertisedClientMethod:
 
     key: str = "unadvertised-client-method"
     spec: SpecRef = REFS["fs-needs-capability"]
+    applies_to: Scope = SCOPE
 
     def spec_for(self, method: str) -> SpecRef:
         """The line of that method's capability rule."""

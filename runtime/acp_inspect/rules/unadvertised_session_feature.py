@@ -8,9 +8,13 @@ from typing import Any
 from .._message import CLIENT, Message, as_list, as_obj
 from .._spec import REFS, SpecRef
 from .._state import ConnectionState
-from ._base import Breach
+from ._base import Breach, Scope, scope
 
 _SETUP = frozenset({"session/new", "session/load", "session/resume", "session/fork"})
+
+
+#: The messages the rule looks at.
+SCOPE: Scope = scope("client", "request")
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,6 +26,7 @@ class UnadvertisedSessionFeature:
 
     key: str = "unadvertised-session-feature"
     spec: SpecRef = REFS["additional-directories-need-capability"]
+    applies_to: Scope = SCOPE
 
     def check(self, state: ConnectionState, msg: Message) -> Breach | None:
         if msg.direction != CLIENT or msg.kind != "request" or not state.initialized:

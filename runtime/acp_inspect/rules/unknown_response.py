@@ -7,7 +7,10 @@ from dataclasses import dataclass
 from .._message import Message, sender_of
 from .._spec import REFS, SpecRef
 from .._state import ConnectionState
-from ._base import Breach
+from ._base import Breach, Scope, scope
+
+#: The messages the rule looks at.
+SCOPE: Scope = scope("both", "response")
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,6 +21,7 @@ class UnknownResponseId:
 
     key: str = "response-to-unknown-id"
     spec: SpecRef = REFS["jsonrpc-response-id"]
+    applies_to: Scope = SCOPE
 
     def check(self, state: ConnectionState, msg: Message) -> Breach | None:
         if msg.kind != "response" or (msg.id is None and msg.error is not None):

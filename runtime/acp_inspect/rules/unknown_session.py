@@ -7,7 +7,10 @@ from dataclasses import dataclass
 from .._message import AGENT, Message
 from .._spec import REFS, SpecRef
 from .._state import ConnectionState
-from ._base import Breach
+from ._base import Breach, Scope, scope
+
+#: The messages the rule looks at.
+SCOPE: Scope = scope("agent", "request", "notification")
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,6 +21,7 @@ class UnknownSession:
 
     key: str = "unknown-session"
     spec: SpecRef = REFS["session-id"]
+    applies_to: Scope = SCOPE
 
     def check(self, state: ConnectionState, msg: Message) -> Breach | None:
         if msg.direction != AGENT or msg.kind == "response":

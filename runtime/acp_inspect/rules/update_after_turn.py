@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from .._message import AGENT, Message
 from .._spec import REFS, SpecRef
 from .._state import ConnectionState
-from ._base import Breach
+from ._base import Breach, Scope, scope
 
 #: updates that belong to a prompt turn (content, tool calls, plan); session
 #: metadata updates (commands, modes, config, title, usage) may come any time
@@ -26,6 +26,10 @@ TURN_UPDATES = frozenset(
 )
 
 
+#: The messages the rule looks at.
+SCOPE: Scope = scope("agent", "notification")
+
+
 @dataclass(frozen=True, slots=True)
 class UpdateAfterTurn:
     """A content, tool call or plan ``session/update`` for a session whose
@@ -36,6 +40,7 @@ class UpdateAfterTurn:
 
     key: str = "update-after-turn"
     spec: SpecRef = REFS["updates-before-response"]
+    applies_to: Scope = SCOPE
 
     def check(self, state: ConnectionState, msg: Message) -> Breach | None:
         if msg.direction != AGENT or msg.method != "session/update":
