@@ -15,7 +15,7 @@ from ._cases import CASES
 from ._check import DEFAULT_JOBS, DEFAULT_TIMEOUT, run_check
 from ._html import check_html, trace_html
 from ._observer import DEFAULT_MAX_REPORTS
-from ._proxy import DEFAULT_GRACE, run_proxy
+from ._proxy import DEFAULT_GRACE, DEFAULT_MAX_BACKLOG, run_proxy
 from ._trace import read_trace
 
 __all__ = ["main"]
@@ -39,6 +39,12 @@ def _parser() -> argparse.ArgumentParser:
         type=int,
         default=DEFAULT_MAX_REPORTS,
         help="findings written to stderr at most",
+    )
+    proxy.add_argument(
+        "--max-backlog",
+        type=int,
+        default=DEFAULT_MAX_BACKLOG,
+        help="bytes forwarded but not yet checked before forwarding waits for the checks",
     )
     proxy.add_argument("agent", nargs=argparse.REMAINDER, help="-- AGENT_CMD ...")
     check = sub.add_parser("check", help="run the conformance suite against an agent")
@@ -81,6 +87,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 trace=args.trace,
                 grace_period=args.grace,
                 max_reports=args.max_reports,
+                max_backlog=args.max_backlog,
             )
         )
     if args.command == "check":

@@ -39,7 +39,14 @@ from ._process import open_agent, reap
 from ._spec import REFS
 from ._trace import TraceWriter
 
-__all__ = ["CHUNK", "DEFAULT_GRACE", "DEFAULT_MAX_BACKLOG", "Backlog", "run_proxy"]
+__all__ = [
+    "CHUNK",
+    "DEFAULT_GRACE",
+    "DEFAULT_MAX_BACKLOG",
+    "DEFAULT_QUIET",
+    "Backlog",
+    "run_proxy",
+]
 
 #: Bytes read per chunk.
 CHUNK = 65536
@@ -103,17 +110,21 @@ class Backlog:
             self._room.set()
 
     async def run(self) -> None:
-        """Check items once the wire is quiet for ``quiet`` seconds (or the
-        backlog is half full), yielding to the forwarders between items."""
+        """Check items once the wire has been quiet for ``quiet`` seconds (or
+        the backlog is half full), one at a time, yielding to the forwarders
+        between them; new traffic sends it back to waiting for quiet."""
         while True:
+            half = self.max_bytes // 2
             while self._items:
-                while self.bytes <= self.max_bytes // 2:
+                if self.bytes <= half:
                     seen = self.pushed
                     await trio.sleep(self.quiet)
-                    if self.pushed == seen:
-                        break
-                self._one()
-                await trio.lowlevel.checkpoint()
+                    if self.pushed != seen:
+                        continue  # still busy: forwarding first
+                seen = self.pushed
+                while self._items and (self.pushed == seen or self.bytes > half):
+                    self._one()
+                    await trio.lowlevel.checkpoint()
             self._wake = trio.Event()
             await self._wake.wait()
 
@@ -175,16 +186,25 @@ async def run_proxy(
     grace_period: float = DEFAULT_GRACE,
     max_reports: int = DEFAULT_MAX_REPORTS,
     max_backlog: int = DEFAULT_MAX_BACKLOG,
+    quiet: float = DEFAULT_QUIET,
     stdin_fd: int = 0,
     stdout_fd: int = 1,
     report_fd: int = 2,
 ) -> int:
     """Run the proxy until the agent closes its stdout; the agent's exit
-    status (128 + signal when it was killed)."""
+    status (128 + signal when it was killed).
+
+    ``trace``: append a JSONL trace there; ``grace_period``: seconds the agent
+    has to exit after its stdin closed; ``max_reports``: findings written to
+    ``report_fd`` at most; ``max_backlog``: bytes forwarded but not yet
+    checked before forwarding waits for the checks; ``quiet``: seconds the
+    wire must be still before the backlog is checked.
+    """
     trace_file = trace.open("ab") if trace is not None else None
     writer = TraceWriter(trace_file) if trace_file is not None else None
     observer = Observer(trace=writer, reporter=Reporter(report_fd, max_reports))
     backlog = Backlog(observer, max_backlog)
+    backlog.quiet = quiet
     if writer is not None:
         writer.header(list(command), time.time())
     modes = {fd: fcntl.fcntl(fd, fcntl.F_GETFL) for fd in (stdin_fd, stdout_fd)}

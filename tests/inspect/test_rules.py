@@ -4,7 +4,8 @@
 from __future__ import annotations
 
 from _inspect_wire import Wire, line, rules
-from acp_inspect import Inspector, LineSplitter
+from acp_inspect import Direction, Inspector, LineSplitter, Malformed, parse_line
+from acp_inspect.rules import ALL_MESSAGES, DEFAULT_RULES
 
 PROMPT = {"sessionId": "s1", "prompt": [{"type": "text", "text": "hi"}]}
 
@@ -259,3 +260,61 @@ def test_batch_members_are_checked_one_by_one() -> None:
 
 def test_inspector_has_no_event_loop_dependency() -> None:
     assert Inspector().feed("to_agent", 0.0, b"") == []
+
+
+def _scope_corpus() -> list[tuple[Direction, bytes]]:
+    """Lines that trip every rule (and some that trip none), each with the
+    way it crosses, in an order that builds the state each rule needs."""
+    c: Direction = "to_agent"
+    a: Direction = "from_agent"
+    new = {"cwd": "rel", "mcpServers": [], "additionalDirectories": ["/x"]}
+    late = {
+        "sessionUpdate": "agent_message_chunk",
+        "content": {"type": "text", "text": "x"},
+    }
+    init = {"protocolVersion": 1, "clientCapabilities": {}}
+    caps = {
+        "protocolVersion": 1,
+        "agentCapabilities": {"sessionCapabilities": {"resume": {}}},
+        "authMethods": [{"id": "t", "name": "t", "type": "terminal"}],
+    }
+    ask = {"sessionId": "s1", "options": [], "toolCall": {}}
+    return [
+        (c, line(id=1, method="session/new", params=new)),  # before initialize
+        (c, line(id=2, method="initialize", params=init)),
+        (a, line(id=2, result=caps)),
+        (c, line(id=3, method="session/new", params=new)),
+        (a, line(id=3, result={"sessionId": "s1"})),
+        (c, line(id=4, method="session/list", params={})),
+        (c, line(id=5, method="session/prompt", params=PROMPT)),
+        (a, line(id=6, method="fs/read_text_file", params={"sessionId": "s1", "path": "/r"})),
+        (a, line(id=7, method="session/request_permission", params=ask)),
+        (c, line(method="session/cancel", params={"sessionId": "s1"})),
+        (c, line(id=7, result={"outcome": {"outcome": "selected", "optionId": "o"}})),
+        (a, line(id=5, result={"stopReason": "end_turn"})),
+        (a, line(method="session/update", params={"sessionId": "s1", "update": late})),
+        (a, line(method="session/update", params={"sessionId": "nope", "update": late})),
+        (c, line(id=8, method="session/resume", params={"sessionId": "s1", "cwd": "/"})),
+        (a, line(method="session/update", params={"sessionId": "s1", "update": late})),
+        (a, line(id=99, result={})),
+    ]  # fmt: skip
+
+
+def test_rules_skip_only_messages_their_check_would_pass() -> None:
+    """The inspector runs a rule only on the (direction, kind) pairs of its
+    ``applies_to``: every other message, in any state, the rule passes."""
+    tripped: set[str] = set()
+    inspector = Inspector()
+    for direction, raw in _scope_corpus():
+        other: Direction = "from_agent" if direction == "to_agent" else "to_agent"
+        for way in (direction, other):  # each line as sent, and mirrored
+            for msg in parse_line(way, 0, 0.0, raw):
+                assert not isinstance(msg, Malformed), msg
+                for rule in DEFAULT_RULES:
+                    assert rule.applies_to <= ALL_MESSAGES
+                    breach = rule.check(inspector.state, msg)
+                    if (msg.direction, msg.kind) not in rule.applies_to:
+                        assert breach is None, (rule.key, msg)
+        tripped |= {f.rule for f in inspector.feed(direction, 0.0, raw)}
+    # the corpus reaches every rule, so the skips above were put to the test
+    assert {r.key for r in DEFAULT_RULES} <= tripped

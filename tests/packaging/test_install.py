@@ -76,6 +76,11 @@ def test_the_models_install_with_msgspec_alone(wheel: Path, tmp_path: Path) -> N
     refused = _run(python, "-c", "import acp_trio")
     assert refused.returncode != 0
     assert "pip install 'acp-msgspec[trio]'" in refused.stderr
+    # the inspector's library imports without trio; its command says what to install
+    _ok(python, "-c", "import acp_inspect; acp_inspect.Inspector()")
+    hint = _run(python, "-m", "acp_inspect", "view", "trace.jsonl")
+    assert hint.returncode == 2
+    assert hint.stderr == "acp_inspect needs trio: pip install 'acp-msgspec[trio]'\n"
 
 
 # An asyncio client starts the example asyncio agent over pipes and gets its

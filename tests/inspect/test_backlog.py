@@ -1,0 +1,77 @@
+"""The proxy's backlog: forwarding never waits for a check (the checks run
+once the wire is quiet), and a backlog over its bound holds forwarding back
+rather than growing or dropping lines.  Trio's mock clock: no real time."""
+
+from __future__ import annotations
+
+import trio
+import trio.testing
+from _inspect_wire import line
+from acp_inspect._observer import Observer
+from acp_inspect._proxy import Backlog
+
+NEW = line(id=1, method="session/new", params={"cwd": "rel", "mcpServers": []})
+NEW_2 = line(id=2, method="session/new", params={"cwd": "/abs", "mcpServers": []})
+
+
+async def test_checks_wait_for_a_quiet_wire_and_keep_the_crossing_order(
+    mock_clock: trio.testing.MockClock,
+) -> None:
+    observer = Observer()
+    backlog = Backlog(observer)
+    backlog.quiet = 1.0
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(backlog.run)
+        backlog.push("to_agent", NEW + b"\n", 0.0)
+        assert observer.inspector.index == 0  # pushing parses nothing
+        await trio.testing.wait_all_tasks_blocked()
+        mock_clock.jump(0.6)
+        backlog.push("to_agent", NEW_2 + b"\n", 0.6)  # traffic: not quiet yet
+        await trio.testing.wait_all_tasks_blocked()
+        mock_clock.jump(0.6)
+        await trio.testing.wait_all_tasks_blocked()
+        assert observer.inspector.index == 0
+        mock_clock.jump(1.0)  # a quiet second: both checked, in order
+        await trio.testing.wait_all_tasks_blocked()
+        assert observer.inspector.index == 2
+        assert [f.rule for f in observer.inspector.findings] == [
+            "before-initialize",
+            "relative-path",
+            "before-initialize",
+        ]
+        assert backlog.bytes == 0
+        nursery.cancel_scope.cancel()
+
+
+async def test_backlog_over_its_bound_holds_forwarding_until_checked(
+    mock_clock: trio.testing.MockClock,
+) -> None:
+    observer = Observer()
+    backlog = Backlog(observer, max_bytes=len(NEW))
+    backlog.quiet = 1.0
+    backlog.push("to_agent", NEW + b"\n" + NEW_2 + b"\n", 0.0)
+    assert backlog.bytes > backlog.max_bytes
+    room = trio.Event()
+
+    async def forwarder() -> None:
+        await backlog.room()
+        room.set()
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(forwarder)
+        await trio.testing.wait_all_tasks_blocked()
+        assert not room.is_set()  # forwarding waits ...
+        nursery.start_soon(backlog.run)
+        await trio.testing.wait_all_tasks_blocked()
+        # ... and the checks do not wait for quiet past the bound
+        assert room.is_set() and observer.inspector.index == 2
+        nursery.cancel_scope.cancel()
+
+
+def test_drain_checks_whatever_is_left_at_the_end() -> None:
+    observer = Observer()
+    backlog = Backlog(observer)
+    backlog.push("to_agent", NEW + b"\n" + NEW_2, 0.0)  # the last without newline
+    backlog.call(lambda: observer.eof("to_agent"))
+    backlog.drain()
+    assert observer.inspector.index == 2 and backlog.bytes == 0
