@@ -7,10 +7,10 @@ raw bytes straight into the method's generated type.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
-from acp_core import MethodSpec, Schema, supported_versions
+from acp_core import MethodSpec, Schema, VersionUnavailableError
 
 from ._message import CLIENT, Message
 from ._state import ConnectionState
@@ -33,11 +33,12 @@ class TypedCheck:
         """The schema whose incoming methods are the receiver's, or ``None``."""
         key = (version, to_agent)
         if key not in self._schemas:
-            self._schemas[key] = (
-                Schema.load(version, "agent" if to_agent else "client", unstable=True)
-                if version in supported_versions()
-                else None
-            )
+            side: Literal["agent", "client"] = "agent" if to_agent else "client"
+            try:
+                found = Schema.load(version, side, unstable=True)
+            except (ValueError, VersionUnavailableError):
+                found = None  # a version we lack, or whose module is broken
+            self._schemas[key] = found
         return self._schemas[key]
 
     def method(self, version: int, name: str, *, to_agent: bool) -> MethodSpec | None:
