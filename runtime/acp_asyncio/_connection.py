@@ -217,9 +217,14 @@ class Connection:
             if isinstance(event, IncomingRequest):
                 self._start_request(event)
             elif isinstance(event, VersionChosen):
-                engine.set_handler(self._build_handler(event.version))
+                try:
+                    handler = self._build_handler(event.version)
+                except Exception:  # the user's factory: that initialize fails
+                    log.exception("failed to build the handler for v%d", event.version)
+                    handler = None
+                engine.set_handler(handler)
             elif isinstance(event, CloseConnection):
-                log.warning("closing: %s", event.reason)
+                log.debug("closing: %s", event.reason)  # the caller gets the error
                 self.close()
                 return
             elif event is END_OF_INPUT:

@@ -1,4 +1,4 @@
-"""One agent, on either runtime: ``python rule_agent.py trio|asyncio [--write-buffer N] [--max-message-size N]``.
+"""One agent, on either runtime: ``python rule_agent.py trio|asyncio [--write-buffer N] [--max-message-size N] [--broken-v2]``.
 
 The engine's rules are tested through it over real pipes, once per adapter
 (``test_rules_on_both_adapters.py``).  It offers protocol v1 and v2.  A prompt's text
@@ -101,7 +101,11 @@ def make_agent(schema: Any) -> type:
     return RuleAgent
 
 
-OFFERS = {1: make_agent(v1), 2: make_agent(v2)}
+def broken(conn: Any) -> object:
+    raise RuntimeError("this agent cannot be built")
+
+
+OFFERS = {1: make_agent(v1), 2: broken if "--broken-v2" in sys.argv else make_agent(v2)}
 LIMITS = runtime.Limits()
 if WRITE_BUFFER is not None:
     LIMITS = dataclasses.replace(LIMITS, write_buffer_bytes=WRITE_BUFFER)

@@ -49,6 +49,20 @@ def test_the_requested_version_is_chosen_if_offered_else_the_latest(
             assert peer.close() == 0
 
 
+def test_an_agent_object_that_cannot_be_built_fails_its_initialize_only(
+    adapter: str,
+) -> None:
+    peer = RawPeer(adapter, "--broken-v2")
+    try:
+        failed = peer.initialize(2)
+        assert failed["error"]["code"] == -32601  # no handler object: no initialize
+        # the connection goes on, and initialize may be retried
+        assert peer.initialize(1)["result"]["protocolVersion"] == 1
+        assert peer.session() == "s1"
+    finally:
+        assert peer.close() == 0
+
+
 # -- hostile input ----------------------------------------------------------------------
 
 
