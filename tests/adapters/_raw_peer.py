@@ -1,6 +1,7 @@
 """A raw JSON-RPC peer over real pipes, synchronous and adapter-neutral.
 
-``RawPeer`` starts ``rule_agent.py`` on one runtime and talks bytes to it:
+``RawPeer`` starts ``rule_agent.py`` (or ``rule_client.py``: then the test
+plays the agent) on one runtime and talks bytes to it:
 the tests say what goes on the wire and read what comes back, so the same
 test holds whichever adapter serves the agent.
 """
@@ -18,6 +19,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 RULE_AGENT = str(HERE / "rule_agent.py")
+RULE_CLIENT = str(HERE / "rule_client.py")
 ADAPTERS = ["trio", "asyncio"]
 #: Seconds a reply may take before the test fails (turns a hang into a failure).
 TIMEOUT = 15.0
@@ -26,9 +28,9 @@ TIMEOUT = 15.0
 class RawPeer:
     """The client end of a pipe pair to ``rule_agent.py ADAPTER``."""
 
-    def __init__(self, adapter: str, *args: str) -> None:
+    def __init__(self, adapter: str, *args: str, script: str = RULE_AGENT) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, RULE_AGENT, adapter, *args],
+            [sys.executable, script, adapter, *args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -102,14 +104,30 @@ class RawPeer:
             {"sessionId": session_id, "prompt": [{"type": "text", "text": text}]},
         )
 
+    def answer(self, request: dict[str, Any], result: Any) -> None:
+        self.send({"jsonrpc": "2.0", "id": request["id"], "result": result})
+
+    def report(self) -> dict[str, Any]:
+        """The ``REPORT`` line a rule_client.py wrote to stderr when it ended."""
+        assert self.close() == 0, self.stderr()
+        for line in self.stderr_text.splitlines():
+            if line.startswith("REPORT "):
+                return json.loads(line[7:])  # type: ignore[no-any-return]
+        raise AssertionError(f"no report: {self.stderr_text}")
+
     def stderr(self) -> str:
+        """The peer's stderr once it exited (for failure messages)."""
         if self.process.poll() is None:
-            return "(agent still running)"
-        assert self.process.stderr is not None
-        return self.process.stderr.read().decode(errors="replace")[-2000:]
+            return "(still running)"
+        stream = self.process.stderr
+        if stream is not None and not stream.closed:
+            self.stderr_text += stream.read().decode(errors="replace")
+        return self.stderr_text[-2000:]
+
+    stderr_text = ""
 
     def close(self) -> int:
-        """Close the agent's stdin; its exit status (it must exit on EOF)."""
+        """Close the peer's stdin; its exit status (it must exit on EOF)."""
         if not self.stdin.closed:
             self.stdin.close()
         try:
@@ -118,6 +136,7 @@ class RawPeer:
             if self.process.poll() is None:
                 self.process.kill()
                 self.process.wait()
+            self.stderr()
             for stream in (self.process.stdout, self.process.stderr):
                 if stream is not None:
                     stream.close()
