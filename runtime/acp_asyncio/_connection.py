@@ -58,7 +58,7 @@ FLUSH_GRACE: Final = 1.0
 #: A handler that sends without ever waiting yields to the event loop at
 #: least this often (seconds), so that a ``session/cancel`` is read and
 #: delivered (as ``asyncio.CancelledError``) however tight its loop.
-YIELD_INTERVAL: Final = 0.0002
+YIELD_INTERVAL: Final = 0.002
 
 # Who makes an outgoing call: the engine's ReadGate exemptions and ordering.
 _origin: contextvars.ContextVar[int] = contextvars.ContextVar(
