@@ -1,7 +1,7 @@
 """Every example in a docstring of the shipped packages runs, as a doctest.
 
-``acp_schema`` (the generated modules and ``_runtime``), ``acp_trio`` and
-``acp_codegen``: an example that no longer holds fails here.
+``acp_schema`` (the generated modules and ``_runtime``), ``acp_core``,
+``acp_trio``, ``acp_asyncio`` and ``acp_codegen``: an example that no longer holds fails here.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pkgutil
 
 import pytest
 
-PACKAGES = ("acp_schema", "acp_core", "acp_trio", "acp_codegen")
+PACKAGES = ("acp_schema", "acp_core", "acp_trio", "acp_asyncio", "acp_codegen")
 
 
 def _modules() -> list[str]:
@@ -38,6 +38,11 @@ def test_the_docstring_examples_are_found() -> None:
     finder = doctest.DocTestFinder()
     found = {
         name: sum(len(t.examples) for t in finder.find(importlib.import_module(name)))
-        for name in ("acp_schema._runtime", "acp_schema.v1", "acp_core._builders")
+        for name in (
+            "acp_schema._runtime",
+            "acp_schema.v1",
+            "acp_core._builders",
+            "acp_asyncio._serve",
+        )
     }
     assert all(found.values()), found

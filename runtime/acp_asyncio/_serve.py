@@ -11,7 +11,29 @@ runs; :func:`serve_agent` runs until the client goes away::
 
 Leaving a ``connect_*`` block closes the connection (pending calls fail with
 :class:`~acp_core.ConnectionClosed`, handler tasks are cancelled) and the
-writer.
+writer.  Both ends in one process, over a socket pair (this runs)::
+
+    >>> import asyncio, socket
+    >>> import acp_asyncio
+    >>> from acp_schema import v1
+    >>> class Agent:
+    ...     def __init__(self, conn: acp_asyncio.AgentSideConnection[v1.Client]) -> None:
+    ...         pass
+    ...     async def initialize(self, params: v1.InitializeRequest) -> v1.InitializeResponse:
+    ...         return v1.InitializeResponse(protocol_version=1)
+    >>> class Client:
+    ...     def __init__(self, conn: acp_asyncio.ClientSideConnection[v1.Agent]) -> None:
+    ...         pass
+    >>> async def main() -> int:
+    ...     ours, theirs = socket.socketpair()
+    ...     agent_end = await asyncio.open_connection(sock=theirs)
+    ...     client_end = await asyncio.open_connection(sock=ours)
+    ...     async with acp_asyncio.connect_to_client(*agent_end, Agent):
+    ...         async with acp_asyncio.connect_to_agent(*client_end, Client) as conn:
+    ...             init = await conn.agent.initialize(v1.InitializeRequest(protocol_version=1))
+    ...             return init.protocol_version
+    >>> asyncio.run(main())
+    1
 """
 
 from __future__ import annotations
