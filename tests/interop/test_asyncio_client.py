@@ -286,3 +286,52 @@ def test_the_trio_example_client_drives_the_asyncio_echo_agent(tmp_path: Path) -
         "    hello there",
     ]
     assert lines[-1] == "stop reason: end_turn"
+
+
+def test_asyncio_client_offering_v1_and_v2_advertises_fs_to_a_v1_only_agent(
+    tmp_path: Path,
+) -> None:
+    # conn.initialize(v1_request, v2_request): one message with each version's
+    # fields; the SDK's v1 agent reads v1's clientCapabilities and uses fs
+    note = tmp_path / "note.txt"
+    note.write_text("read through fs")
+    wire = tmp_path / "wire.log"
+
+    class V2Client:
+        def __init__(self, conn: Any) -> None:
+            pass
+
+    async def main() -> tuple[v1.PromptResponse, Client, Any]:
+        async with acp_asyncio.spawn_agent(
+            [PYTHON, WIRETAP, str(wire), PYTHON, OFFICIAL_AGENT],
+            client={1: Client, 2: V2Client},
+        ) as conn:
+            init = await conn.initialize(
+                INIT,
+                v2.InitializeRequest(
+                    protocol_version=2,
+                    capabilities=v2.ClientCapabilities(meta={"v2": True}),
+                ),
+            )
+            assert isinstance(init, v1.InitializeResponse)
+            assert conn.protocol_version == 1
+            s = await conn.agent_v1.session_new(new_session())
+            result = await conn.agent_v1.session_prompt(
+                prompt(s.session_id, f"read {note}")
+            )
+            client = conn.client
+            assert isinstance(client, Client)
+            return result, client, conn.client_capabilities
+
+    result, client, advertised = run(main)
+    assert advertised == INIT.client_capabilities
+    assert result.stop_reason == "end_turn"
+    assert client.reads == [str(note)]
+    assert client.transcript.messages[0].text.endswith("(read through fs)")
+    sent = read_wire(wire)[0][1]["params"]
+    assert sent == {
+        "protocolVersion": 2,
+        "capabilities": {"_meta": {"v2": True}},
+        "clientCapabilities": {"fs": {"readTextFile": True}},
+        "clientInfo": {"name": "acp-msgspec-asyncio-tests", "version": "0"},
+    }
