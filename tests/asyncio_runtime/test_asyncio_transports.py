@@ -301,3 +301,43 @@ def test_serve_agent_returns_when_the_client_closes_the_socket() -> None:
         return reply.decode()
 
     assert json.loads(run(main))["result"]["protocolVersion"] == 1
+
+
+class ExtAgent(StreamAgent):
+    def __init__(self, conn: acp_asyncio.AgentSideConnection[v1.Client]) -> None:
+        super().__init__(conn)
+        self.notes: list[tuple[str, Any]] = []
+        self.noted = asyncio.Event()
+
+    async def ext_method(self, method: str, params: Any) -> Any:
+        return {"method": method, "echo": params}
+
+    async def ext_notification(self, method: str, params: Any) -> None:
+        self.notes.append((method, params))
+        self.noted.set()
+
+
+def test_extension_requests_and_notifications_reach_ext_method_and_ext_notification() -> (
+    None
+):
+    async def main() -> tuple[Any, list[tuple[str, Any]]]:
+        ours, theirs = socket.socketpair()
+        agent_r, agent_w = await asyncio.open_connection(sock=theirs)
+        client_r, client_w = await asyncio.open_connection(sock=ours)
+        async with (
+            acp_asyncio.connect_to_client(agent_r, agent_w, ExtAgent) as agent_conn,
+            acp_asyncio.connect_to_agent(client_r, client_w, Client) as conn,
+        ):
+            await conn.agent.initialize(INIT)
+            answer = await conn.ext_request("_acme/echo", {"n": 1})
+            await conn.ext_notify("_acme/note", {"seen": True})
+            agent = agent_conn.agent
+            assert isinstance(agent, ExtAgent)
+            await agent.noted.wait()
+            with pytest.raises(ValueError):
+                await conn.ext_request("no_underscore", {})
+            return answer, agent.notes
+
+    answer, notes = run(main)
+    assert answer == {"method": "_acme/echo", "echo": {"n": 1}}
+    assert notes == [("_acme/note", {"seen": True})]
