@@ -623,6 +623,7 @@ def public_names(module: ir.Module) -> list[str]:
         "UnsetType",
         "convert",
         "decode",
+        "decoder",
         "encode",
     ]
     names = {

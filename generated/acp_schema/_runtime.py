@@ -486,6 +486,17 @@ class Codec:
 
         return decode
 
+    def decoder(self, type: Any) -> Callable[[Any], Any]:
+        """The first, strict pass of `decode` for `type` (built once, then kept).
+
+        What it returns is what ``decode(data, type)`` returns; when it raises
+        (whatever it raises), ``decode(data, type)`` gives the answer: the
+        lenient rules, or the error.  For hot loops over one type: it saves
+        `decode`'s Python frame around msgspec's decoder.
+        """
+        strict = self._decoders.get(type)
+        return strict if strict is not None else self._decoder_for(type)
+
     def _decode_slow(self, data: bytes | str | memoryview, type: Any) -> Any:
         try:
             obj = msgspec.json.decode(data)

@@ -353,6 +353,7 @@ __all__ = [
     "WriteTextFileResponse",
     "convert",
     "decode",
+    "decoder",
     "encode",
 ]
 
@@ -5308,6 +5309,11 @@ decode = _CODEC.decode
 """JSON bytes -> a generated type: ``decode(data, PromptRequest)``.
 
 One msgspec pass; the schema's lenient rules run only if it fails.
+"""
+decoder = _CODEC.decoder
+"""The strict first pass of `decode` for one type: ``decoder(PromptRequest)(data)``.
+
+What it returns is `decode`'s answer; if it raises, `decode` gives the answer.
 """
 convert = _CODEC.convert
 """Decoded JSON (dicts, lists, ...) -> a generated type, with `decode`'s rules."""

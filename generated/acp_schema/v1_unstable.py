@@ -321,6 +321,7 @@ from .v1 import (
     WriteTextFileResponse,
     convert,
     decode,
+    decoder,
     encode,
 )
 from .v1 import AGENT_METHODS_UNSTABLE as AGENT_METHODS
@@ -644,5 +645,6 @@ __all__ = [
     "WriteTextFileResponse",
     "convert",
     "decode",
+    "decoder",
     "encode",
 ]

@@ -299,6 +299,7 @@ from .v2 import (
     WorkspaceFolder,
     convert,
     decode,
+    decoder,
     encode,
 )
 from .v2 import AGENT_METHODS_UNSTABLE as AGENT_METHODS
@@ -600,5 +601,6 @@ __all__ = [
     "WorkspaceFolder",
     "convert",
     "decode",
+    "decoder",
     "encode",
 ]

@@ -37,7 +37,7 @@ from __future__ import annotations
 import collections
 import functools
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 import msgspec
@@ -61,6 +61,7 @@ from ._jsonrpc import (
     Envelope,
     Id,
     InvalidMessage,
+    check_envelope,
     clip,
     clip_data,
     decode_envelope,
@@ -70,6 +71,7 @@ from ._jsonrpc import (
     encode_notification,
     encode_request,
     encode_result,
+    envelope_decoder,
     split_batch,
 )
 from ._limits import Limits
@@ -100,9 +102,25 @@ log = logging.getLogger("acp_core")
 _NULL: Final = b"null"
 _EMPTY_OBJECT: Final = b"{}"
 _UNKNOWN: Final[Any] = object()
+_UNSET: Final = msgspec.UNSET
+_decode_envelope: Final = envelope_decoder.decode
 
 Rules = AgentRules | ClientRules
 QueueItem = QueuedNotification | IncomingRequest | HeldResponse
+
+
+class _Route(msgspec.Struct, frozen=True):
+    """How a notification needing no rule is received: decode, then queue.
+
+    Kept per wire name (``Engine._routes``) once the long way found the
+    method a plain notification (no receiver check, not watched by the
+    rules) with a handler; forgotten when the schema or handler object
+    changes.  ``serving`` and ``refusals`` are still asked per message.
+    """
+
+    name: str
+    decode: Callable[[Any], Any]  # the params type's strict decoder
+    handler: Handler
 
 
 class _VersionPeek(msgspec.Struct, rename="camel"):
@@ -170,6 +188,7 @@ class Engine:
         self.running: dict[Id, Running] = {}
         self._next_id = 0
         self._handlers: dict[str, Handler | None] = {}
+        self._routes: dict[Any, _Route] = {}  # the notifications' hot path
         self._handler_obj: object | None = None
         #: Notifications, and requests / responses held behind them, in order.
         self.queue: collections.deque[QueueItem] = collections.deque()
@@ -198,6 +217,7 @@ class Engine:
         self.schema = schema
         self.by_handler = {m.handler: m for m in schema.outgoing.values()}
         self._handlers = {}
+        self._routes = {}
 
     def set_handler(self, obj: object | None) -> None:
         """Route incoming methods to ``obj``'s methods named by the table's handler names.
@@ -208,6 +228,7 @@ class Engine:
         """
         self._handler_obj = obj
         self._handlers = {}
+        self._routes = {}
         _handlers.warn_unmatched(obj, self.schema)
         awaiting, self._awaiting_handler = self._awaiting_handler, None
         if awaiting is not None:
@@ -254,36 +275,47 @@ class Engine:
         self.receive_data(b"")
 
     def next_event(self, write_queued: int = 0) -> Any:
-        """Handle at most one buffered line; the next event for the adapter.
+        """Handle the buffered lines up to the next event for the adapter.
 
         ``write_queued``: bytes the adapter has queued for the peer (the
-        write budget is one of the bounds).  Returns ``NEED_DATA``,
-        ``PAUSED``, ``END_OF_INPUT`` or an event record; see core-api.
+        write budget is one of the bounds, checked before every line).
+        Returns ``NEED_DATA``, ``PAUSED``, ``END_OF_INPUT`` or an event
+        record; see core-api.  Lines that only queue notifications or build
+        replies produce no event: the loop goes on to the next one.
         """
         events = self.events
         incoming = self._incoming
+        running = self.running
+        queue = self.queue
         gate = self.gate
+        max_requests, max_items, max_bytes = (
+            gate.max_requests,
+            gate.max_items,
+            gate.max_bytes,
+        )
+        write_full = write_queued >= gate.max_write
+        routes = self._routes
         while True:
             if events:
                 return events.popleft()
             # ReadGate.full, its common "no" decided inline (it runs per line)
             if (
-                write_queued >= gate.max_write
-                or len(self.running) >= gate.max_requests
-                or len(self.queue) >= gate.max_items
-                or self.queued_bytes >= gate.max_bytes
+                write_full
+                or len(running) >= max_requests
+                or len(queue) >= max_items
+                or self.queued_bytes >= max_bytes
             ) and gate.full(
                 write_queued,
-                len(self.running),
-                len(self.queue),
+                len(running),
+                len(queue),
                 self.queued_bytes,
                 self.waits_in_requests,
                 self.waits_in_notifications,
             ):
                 self.pause_reason = gate.reason(
                     write_queued=write_queued,
-                    running=len(self.running),
-                    queued=len(self.queue),
+                    running=len(running),
+                    queued=len(queue),
                     queued_bytes=self.queued_bytes,
                     requests_wait=self.waits_in_requests,
                     notifications_wait=self.waits_in_notifications,
@@ -297,9 +329,40 @@ class Engine:
                     return END_OF_INPUT
                 return NEED_DATA
             line = incoming.popleft()
+            # receive_line's hot path, inlined (kept in step with it)
             try:
                 if type(line) is bytes:
-                    self._on_line(line, None)
+                    try:
+                        env = _decode_envelope(line)
+                    except Exception:
+                        env = None
+                    if (
+                        env is not None
+                        and env.id is _UNSET
+                        and env.jsonrpc == "2.0"
+                        and (route := routes.get(env.method)) is not None
+                    ):
+                        rules = self.rules
+                        if rules.serving and route.name not in rules.refusals:
+                            raw = env.params
+                            try:
+                                if raw is _UNSET:
+                                    params, size = route.decode(_EMPTY_OBJECT), 0
+                                else:
+                                    params, size = route.decode(raw), len(raw)
+                            except Exception:  # the long way logs why it is dropped
+                                self._on_notification(env)
+                                continue
+                            self.backlog += 1
+                            self.queued_bytes += size
+                            queue.append(
+                                QueuedNotification(
+                                    route.name, route.handler, params, size
+                                )
+                            )
+                            continue
+                    self._on_line(line, None, env)
+                    routes = self._routes  # the long way may have rebound
                 else:
                     self._on_oversized(line)  # type: ignore[arg-type]
             except Exception:  # a bug: lose this message, keep the connection
@@ -311,18 +374,50 @@ class Engine:
         return out
 
     def receive_line(self, line: bytes | Oversized) -> None:
-        """Handle one framed line (for adapters doing their own framing)."""
+        """Handle one framed line (for adapters doing their own framing).
+
+        The hot path: a notification whose route is known (:class:`_Route`)
+        is decoded and queued right here; anything else goes the long way.
+        """
         try:
-            if type(line) is bytes:
-                self._on_line(line, None)
-            else:
+            if type(line) is not bytes:
                 self._on_oversized(line)  # type: ignore[arg-type]
+                return
+            try:
+                env = _decode_envelope(line)
+            except Exception:  # not a message (or a batch): the long way says which
+                self._on_line(line, None)
+                return
+            if env.id is _UNSET and env.jsonrpc == "2.0":  # a notification (or none)
+                route = self._routes.get(env.method)
+                if route is not None:
+                    rules = self.rules
+                    if rules.serving and route.name not in rules.refusals:
+                        raw = env.params
+                        try:
+                            if raw is _UNSET:
+                                params, size = route.decode(_EMPTY_OBJECT), 0
+                            else:
+                                params, size = route.decode(raw), len(raw)
+                        except Exception:  # the long way logs why it is dropped
+                            self._on_notification(env)
+                            return
+                        self.backlog += 1
+                        self.queued_bytes += size
+                        self.queue.append(
+                            QueuedNotification(route.name, route.handler, params, size)
+                        )
+                        return
+            self._on_line(line, None, env)
         except Exception:  # a bug: lose this message, keep the connection
             log.exception("failed to handle an incoming message")
 
-    def _on_line(self, line: bytes, batch: Batch | None) -> None:
+    def _on_line(
+        self, line: bytes, batch: Batch | None, env: Envelope | None = None
+    ) -> None:
+        """Handle one message (``env``: its envelope, decoded without the rules)."""
         try:
-            env = decode_envelope(line)
+            env = decode_envelope(line) if env is None else check_envelope(env)
         except InvalidMessage as exc:
             if batch is None and not exc.response and line.lstrip()[:1] == b"[":
                 self._on_batch(line)
@@ -796,7 +891,8 @@ class Engine:
         except Exception as exc:  # msgspec's, RequestError, RecursionError
             self.bad_input(f"notification {name} dropped, invalid params: {exc}")
             return
-        if method.handler in rules.watched_notifications:
+        watched = method.handler in rules.watched_notifications
+        if watched:
             rules.notification_received(method, params)
         handler = self._handlers.get(method.name, _UNKNOWN)
         if handler is _UNKNOWN:
@@ -804,6 +900,12 @@ class Engine:
         if handler is None:
             log.debug("no handler for notification %s", name)
             return
+        if (
+            method.result is None
+            and not watched
+            and method.handler not in rules.checked
+        ):  # no rule looks at it: the next ones take the hot path
+            self._routes[name] = _Route(name, schema.decoder(method.params), handler)
         size = 0 if raw is msgspec.UNSET else len(raw)
         self.backlog += 1
         self.queued_bytes += size
@@ -830,16 +932,22 @@ class Engine:
 
     # -- the ordered queue ---------------------------------------------------------
 
-    def next_queued(self) -> QueuedNotification | IncomingRequest | None:
+    def next_queued(
+        self, done: QueuedNotification | None = None
+    ) -> QueuedNotification | IncomingRequest | None:
         """The next item of the ordered queue for the adapter's one consumer.
 
         ``None`` when the queue is empty or held (:attr:`queue_blocked`: a
         caller released before it has not resumed yet).  A held response is
         released here (its caller's waiter set) and the next item returned.
         A :class:`QueuedNotification` is handled by the consumer, which then
-        calls :meth:`notification_done`; an :class:`IncomingRequest` is run
-        like one :meth:`next_event` returned.
+        calls :meth:`notification_done`, or passes it here as ``done`` when
+        it asks for the next item (the same, one call less per notification);
+        an :class:`IncomingRequest` is run like one :meth:`next_event`
+        returned.
         """
+        if done is not None:
+            self.backlog -= 1
         queue = self.queue
         while queue and not self.order.held:
             item = queue.popleft()

@@ -118,8 +118,15 @@ class LineBuffer:
 
     def _split(self, block: bytes, lines: list[bytes | Oversized]) -> None:
         limit = self._max
+        # The common case decided in C for the whole block: no line can be
+        # too long, none has a "\r", none is blank (every line starts with a
+        # byte >= "{", above every whitespace byte: the least line shows it).
+        parts = block.split(b"\n")
+        if len(block) <= limit and b"\r" not in block and min(parts) >= b"{":
+            lines += parts
+            return
         append = lines.append
-        for line in block.split(b"\n"):
+        for line in parts:
             if len(line) > limit:
                 append(Oversized(len(line), line[:KEEP], line[-KEEP:]))
             elif line[-1:] == b"}" and line[:1] == b"{":  # the common case

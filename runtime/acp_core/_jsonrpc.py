@@ -83,6 +83,8 @@ class _Loose(msgspec.Struct):
 
 
 _envelope_decoder = msgspec.json.Decoder(Envelope)
+#: The bare decoder of :class:`Envelope` (no rules; see :func:`check_envelope`).
+envelope_decoder: Final = _envelope_decoder
 _loose_decoder = msgspec.json.Decoder(_Loose)
 _error_decoder = msgspec.json.Decoder(ErrorObject)
 
@@ -131,6 +133,15 @@ def decode_envelope(data: bytes) -> Envelope:
             ident,
             response,
         ) from None
+    return check_envelope(env)
+
+
+def check_envelope(env: Envelope) -> Envelope:
+    """:func:`decode_envelope`'s rules for an envelope ``envelope_decoder`` decoded.
+
+    The engine decodes with the bare decoder on its hot path and applies
+    these rules itself (a notification needs only the ``jsonrpc`` check).
+    """
     if env.jsonrpc != "2.0":
         raise InvalidMessage(
             INVALID_REQUEST,

@@ -17,12 +17,13 @@ wherever it is offered; ``import acp_core`` and the other versions go on.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import logging
 import re
 import sys
 import types
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Literal, Protocol, cast
 
 import acp_schema
@@ -113,6 +114,7 @@ class Schema:
     __slots__ = (
         "cancel_request",
         "decode",
+        "decoder",
         "encode",
         "incoming",
         "module",
@@ -133,6 +135,12 @@ class Schema:
         #: Speaking the unstable surface (the ``*_UNSTABLE`` method tables).
         self.unstable = unstable
         self.decode = module.decode
+        #: ``decoder(type)``: the strict first pass of ``decode`` (a generated
+        #: module's ``decoder``); what it returns is ``decode``'s answer, if it
+        #: raises ``decode`` gives the answer.
+        self.decoder: Callable[[Any], Callable[[Any], Any]] = getattr(
+            module, "decoder", None
+        ) or functools.partial(_decoder_of, module.decode)
         self.encode = module.encode
         agent = _table(module, "AGENT_METHODS", unstable)
         client = _table(module, "CLIENT_METHODS", unstable)
@@ -209,6 +217,15 @@ def protocol_module(version: int) -> types.ModuleType:
                 exc_info=exc,
             )
     raise VersionUnavailableError(version, name, failure) from failure
+
+
+def _decoder_of(decode: Any, type: Any) -> Callable[[Any], Any]:
+    """``decoder`` for a module generated before it had one: ``decode`` itself."""
+    return functools.partial(_decode_as, decode, type)
+
+
+def _decode_as(decode: Any, type: Any, data: Any) -> Any:
+    return decode(data, type)
 
 
 def _table(module: SchemaModule, name: str, unstable: bool) -> Mapping[str, MethodSpec]:

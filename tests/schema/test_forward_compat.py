@@ -303,3 +303,18 @@ def test_a_plan_variant_in_preview_decodes_on_every_surface() -> None:
     note = v2.decode(json.dumps(data).encode(), v2.SessionNotification)
     assert isinstance(note.update.plan, v2.PlanMarkdown)
     assert json.loads(v2.encode(note)) == data
+
+
+def test_decoder_is_decodes_strict_first_pass_and_decode_has_the_last_word() -> None:
+    known = b'{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"}}}'
+    assert v1.decoder(v1.SessionNotification)(known) == v1.decode(
+        known, v1.SessionNotification
+    )
+    strict = v2.decoder(v2.SessionNotification)
+    assert strict is v2.decoder(v2.SessionNotification)  # built once
+    future = b'{"sessionId":"s","update":{"sessionUpdate":"future_thing","x":1}}'
+    with pytest.raises(msgspec.ValidationError):
+        strict(future)  # the lenient rules are decode's, not the first pass's
+    assert isinstance(
+        v2.decode(future, v2.SessionNotification).update, v2.SessionUpdateOther
+    )
