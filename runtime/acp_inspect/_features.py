@@ -1,8 +1,12 @@
-"""What each side advertised in ``initialize``, read from the raw JSON.
+"""What each side advertised in ``initialize``, as acp_core reads it.
 
-v1 and v2 shape their capabilities differently (v1 ``agentCapabilities`` with
-``loadSession`` and ``sessionCapabilities``; v2 ``capabilities.session`` with
-``load``, ``mcp`` and ``prompt`` inside); these records give the rules one view.
+The ``initialize`` params and result are decoded with the negotiated
+version's schema and handed to acp_core's capability rules (the ones the
+runtimes refuse calls by): :class:`acp_core._capabilities.AgentCallChecks`
+for the agent's session methods, ``additionalDirectories``, MCP transports
+and prompt content; ``check_client_call`` for the client's ``fs/*``,
+``terminal/*`` and elicitation methods.  v1 and v2 shape capabilities
+differently; acp_core knows both, these records give the rules one view.
 A capability is advertised when present and not ``null`` / ``false``
 (initialization.mdx: omitted capabilities are unsupported).
 """
@@ -12,22 +16,27 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
+
+# acp_core exposes these rules under no public name yet (core-requests.md);
+# the runtimes import them the same way
+from acp_core import CapabilityError, Schema, VersionUnavailableError
+from acp_core import _capabilities as capability_rules
+
 __all__ = ["AgentFeatures", "ClientFeatures", "agent_features", "client_features"]
-
-
-def _obj(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}  # pyright: ignore[reportUnknownVariableType]
-
-
-def _on(value: Any) -> bool:
-    return value is not None and value is not False
 
 
 @dataclass(frozen=True, slots=True)
 class AgentFeatures:
-    """The agent's ``initialize`` answer, as the rules need it."""
+    """The agent's ``initialize`` answer, as the rules need it: ``gated``,
+    the session methods a capability gates (in acp_core's list), and
+    ``methods``, those of them the agent advertised.  ``known`` is false
+    before an answer that decodes with its version's schema: nothing is
+    held against the client then (as acp_core refuses nothing)."""
 
-    methods: frozenset[str] = frozenset()  # session methods needing a capability
+    known: bool = False
+    methods: frozenset[str] = frozenset()
+    gated: frozenset[str] = frozenset()
     additional_directories: bool = False
     mcp_transports: frozenset[str] = frozenset({"stdio"})
     prompt_content: frozenset[str] = frozenset({"text", "resource_link"})
@@ -36,60 +45,60 @@ class AgentFeatures:
 
 @dataclass(frozen=True, slots=True)
 class ClientFeatures:
-    """The client's ``initialize`` request, as the rules need it."""
+    """The client's ``initialize`` request, as the rules need it: ``gated``,
+    the client methods a capability gates, ``methods``, those advertised;
+    ``capabilities`` the typed capabilities object (``None`` if the request
+    did not decode) for the rules that read params (elicitation modes)."""
 
-    methods: frozenset[str] = frozenset()  # client methods the agent may call
+    methods: frozenset[str] = frozenset()
+    gated: frozenset[str] = frozenset()
     auth_terminal: bool = False
     raw: dict[str, Any] = field(default_factory=dict[str, Any])
+    capabilities: Any = None
+    version: int = 1
 
 
-_SESSION_METHODS = {
-    "list": "session/list",
-    "resume": "session/resume",
-    "close": "session/close",
-    "delete": "session/delete",
-    "fork": "session/fork",
-}
+def _wire(handler: str) -> str:
+    return handler.replace("_", "/", 1)
+
+
+def _typed(version: int, value: dict[str, Any], *, result: bool) -> Any:
+    """``initialize``'s params (or result) as ``version``'s type, or ``None``."""
+    try:
+        schema = Schema.load(version, "agent")
+    except (ValueError, VersionUnavailableError):
+        return None
+    method = schema.incoming.get("initialize")
+    if method is None:
+        return None
+    target = method.result if result else method.params
+    try:
+        return schema.decode(msgspec.json.encode(value), target)
+    except Exception:  # does not fit: the schema check reports it
+        return None
+
+
+def _obj(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}  # pyright: ignore[reportUnknownVariableType]
 
 
 def agent_features(version: int, result: dict[str, Any]) -> AgentFeatures:
     """From an ``initialize`` result of protocol ``version``."""
-    methods: set[str] = set()
-    mcp = {"stdio"}
+    typed = _typed(version, result, result=True)
+    caps = None if typed is None else capability_rules.agent_capabilities(typed)
+    checks = capability_rules.AgentCallChecks(version, caps)
     content = {"text", "resource_link"}
-    if version >= 2:
-        session = _obj(_obj(result.get("capabilities")).get("session"))
-        if _on(session.get("load")):
-            methods.add("session/load")
-        prompt = _obj(session.get("prompt"))
-        mcp_caps = _obj(session.get("mcp"))
-        mcp = {name for name in ("stdio", "http") if _on(mcp_caps.get(name))}
-    else:
-        caps = _obj(result.get("agentCapabilities"))
-        session = _obj(caps.get("sessionCapabilities"))
-        if caps.get("loadSession") is True:
-            methods.add("session/load")
-        prompt = _obj(caps.get("promptCapabilities"))
-        mcp_caps = _obj(caps.get("mcpCapabilities"))
-        mcp |= {name for name in ("http", "sse") if mcp_caps.get(name) is True}
-    for key, method in _SESSION_METHODS.items():
-        if _on(session.get(key)):
-            methods.add(method)
-    for key, block in (
-        ("image", "image"),
-        ("audio", "audio"),
-        ("embeddedContext", "resource"),
-    ):
-        if prompt.get(key) is True:
-            content.add(block)
+    content |= {tag for tag, on in checks.content.items() if on}
     auth_types = tuple(
         str(_obj(m).get("type", "agent"))
         for m in result.get("authMethods") or ()  # pyright: ignore[reportUnknownVariableType]
     )
     return AgentFeatures(
-        methods=frozenset(methods),
-        additional_directories=_on(session.get("additionalDirectories")),
-        mcp_transports=frozenset(mcp),
+        known=caps is not None,
+        methods=frozenset(_wire(h) for h, on in checks.needs.items() if on),
+        gated=frozenset(_wire(h) for h in checks.needs),
+        additional_directories=checks.additional_directories,
+        mcp_transports=frozenset(t for t, on in checks.mcp_ok.items() if on),
         prompt_content=frozenset(content),
         auth_method_types=auth_types,
     )
@@ -97,29 +106,27 @@ def agent_features(version: int, result: dict[str, Any]) -> AgentFeatures:
 
 def client_features(version: int, params: dict[str, Any]) -> ClientFeatures:
     """From an ``initialize`` request's params, read as protocol ``version``."""
-    if version >= 2:
-        caps = _obj(params.get("capabilities"))
-        # v2 has no fs / terminal methods: nothing the agent may call is gated here
-        return ClientFeatures(
-            auth_terminal=_obj(caps.get("auth")).get("terminal") is True, raw=caps
-        )
-    caps = _obj(params.get("clientCapabilities"))
-    fs = _obj(caps.get("fs"))
+    typed = _typed(version, params, result=False)
+    caps = (
+        capability_rules.NONE_ADVERTISED
+        if typed is None
+        else capability_rules.client_capabilities(typed)
+    )
+    gated: set[str] = set()
     methods: set[str] = set()
-    if fs.get("readTextFile") is True:
-        methods.add("fs/read_text_file")
-    if fs.get("writeTextFile") is True:
-        methods.add("fs/write_text_file")
-    if caps.get("terminal") is True:
-        methods |= {
-            "terminal/create",
-            "terminal/output",
-            "terminal/release",
-            "terminal/wait_for_exit",
-            "terminal/kill",
-        }
+    for handler in capability_rules.CLIENT_CHECKED - {"elicitation_create"}:
+        gated.add(_wire(handler))
+        try:
+            capability_rules.check_client_call(version, handler, None, caps)
+        except CapabilityError:
+            continue
+        methods.add(_wire(handler))
+    raw = _obj(params.get("capabilities" if version >= 2 else "clientCapabilities"))
     return ClientFeatures(
         methods=frozenset(methods),
-        auth_terminal=_obj(caps.get("auth")).get("terminal") is True,
-        raw=caps,
+        gated=frozenset(gated),
+        auth_terminal=_obj(raw.get("auth")).get("terminal") is True,
+        raw=raw,
+        capabilities=None if typed is None else caps,
+        version=version,
     )

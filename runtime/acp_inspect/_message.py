@@ -84,6 +84,8 @@ class Message:
     batch: bool = False
     #: the undecoded ``params`` (request, notification) or ``result`` (response)
     raw: msgspec.Raw | None = None
+    #: ``raw`` as the method's generated type, once the schema check decoded it
+    typed: Any = None
 
     @property
     def session_id(self) -> str | None:

@@ -83,7 +83,7 @@ class TypedCheck:
         if msg.kind == "response" and msg.result is None:
             raw = b"{}"  # a null result of a method whose result is an object
         try:
-            schema.decode(raw, target)
+            msg.typed = schema.decode(raw, target)
         except msgspec.ValidationError as exc:
             return f"{what} do not fit schema v{version}: {exc}"
         except Exception as exc:  # a broken generated module must not stop the proxy

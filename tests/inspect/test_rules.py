@@ -318,3 +318,59 @@ def test_rules_skip_only_messages_their_check_would_pass() -> None:
         tripped |= {f.rule for f in inspector.feed(direction, 0.0, raw)}
     # the corpus reaches every rule, so the skips above were put to the test
     assert {r.key for r in DEFAULT_RULES} <= tripped
+
+
+def _url_elicitation(id_: int) -> dict[str, object]:
+    return {
+        "id": id_,
+        "method": "elicitation/create",
+        "params": {
+            "mode": "url",
+            "message": "sign in",
+            "elicitationId": "e1",
+            "url": "https://example.com/login",
+            "sessionId": "s1",
+        },
+    }
+
+
+def test_elicitation_in_a_mode_the_client_did_not_advertise_is_reported() -> None:
+    w = Wire(client_caps={"elicitation": {"form": {}}})
+    found = w.agent(**_url_elicitation(5))
+    assert rules(found) == ["unadvertised-client-method"]
+    assert found[0].cite == "v1/elicitation.mdx:54" and "url" in found[0].text
+    w = Wire(client_caps={"elicitation": {"form": {}, "url": {}}})
+    assert w.agent(**_url_elicitation(5)) == []
+
+
+def test_elicitation_complete_without_url_elicitation_is_reported() -> None:
+    w = Wire(client_caps={"elicitation": {"form": {}}})
+    found = w.agent(method="elicitation/complete", params={"elicitationId": "e1"})
+    assert rules(found) == ["unadvertised-client-method"]
+    assert found[0].cite == "v1/elicitation.mdx:54"
+
+
+def test_fork_without_its_capability_cites_the_rule_for_all_capabilities() -> None:
+    w = Wire()
+    found = w.client(
+        id=9,
+        method="session/fork",
+        params={"sessionId": "s1", "cwd": "/w", "mcpServers": []},
+    )
+    assert rules(found) == ["unadvertised-agent-method"]
+    assert found[0].cite == "v1/initialization.mdx:106"
+
+
+def test_a_version_we_have_no_schema_for_holds_no_capability_against_the_client() -> (
+    None
+):
+    # an agent answering a later protocol version: acp_core cannot read its
+    # capabilities, so nothing is refused (as the runtimes refuse nothing)
+    w = Wire(agent_result={"protocolVersion": 3, "agentCapabilities": {}})
+    assert w.inspector.state.version == 3 and not w.inspector.state.agent.known
+    found = w.client(
+        id=9,
+        method="session/load",
+        params={"sessionId": "s1", "cwd": "/w", "mcpServers": []},
+    )
+    assert found == []

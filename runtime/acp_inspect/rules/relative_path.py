@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
+
+from acp_core import _capabilities as capability_rules  # no public name yet
 
 from .._message import Message, sender_of
 from .._spec import REFS, SpecRef
@@ -22,14 +23,10 @@ PATH_FIELDS: dict[str, tuple[str, ...]] = {
     "fs/write_text_file": ("path",),
     "terminal/create": ("cwd",),
 }
-# absolute on some platform: POSIX, a Windows drive, a UNC path (the receiver
-# decides for its own host; the wire rule is that the path is not relative)
-_ABSOLUTE = re.compile(r"^(/|[A-Za-z]:[\\/]|\\\\)")
-
-
-def is_absolute(path: str) -> bool:
-    """Absolute on some platform, and no NUL."""
-    return "\0" not in path and _ABSOLUTE.match(path) is not None
+#: Absolute on some platform (POSIX, a Windows drive, a UNC path) and no NUL:
+#: acp_core's sender rule (the receiver decides for its own host; the wire
+#: rule is that the path is not relative).
+is_absolute = capability_rules.is_absolute_anywhere
 
 
 #: The messages the rule looks at.

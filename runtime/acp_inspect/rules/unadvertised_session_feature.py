@@ -29,9 +29,9 @@ class UnadvertisedSessionFeature:
     applies_to: Scope = SCOPE
 
     def check(self, state: ConnectionState, msg: Message) -> Breach | None:
-        if msg.direction != CLIENT or msg.kind != "request" or not state.initialized:
-            return None
         agent = state.agent
+        if msg.direction != CLIENT or msg.kind != "request" or not agent.known:
+            return None
         if msg.method in _SETUP:
             if (
                 msg.params.get("additionalDirectories")
