@@ -153,17 +153,32 @@ async def _write_all(fd: int, data: bytes) -> None:
 
 
 async def _forward(
-    src: int, dst: int, direction: Direction, observer: Observer, backlog: Backlog
+    src: int,
+    dst: int,
+    direction: Direction,
+    observer: Observer,
+    backlog: Backlog,
+    *,
+    drain: bool,
 ) -> bool:
-    """Copy ``src`` to ``dst`` until EOF on ``src`` (``True``) or ``dst``
-    closed (``False``); every chunk written before it is looked at."""
+    """Copy ``src`` to ``dst`` until EOF on ``src`` (``True``); every chunk is
+    written before it is looked at.  When ``dst`` is closed: with ``drain``,
+    what ``src`` still sends is read, traced and checked but not delivered
+    (so the writer never blocks on a peer that is gone), else ``False``."""
     streak = 0
+    delivered = True
     while data := await _read(src):
         t = observer.now()
-        try:
-            await _write_all(dst, data)
-        except (BrokenPipeError, ConnectionResetError):
-            return False
+        if delivered:
+            try:
+                await _write_all(dst, data)
+            except (BrokenPipeError, ConnectionResetError):
+                if not drain:
+                    return False
+                delivered = False
+                backlog.call(
+                    partial(observer.event, f"{direction}: peer closed; not delivered")
+                )
         backlog.push(direction, data, t)
         if backlog.bytes > backlog.max_bytes:
             await backlog.room()
@@ -224,11 +239,11 @@ async def run_proxy(
         async with trio.open_nursery() as nursery:
 
             async def to_agent() -> None:
-                if not await _forward(
-                    our_in, agent_in.fileno(), CLIENT, observer, backlog
-                ):
-                    event("agent's stdin closed; client input no longer forwarded")
-                    return
+                # the agent's stdin closed early: the editor's input is still
+                # read (and traced), so the editor never blocks writing it
+                await _forward(
+                    our_in, agent_in.fileno(), CLIENT, observer, backlog, drain=True
+                )
                 backlog.call(lambda: observer.eof(CLIENT))
                 await agent_in.aclose()
                 with trio.move_on_after(grace_period):
@@ -269,7 +284,9 @@ async def run_proxy(
             nursery.start_soon(to_agent)
             nursery.start_soon(on_signal)
             nursery.start_soon(watch_agent)
-            if await _forward(agent_out, our_out, AGENT, observer, backlog):
+            if await _forward(
+                agent_out, our_out, AGENT, observer, backlog, drain=False
+            ):
                 backlog.call(lambda: observer.eof(AGENT))
             else:
                 event("the client's end closed")

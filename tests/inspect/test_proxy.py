@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -157,3 +158,43 @@ def test_agent_ignoring_stdin_eof_is_reported_and_terminated(tmp_path: Path) -> 
     assert b"SHOULD v1/transports.mdx:40 [eof-ignored]" in out.stderr
     assert [f["rule"] for f in read_trace(trace).findings] == ["eof-ignored"]
     assert os.path.exists(trace)
+
+
+def test_client_input_after_the_agent_closed_its_stdin_is_read_not_left_blocking(
+    tmp_path: Path,
+) -> None:
+    go = tmp_path / "go"
+    # an agent that closes its stdin at once, then runs until told to exit
+    agent = (
+        "import os, sys, time; os.close(0); "
+        f"[time.sleep(0.02) for _ in range(2000) if not os.path.exists({str(go)!r})]"
+    )
+    trace = tmp_path / "trace.jsonl"
+    proc = subprocess.Popen(
+        [*PROXY, "--trace", str(trace), "--", sys.executable, "-c", agent],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    assert proc.stdin is not None
+    time.sleep(0.5)  # let the agent close its stdin (a pipe holds 64 KiB)
+    pad = b"a" * 50_000
+    line = b'{"jsonrpc":"2.0","method":"x","params":{"pad":"' + pad + b'"}}\n'
+    done = threading.Event()
+
+    def write() -> None:
+        assert proc.stdin is not None
+        proc.stdin.write(line * 40)  # 2 MB: blocks unless the proxy reads
+        proc.stdin.close()
+        done.set()
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    try:
+        assert done.wait(30), "the proxy left the editor blocked writing"
+    finally:
+        go.touch()
+    assert proc.wait(timeout=30) == 0
+    record = read_trace(trace)
+    assert len([x for x in record.lines if x.dir == "to_agent"]) == 40
+    assert any("not delivered" in text for _, text in record.events)
