@@ -484,7 +484,7 @@ class Connection:
             item = engine.next_queued(item)  # type: ignore[assignment]
             if item is None:  # held (ResumeOrder)
                 return
-            coro = item.handler(item.params)
+            coro: Any = item.handler(item.params)
             try:
                 trap = context.run(coro.send, None)
             except StopIteration:

@@ -54,7 +54,9 @@ class TaskRecordingClient(RecordingClient):
         self, params: v1.RequestPermissionRequest
     ) -> v1.RequestPermissionResponse:
         self.events.append("permission")
-        return v1.RequestPermissionResponse(outcome=v1.RequestPermissionOutcomeCancelled())
+        return v1.RequestPermissionResponse(
+            outcome=v1.RequestPermissionOutcomeCancelled()
+        )
 
 
 async def test_a_lone_notification_is_handled_in_the_reading_task() -> None:
