@@ -71,6 +71,11 @@ class Observer:
         for line in self.split(direction, data):
             self.line(direction, line, t)
 
+    def skipped(self, direction: Direction) -> int:
+        """Lines of ``direction`` over ``max_line``: forwarded, not checked."""
+        splitter = self.splitters.get(direction)
+        return 0 if splitter is None else splitter.skipped
+
     def split(self, direction: Direction, data: bytes) -> list[bytes]:
         """The lines a chunk of ``direction`` completes (to :meth:`line` later)."""
         splitter = self.splitters.get(direction)

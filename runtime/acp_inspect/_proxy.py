@@ -83,8 +83,12 @@ class Backlog:
     def push(self, direction: Direction, data: bytes, t: float) -> None:
         """A chunk forwarded at ``t``."""
         observer = self.observer
+        skipped = observer.skipped(direction)
         for line in observer.split(direction, data):
             self._add(len(line), partial(observer.line, direction, line, t))
+        if observer.skipped(direction) != skipped:  # said once, in the trace
+            text = f"{direction}: a line over {observer.max_line} bytes: forwarded, not traced or checked"
+            self.call(partial(observer.event, text))
 
     def call(self, fn: Callable[[], object]) -> None:
         """Anything else to record in order (EOF, events, findings of the proxy)."""

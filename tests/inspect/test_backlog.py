@@ -4,11 +4,15 @@ rather than growing or dropping lines.  Trio's mock clock: no real time."""
 
 from __future__ import annotations
 
+import io
+
+import msgspec
 import trio
 import trio.testing
 from _inspect_wire import line
 from acp_inspect._observer import Observer
 from acp_inspect._proxy import Backlog
+from acp_inspect._trace import TraceWriter
 
 NEW = line(id=1, method="session/new", params={"cwd": "rel", "mcpServers": []})
 NEW_2 = line(id=2, method="session/new", params={"cwd": "/abs", "mcpServers": []})
@@ -75,3 +79,18 @@ def test_drain_checks_whatever_is_left_at_the_end() -> None:
     backlog.call(lambda: observer.eof("to_agent"))
     backlog.drain()
     assert observer.inspector.index == 2 and backlog.bytes == 0
+
+
+def test_a_line_over_the_limit_is_said_in_the_trace_not_checked() -> None:
+    out = io.BytesIO()
+    observer = Observer(trace=TraceWriter(out), max_line=len(NEW_2))
+    backlog = Backlog(observer)
+    backlog.push("to_agent", NEW_2 + b"xx\n" + NEW + b"\n", 0.0)
+    backlog.drain()
+    records = [msgspec.json.decode(r) for r in out.getvalue().splitlines()]
+    events = [r["event"] for r in records if "event" in r]
+    assert events == [
+        f"to_agent: a line over {len(NEW_2)} bytes: forwarded, not traced or checked"
+    ]
+    assert [r["n"] for r in records if "dir" in r] == [1]  # NEW only
+    assert observer.inspector.index == 1
