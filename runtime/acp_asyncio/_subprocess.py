@@ -25,6 +25,7 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, Final, overload
 
 from acp_core import Limits
+from acp_core._process_group import group_alive
 
 from ._sides import AgentT, ClientFactory, ClientOffer, ClientSideConnection
 from ._wire import PipeWire
@@ -239,32 +240,3 @@ def _signal_group(pgid: int, sig: int) -> None:
         os.killpg(pgid, sig)
     except (ProcessLookupError, PermissionError):
         pass  # gone already; or only members we may not signal (setuid) are left
-
-
-def group_alive(pgid: int) -> bool:
-    """Whether process group ``pgid`` has a member that has not exited.
-
-    Zombies do not count (read from ``/proc`` on Linux; elsewhere any member
-    counts), as for :func:`acp_trio.spawn_agent`.
-    """
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass  # a member exists, just not one we may signal
-    if not os.path.isdir("/proc/self"):
-        return True
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/stat", "rb") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        # "pid (comm) state ppid pgrp ...": comm may hold spaces and parens
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] != b"Z":
-            return True
-    return False

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import trio
+from acp_core._process_group import group_alive
 
 __all__ = ["GROUP_POLL", "group_alive", "open_agent", "reap"]
 
@@ -79,32 +80,3 @@ def _signal_group(pgid: int, sig: int) -> None:
         os.killpg(pgid, sig)
     except (ProcessLookupError, PermissionError):
         pass  # gone already, or only members we may not signal are left
-
-
-def group_alive(pgid: int) -> bool:
-    """Whether process group ``pgid`` has a member that has not exited.
-
-    Zombies do not count (an orphan that exited stays one until init reaps
-    it); on Linux ``/proc`` tells them apart, elsewhere any member counts.
-    """
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass  # a member exists, just not one we may signal
-    if not os.path.isdir("/proc/self"):
-        return True
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/stat", "rb") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        # "pid (comm) state ppid pgrp ...": comm may hold spaces and parens
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] != b"Z":
-            return True
-    return False
