@@ -19,10 +19,9 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import functools
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from acp_core import (
@@ -32,7 +31,9 @@ from acp_core import (
     ORIGIN_REQUEST,
     ORIGIN_USER,
     PAUSED,
+    AgentRules,
     Call,
+    ClientRules,
     CloseConnection,
     ConnectionClosed,
     Engine,
@@ -45,7 +46,7 @@ from acp_core import (
 
 from ._wire import StreamWire, Wire
 
-__all__ = ["FLUSH_GRACE", "HANDLER_GRACE", "YIELD_INTERVAL", "Connection", "PeerProxy"]
+__all__ = ["FLUSH_GRACE", "HANDLER_GRACE", "YIELD_INTERVAL", "Connection"]
 
 log = logging.getLogger("acp_asyncio")
 
@@ -87,11 +88,20 @@ class Connection:
     :func:`~acp_asyncio.connect_to_agent`, :func:`~acp_asyncio.spawn_agent`.
     """
 
-    def __init__(self, engine: Engine) -> None:
-        self._engine = engine
+    def __init__(
+        self,
+        rules: AgentRules | ClientRules,
+        limits: Limits | None,
+        max_message_size: int | None,
+        unstable: bool,
+    ) -> None:
+        resolved = Limits.resolve(limits, max_message_size)
+        #: The protocol state (:class:`acp_core.Engine`).
+        self.engine = Engine(rules, resolved, unstable=unstable)
+        self.rules = rules
         #: The bounds this connection keeps (:class:`~acp_core.Limits`).
-        self.limits: Limits = engine.limits
-        self._budget = engine.limits.write_buffer_bytes
+        self.limits: Limits = resolved
+        self._budget = resolved.write_buffer_bytes
         self._wire: Wire | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._consumer: asyncio.Task[None] | None = None
@@ -109,11 +119,11 @@ class Connection:
 
     def on_data(self, data: bytes) -> None:
         if data:
-            self._engine.receive_data(data)
+            self.engine.receive_data(data)
             self._process()
 
     def on_eof(self) -> None:
-        self._engine.receive_eof()
+        self.engine.receive_eof()
         self._process()
 
     def on_broken(self) -> None:
@@ -143,7 +153,7 @@ class Connection:
 
     def running_requests(self) -> Mapping[Any, Running]:
         """Incoming requests currently being handled, by id."""
-        return self._engine.running_requests()
+        return self.engine.running_requests()
 
     def close(self) -> None:
         """Stop: pending calls fail with ``ConnectionClosed``, handler tasks are
@@ -151,7 +161,7 @@ class Connection:
         if self._closing:
             return
         self._closing = True
-        self._engine.close()
+        self.engine.close()
         for task in list(self._tasks):
             task.cancel()
         if self._consumer is not None:
@@ -183,7 +193,7 @@ class Connection:
             self._wire.write(data)
 
     def _flush_outbox(self) -> None:
-        engine = self._engine
+        engine = self.engine
         if engine.outbox:
             lines = engine.take_outbox()
             self._write(lines[0] if len(lines) == 1 else b"".join(lines))
@@ -194,7 +204,7 @@ class Connection:
         """Take the engine's events until it needs data, pauses, or input ended."""
         if self._closing:
             return
-        engine = self._engine
+        engine = self.engine
         wire = self._wire
         assert wire is not None
         while True:
@@ -217,12 +227,7 @@ class Connection:
             if isinstance(event, IncomingRequest):
                 self._start_request(event)
             elif isinstance(event, VersionChosen):
-                try:
-                    handler = self._build_handler(event.version)
-                except Exception:  # the user's factory: that initialize fails
-                    log.exception("failed to build the handler for v%d", event.version)
-                    handler = None
-                engine.set_handler(handler)
+                self.version_chosen(event.version)
             elif isinstance(event, CloseConnection):
                 log.debug("closing: %s", event.reason)  # the caller gets the error
                 self.close()
@@ -261,7 +266,7 @@ class Connection:
         if self._closing:
             return
         self._grace_over = True
-        engine = self._engine
+        engine = self.engine
         engine.abandon_queued()
         self._flush_outbox()
         for running in list(engine.running_requests().values()):
@@ -277,12 +282,13 @@ class Connection:
         if (
             self._eof
             and not self._tasks
-            and (self._grace_over or self._engine.backlog == 0)
+            and (self._grace_over or self.engine.backlog == 0)
         ):
             self.close()
 
-    def _build_handler(self, version: int) -> object:
-        raise NotImplementedError  # the agent / client side
+    def version_chosen(self, version: int) -> None:
+        """The engine's initialize step: build the handler object for ``version``."""
+        raise NotImplementedError  # acp_core.AgentSide / ClientSide
 
     # -- incoming requests -----------------------------------------------------------------
 
@@ -303,7 +309,7 @@ class Connection:
         # The handle is set here, not at create_task: a task cancelled before
         # its first step would never run this function (no answer at all).
         _origin.set(ORIGIN_REQUEST)
-        engine = self._engine
+        engine = self.engine
         running = request.running
         line: bytes | None
         if running.cancel_reason is not None:  # cancelled before it started
@@ -334,7 +340,7 @@ class Connection:
 
     async def _consume(self) -> None:
         _origin.set(ORIGIN_NOTIFICATION)
-        engine = self._engine
+        engine = self.engine
         loop = asyncio.get_running_loop()
         while True:
             item = engine.next_queued()
@@ -368,7 +374,7 @@ class Connection:
             raise ConnectionClosed("connection closed")
         wire = self._wire
         assert wire is not None
-        wire.write(self._engine.notification(method, params))
+        wire.write(self.engine.notification(method, params))
         if wire.queued > self._budget:
             await wire.wait_for_space()
         elif _monotonic() - self._last_yield >= YIELD_INTERVAL:
@@ -386,7 +392,7 @@ class Connection:
         the version has ``$/cancel_request``, it is sent for the request.
         """
         return await self._call(
-            lambda waiter, origin: self._engine.start_call(
+            lambda waiter, origin: self.engine.start_call(
                 method, params, waiter, origin
             )
         )
@@ -402,7 +408,7 @@ class Connection:
         return await self._roundtrip(call, future)
 
     async def _roundtrip(self, call: Call, future: asyncio.Future[None]) -> Any:
-        engine = self._engine
+        engine = self.engine
         wire = self._wire
         assert wire is not None
         sent = False
@@ -423,7 +429,7 @@ class Connection:
     async def ext_request(self, name: str, params: Any) -> Any:
         """Call a ``_``-prefixed extension method; the result comes back as builtins."""
         return await self._call(
-            lambda waiter, origin: self._engine.start_ext_call(
+            lambda waiter, origin: self.engine.start_ext_call(
                 name, params, waiter, origin
             )
         )
@@ -434,65 +440,6 @@ class Connection:
             raise ConnectionClosed("connection closed")
         wire = self._wire
         assert wire is not None
-        wire.write(self._engine.ext_notification(name, params))
+        wire.write(self.engine.ext_notification(name, params))
         if wire.queued > self._budget:
             await wire.wait_for_space()
-
-
-async def _request_or_notify(
-    conn: Connection, method: MethodSpec, form: type, params: Any
-) -> Any:
-    if isinstance(params, form):
-        await conn.notify(method, params)
-        return None
-    return await conn.request(method, params)
-
-
-class PeerProxy:
-    """Calls the peer's methods by handler name: ``conn.agent.session_new(params)``.
-
-    Requests return the decoded result; notifications return ``None`` once
-    written.  ``_``-prefixed extensions: :meth:`ext_method` /
-    :meth:`ext_notification`.  The callable of each name is kept until the
-    connection switches protocol version.
-    """
-
-    def __init__(self, conn: Connection) -> None:
-        self._conn = conn
-        self._calls: dict[str, Callable[[Any], Awaitable[Any]]] = {}
-        self._table: object = None
-
-    def __getattr__(self, name: str) -> Callable[[Any], Awaitable[Any]]:
-        if name.startswith("__"):
-            raise AttributeError(name)
-        conn = self._conn
-        engine = conn._engine  # pyright: ignore[reportPrivateUsage]
-        table = engine.by_handler
-        if table is not self._table:  # a new version: new methods
-            self._table = table
-            self._calls = {}
-        call = self._calls.get(name)
-        if call is not None:
-            return call
-        method = table.get(name)
-        if method is None:
-            raise AttributeError(
-                f"the peer has no method {name!r} in protocol v{engine.schema.version}"
-            )
-        form = getattr(method, "notification", None)
-        if method.result is None:
-            call = functools.partial(conn.notify, method)
-        elif form is None:
-            call = functools.partial(conn.request, method)
-        else:  # a request also defined as a notification: the params type decides
-            call = functools.partial(_request_or_notify, conn, method, form)
-        self._calls[name] = call
-        return call
-
-    async def ext_method(self, method: str, params: Any) -> Any:
-        """Call the ``_``-prefixed extension ``method``; returns the raw result (builtins)."""
-        return await self._conn.ext_request(method, params)
-
-    async def ext_notification(self, method: str, params: Any) -> None:
-        """Send the ``_``-prefixed extension notification ``method``."""
-        await self._conn.ext_notify(method, params)

@@ -44,18 +44,16 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, overload
 
 from acp_core import Limits
+from acp_core._sides import AgentT, ClientT, Offer
 
 from ._connection import FLUSH_GRACE, Connection
 from ._sides import (
     AgentFactory,
     AgentOffer,
     AgentSideConnection,
-    AgentT,
     ClientFactory,
     ClientOffer,
     ClientSideConnection,
-    ClientT,
-    Offer,
 )
 from ._wire import StreamWire
 

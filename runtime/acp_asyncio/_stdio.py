@@ -13,19 +13,17 @@ On exit file descriptor 1 is stdout again and stdin and stdout are back in
 the blocking mode they had (asyncio's pipe transports set ``O_NONBLOCK``, a
 flag shared with every process holding the same pipe or terminal).
 
-Unix only; stdin and stdout must be pipes, sockets or terminals (asyncio
-cannot wait on a regular file: ``agent < requests.jsonl`` is refused with
-:class:`ValueError`).
+Unix only; stdin and stdout may be pipes, sockets, terminals or files
+(``agent < requests.jsonl > replies.jsonl``: read and written directly).
 """
 
 from __future__ import annotations
 
-import os
-import sys
-
 from acp_core import Limits
+from acp_core._sides import Offer
+from acp_core._stdio import protocol_stdio
 
-from ._sides import AgentSideConnection, Offer
+from ._sides import AgentSideConnection
 from ._wire import PipeWire
 
 __all__ = ["serve_agent_stdio"]
@@ -42,22 +40,15 @@ async def serve_agent_stdio(
 
     ``agents``: an agent class (protocol v1) or ``{version: class}``;
     ``unstable``, ``limits`` (:class:`~acp_core.Limits`), ``max_message_size``:
-    as for :func:`~acp_asyncio.serve_agent`.
+    as for :func:`~acp_asyncio.serve_agent`.  Stdio is taken and given back by
+    ``acp_core.protocol_stdio``.
     """
-    if sys.platform == "win32":  # pragma: no cover
-        raise RuntimeError("serve_agent_stdio is Unix-only")
     conn: AgentSideConnection[object] = AgentSideConnection(
         agents, limits=limits, max_message_size=max_message_size, unstable=unstable
     )
-    sys.stdout.flush()
-    blocking = (os.get_blocking(0), os.get_blocking(1))
-    protocol_in = os.dup(0)
-    protocol_out = os.dup(1)
-    saved_stdout = os.dup(1)
-    try:
-        os.dup2(2, 1)  # fd 1 now logs to stderr; the protocol keeps the real stdout
+    with protocol_stdio() as fds:
         wire = await PipeWire.open(
-            protocol_in, protocol_out, conn, conn.limits.write_buffer_bytes
+            fds.input, fds.output, conn, conn.limits.write_buffer_bytes
         )
         await conn._start(wire)  # pyright: ignore[reportPrivateUsage]
         try:
@@ -66,9 +57,3 @@ async def serve_agent_stdio(
             conn.close()
             await conn.wait_closed()
             await wire.wait_closed()
-    finally:
-        sys.stdout.flush()
-        os.dup2(saved_stdout, 1)
-        os.close(saved_stdout)
-        os.set_blocking(0, blocking[0])
-        os.set_blocking(1, blocking[1])

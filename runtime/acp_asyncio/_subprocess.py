@@ -18,43 +18,42 @@ from __future__ import annotations
 
 import asyncio
 import os
-import signal
-import sys
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import Any, Final, overload
+from typing import Any, overload
 
 from acp_core import Limits
 from acp_core._process_group import group_alive
+from acp_core._sides import AgentT
+from acp_core._subprocess import (
+    GROUP_POLL,
+    STDERR_KEEP,
+    AwaitExit,
+    CloseInput,
+    ShutdownPlan,
+    StderrTail,
+    group_options,
+    signal_group,
+)
 
-from ._sides import AgentT, ClientFactory, ClientOffer, ClientSideConnection
+from ._sides import ClientFactory, ClientOffer, ClientSideConnection
 from ._wire import PipeWire
 
 __all__ = ["GROUP_POLL", "STDERR_KEEP", "group_alive", "spawn_agent"]
 
-#: Bytes of captured stderr kept (the most recent ones).
-STDERR_KEEP: Final = 1024 * 1024
-#: How often the agent's process group is checked while members are
-#: given their grace after SIGTERM (seconds).
-GROUP_POLL: Final = 0.02
-
 
 class _Collect(asyncio.Protocol):
-    """Keeps the last ``STDERR_KEEP`` bytes of the agent's stderr."""
+    """The agent's stderr into a :class:`acp_core.StderrTail`."""
 
     def __init__(self, into: bytearray) -> None:
-        self.into = into
+        self.tail = StderrTail(into)
         self.done = asyncio.get_running_loop().create_future()
 
     def data_received(self, data: bytes) -> None:
-        into = self.into
-        into += data
-        if len(into) > 2 * STDERR_KEEP:
-            del into[:-STDERR_KEEP]
+        self.tail.feed(data)
 
     def connection_lost(self, exc: Exception | None) -> None:
-        if len(self.into) > STDERR_KEEP:
-            del self.into[:-STDERR_KEEP]
+        self.tail.close()
         if not self.done.done():
             self.done.set_result(None)
 
@@ -131,12 +130,7 @@ async def spawn_agent(
     conn = ClientSideConnection(
         client, limits=limits, max_message_size=max_message_size, unstable=unstable
     )
-    group: dict[str, Any] = {}
-    if os.name == "posix":
-        if start_new_session or sys.version_info < (3, 11):
-            group["start_new_session"] = True
-        else:
-            group["process_group"] = 0  # setpgid(0, 0) in the child
+    group = group_options(start_new_session)
     to_agent, agent_in = os.pipe()[::-1]  # (write end ours, read end the child's)
     agent_out, from_agent = os.pipe()  # (read end ours, write end the child's)
     err_r, err_w = os.pipe() if capture_stderr else (-1, -1)
@@ -197,46 +191,35 @@ async def spawn_agent(
             await asyncio.shield(_reap(process, pgid, grace_period))
 
 
-async def _wait(process: asyncio.subprocess.Process, seconds: float) -> bool:
-    try:
-        await asyncio.wait_for(process.wait(), seconds)
-    except asyncio.TimeoutError:
-        return False
-    return True
-
-
 async def _reap(
     process: asyncio.subprocess.Process, pgid: int | None, grace_period: float
 ) -> None:
-    """Grace, SIGTERM, grace, SIGKILL (to the group if any); always reap."""
-    await _wait(process, grace_period)
-    if pgid is None:
-        if process.returncode is None:
-            process.terminate()
-            if not await _wait(process, grace_period):
-                process.kill()
-        await process.wait()
-        return
-    if process.returncode is not None and not group_alive(pgid):
-        return  # the usual case: the agent exited on EOF and left nothing behind
-    _signal_group(pgid, signal.SIGTERM)
+    """Carry out :class:`acp_core.ShutdownPlan`: the agent (and its group) ends.
 
-    async def gone() -> None:
+    Its stdin is the connection's, closed before (``CloseInput`` is done).
+    """
+
+    async def gone(group: bool) -> None:
         await process.wait()
-        while group_alive(pgid):  # noqa: ASYNC110
+        # polled: no event tells the exit of a process not our child
+        while group and pgid is not None and group_alive(pgid):  # noqa: ASYNC110
             await asyncio.sleep(GROUP_POLL)
 
-    try:
-        await asyncio.wait_for(gone(), grace_period)
-    except asyncio.TimeoutError:
-        pass
-    if process.returncode is None or group_alive(pgid):
-        _signal_group(pgid, signal.SIGKILL)
-    await process.wait()
-
-
-def _signal_group(pgid: int, sig: int) -> None:
-    try:
-        os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass  # gone already; or only members we may not signal (setuid) are left
+    plan = ShutdownPlan(pgid, grace_period)
+    step = plan.next(exited=False)
+    while step is not None:
+        if isinstance(step, AwaitExit):
+            try:
+                await asyncio.wait_for(gone(step.group), step.timeout)
+            except asyncio.TimeoutError:
+                pass
+        elif isinstance(step, CloseInput):
+            pass
+        elif step.group:
+            assert pgid is not None
+            signal_group(pgid, step.signal)
+        elif step.kill:
+            process.kill()
+        else:
+            process.terminate()
+        step = plan.next(exited=process.returncode is not None)

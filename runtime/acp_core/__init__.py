@@ -66,6 +66,8 @@ from ._jsonrpc import (
     encode_result,
 )
 from ._limits import DEFAULT_MAX_MESSAGE_SIZE, Limits
+from ._process_group import group_alive
+from ._proxy import Caller, PeerProxy
 from ._records import (
     END_OF_INPUT,
     NEED_DATA,
@@ -82,6 +84,19 @@ from ._records import (
 )
 from ._rules import AgentRules, ClientRules
 from ._schema import MethodSpec, Schema, supported_versions
+from ._sides import AgentSide, AgentT, ClientSide, ClientT, Offer, normalize_offer
+from ._stdio import StdioFds, protocol_stdio
+from ._subprocess import (
+    GROUP_POLL,
+    STDERR_KEEP,
+    AwaitExit,
+    CloseInput,
+    SendSignal,
+    ShutdownPlan,
+    StderrTail,
+    group_options,
+    signal_group,
+)
 from ._transcript import (
     PlanState,
     SessionInfoState,
@@ -94,6 +109,7 @@ from ._version import __version__
 __all__ = [
     "DEFAULT_MAX_MESSAGE_SIZE",
     "END_OF_INPUT",
+    "GROUP_POLL",
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
     "INVALID_REQUEST",
@@ -105,11 +121,19 @@ __all__ = [
     "PARSE_ERROR",
     "PAUSED",
     "REQUEST_CANCELLED",
+    "STDERR_KEEP",
     "AgentRules",
+    "AgentSide",
+    "AgentT",
+    "AwaitExit",
     "Call",
+    "Caller",
     "CapabilityError",
     "ClientRules",
+    "ClientSide",
+    "ClientT",
     "CloseConnection",
+    "CloseInput",
     "ConnectionClosed",
     "Engine",
     "Envelope",
@@ -121,15 +145,21 @@ __all__ = [
     "Limits",
     "LineBuffer",
     "MethodSpec",
+    "Offer",
     "Oversized",
+    "PeerProxy",
     "PlanState",
     "ProtocolVersionError",
     "QueuedNotification",
     "RequestError",
     "Running",
     "Schema",
+    "SendSignal",
     "SessionInfoState",
     "SessionTranscript",
+    "ShutdownPlan",
+    "StderrTail",
+    "StdioFds",
     "ToolCallState",
     "TranscriptMessage",
     "VersionChosen",
@@ -147,11 +177,16 @@ __all__ = [
     "encode_notification",
     "encode_request",
     "encode_result",
+    "group_alive",
+    "group_options",
     "merge_initialize",
+    "normalize_offer",
     "notification",
     "plan",
     "plan_entry",
+    "protocol_stdio",
     "resource_link",
+    "signal_group",
     "sniff_oversized",
     "supported_versions",
     "terminal",

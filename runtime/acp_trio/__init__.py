@@ -38,108 +38,28 @@ except ModuleNotFoundError as exc:  # tests/packaging
         "acp_trio needs trio: pip install 'acp-msgspec[trio]'", name=exc.name
     ) from exc
 
-from acp_core._builders import (
-    agent_message,
-    agent_text,
-    agent_thought,
-    diff,
-    embedded_blob_resource,
-    embedded_text_resource,
-    notification,
-    plan,
-    plan_entry,
-    resource_link,
-    terminal,
-    text_block,
-    thought_text,
-    tool_call,
-    tool_call_update,
-    tool_content,
-    usage_update,
-    user_message,
-    user_text,
-)
-from acp_core._errors import (
-    INTERNAL_ERROR,
-    INVALID_PARAMS,
-    INVALID_REQUEST,
-    METHOD_NOT_FOUND,
-    PARSE_ERROR,
-    REQUEST_CANCELLED,
-    CapabilityError,
-    ConnectionClosed,
-    ProtocolVersionError,
-    RequestError,
-    VersionUnavailableError,
-)
-from acp_core._limits import DEFAULT_MAX_MESSAGE_SIZE, Limits
-from acp_core._transcript import (
-    PlanState,
-    SessionInfoState,
-    SessionTranscript,
-    ToolCallState,
-    TranscriptMessage,
-)
-from acp_core._version import __version__
+from acp_core import _reexports
+from acp_core._reexports import *  # noqa: F403  (errors, Limits, builders, transcript, PeerProxy, Offer)
 
-from ._agent import AgentFactory, AgentOffer, AgentSideConnection, Offer
+from ._agent import AgentFactory, AgentOffer, AgentSideConnection
 from ._client import ClientFactory, ClientOffer, ClientSideConnection
-from ._connection import Connection, PeerProxy
+from ._connection import Connection
 from ._serve import connect_to_agent, connect_to_client, serve_agent
 from ._stdio import serve_agent_stdio
 from ._subprocess import spawn_agent
 
 __all__ = [
-    "DEFAULT_MAX_MESSAGE_SIZE",
-    "INTERNAL_ERROR",
-    "INVALID_PARAMS",
-    "INVALID_REQUEST",
-    "METHOD_NOT_FOUND",
-    "PARSE_ERROR",
-    "REQUEST_CANCELLED",
     "AgentFactory",
     "AgentOffer",
     "AgentSideConnection",
-    "CapabilityError",
     "ClientFactory",
     "ClientOffer",
     "ClientSideConnection",
     "Connection",
-    "ConnectionClosed",
-    "Limits",
-    "Offer",
-    "PeerProxy",
-    "PlanState",
-    "ProtocolVersionError",
-    "RequestError",
-    "SessionInfoState",
-    "SessionTranscript",
-    "ToolCallState",
-    "TranscriptMessage",
-    "VersionUnavailableError",
-    "__version__",
-    "agent_message",
-    "agent_text",
-    "agent_thought",
     "connect_to_agent",
     "connect_to_client",
-    "diff",
-    "embedded_blob_resource",
-    "embedded_text_resource",
-    "notification",
-    "plan",
-    "plan_entry",
-    "resource_link",
     "serve_agent",
     "serve_agent_stdio",
     "spawn_agent",
-    "terminal",
-    "text_block",
-    "thought_text",
-    "tool_call",
-    "tool_call_update",
-    "tool_content",
-    "usage_update",
-    "user_message",
-    "user_text",
 ]
+__all__ += _reexports.__all__

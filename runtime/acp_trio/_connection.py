@@ -39,7 +39,6 @@ Example (a client, over an already-connected stream)::
 from __future__ import annotations
 
 import contextvars
-import functools
 import logging
 import time
 import types
@@ -48,7 +47,7 @@ from typing import Any, Final
 
 import trio
 from acp_core._engine import Engine, peek_protocol_version, validation_data
-from acp_core._errors import ConnectionClosed, ProtocolVersionError
+from acp_core._errors import ConnectionClosed
 from acp_core._flow import NOTIFICATIONS, REQUESTS, WRITE_BUFFER
 from acp_core._jsonrpc import Envelope, Id
 from acp_core._limits import Limits
@@ -77,7 +76,6 @@ from ._schedule import IO_POLL_INTERVAL
 __all__ = [
     "Connection",
     "Envelope",
-    "PeerProxy",
     "Running",
     "peek_protocol_version",
     "validation_data",
@@ -197,62 +195,6 @@ def _resume_in(
 _RETIRE: Final = _Suspended(None, None, None)
 
 
-async def _request_or_notify(
-    conn: Connection, method: MethodSpec, form: type, params: Any
-) -> Any:
-    if isinstance(params, form):
-        await conn.notify(method, params)
-        return None
-    return await conn.request(method, params)
-
-
-class PeerProxy:
-    """Calls the peer's methods by handler name: ``conn.agent.session_new(params)``.
-
-    Requests return the decoded result; notifications return ``None`` once
-    queued.  ``_``-prefixed extensions go through :meth:`ext_method` and
-    :meth:`ext_notification`.  The callable of each name is built on first
-    use and kept as an instance attribute (so later lookups skip
-    ``__getattr__``) until the connection switches protocol version.
-    """
-
-    def __init__(self, conn: Connection) -> None:
-        self._conn = conn
-        conn._proxies.append(self)  # pyright: ignore[reportPrivateUsage]
-
-    def __getattr__(self, name: str) -> Callable[[Any], Awaitable[Any]]:
-        conn = self._conn
-        method = conn.engine.by_handler.get(name)
-        if method is None:
-            raise AttributeError(
-                f"the peer has no method {name!r} in protocol v{conn.schema.version}"
-            )
-        call: Callable[[Any], Awaitable[Any]]
-        form = getattr(method, "notification", None)
-        if method.result is None:
-            call = functools.partial(conn.notify, method)
-        elif form is None:
-            call = functools.partial(conn.request, method)
-        else:  # a request also defined as a notification: the params type decides
-            call = functools.partial(_request_or_notify, conn, method, form)
-        self.__dict__[name] = call
-        return call
-
-    def _forget(self) -> None:
-        """Drop the callables built for the previous protocol version."""
-        conn = self._conn
-        self.__dict__.clear()
-        self._conn = conn
-
-    async def ext_method(self, method: str, params: Any) -> Any:
-        """Call the ``_``-prefixed extension ``method``; returns the raw result (builtins)."""
-        return await self._conn.ext_request(method, params)
-
-    async def ext_notification(self, method: str, params: Any) -> None:
-        """Send the ``_``-prefixed extension notification ``method``."""
-        await self._conn.ext_notify(method, params)
-
-
 _perf_counter = time.perf_counter
 
 
@@ -313,7 +255,6 @@ class Connection:
         self._closed = False
         self._eof = False  # end of input: handlers finish within HANDLER_GRACE
         self.closed = trio.Event()
-        self._proxies: list[PeerProxy] = []
 
     @property
     def schema(self) -> Schema:
@@ -332,8 +273,7 @@ class Connection:
         self._version_switched()
 
     def _version_switched(self) -> None:
-        for proxy in self._proxies:
-            proxy._forget()  # pyright: ignore[reportPrivateUsage]
+        """Hook: the protocol version changed (the side's peer proxy forgets)."""
 
     def set_handler(self, obj: object | None) -> None:
         """Route incoming methods to ``obj``'s methods named by the table's handler names.
@@ -344,18 +284,11 @@ class Connection:
 
     def version_chosen(self, version: int) -> None:
         """The engine's initialize step: build the handler object for ``version``."""
-        raise NotImplementedError
+        raise NotImplementedError  # acp_core.AgentSide / ClientSide
 
     def cancelled_result(self, running: Running, result: Any = None) -> bytes | None:
         """The encoded result answering a session-cancelled request, if any."""
         return self.rules.cancelled_result(self.schema, running, result)
-
-    def _require_version(self, version: int) -> None:
-        """For the checked views (``agent_v1``, ``client_v2``, ...)."""
-        if self.schema.version != version:
-            raise ProtocolVersionError(
-                f"this connection speaks protocol v{self.schema.version}, not v{version}"
-            )
 
     # -- running -------------------------------------------------------------------
 

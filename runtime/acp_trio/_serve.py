@@ -21,8 +21,9 @@ from typing import Any, overload
 
 import trio
 from acp_core._limits import Limits
+from acp_core._sides import ClientT, Offer
 
-from ._agent import AgentFactory, AgentOffer, AgentSideConnection, ClientT, Offer
+from ._agent import AgentFactory, AgentOffer, AgentSideConnection
 from ._client import AgentT, ClientFactory, ClientOffer, ClientSideConnection
 from ._connection import Connection
 

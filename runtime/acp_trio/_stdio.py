@@ -22,14 +22,14 @@ raises :class:`RuntimeError`.  On Windows serve an agent over a socket with
 
 from __future__ import annotations
 
-import os
-import sys
 from typing import Any
 
 import trio
 from acp_core._limits import Limits
+from acp_core._sides import Offer
+from acp_core._stdio import protocol_stdio
 
-from ._agent import AgentSideConnection, Offer
+from ._agent import AgentSideConnection
 from ._serve import serve_agent
 
 __all__ = ["serve_agent_stdio"]
@@ -47,24 +47,12 @@ async def serve_agent_stdio(
 
     ``agents``: an agent class (protocol v1) or ``{version: class}``;
     ``unstable``, ``limits`` (:class:`~acp_trio.Limits`), ``max_message_size``:
-    as for :func:`~acp_trio.serve_agent`.
+    as for :func:`~acp_trio.serve_agent`.  Stdio is taken and given back by
+    ``acp_core.protocol_stdio``.
     """
-    if sys.platform == "win32":  # pragma: no cover
-        raise RuntimeError(
-            "serve_agent_stdio is Unix-only; on Windows use serve_agent over a socket"
-        )
-    sys.stdout.flush()
-    # Recorded before trio touches them: when stdin and stdout are one file
-    # description (a terminal, a socket) trio's own restore-on-close, done
-    # per stream, would leave it non-blocking.
-    blocking = (os.get_blocking(0), os.get_blocking(1))
-    protocol_in = os.dup(0)
-    protocol_out = os.dup(1)
-    saved_stdout = os.dup(1)
-    try:
-        os.dup2(2, 1)  # fd 1 now logs to stderr; the protocol keeps the real stdout
+    with protocol_stdio() as fds:
         stream = trio.StapledStream(
-            trio.lowlevel.FdStream(protocol_out), trio.lowlevel.FdStream(protocol_in)
+            trio.lowlevel.FdStream(fds.output), trio.lowlevel.FdStream(fds.input)
         )
         await serve_agent(
             stream,
@@ -74,9 +62,3 @@ async def serve_agent_stdio(
             unstable=unstable,
             task_status=task_status,
         )
-    finally:
-        sys.stdout.flush()
-        os.dup2(saved_stdout, 1)
-        os.close(saved_stdout)
-        os.set_blocking(0, blocking[0])
-        os.set_blocking(1, blocking[1])

@@ -24,28 +24,30 @@ instead.  ``conn.process`` is the :class:`trio.Process`.
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
-import sys
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import Any, Final, overload
+from typing import Any, overload
 
 import trio
 from acp_core._limits import Limits
 from acp_core._process_group import group_alive
+from acp_core._sides import normalize_offer
+from acp_core._subprocess import (
+    GROUP_POLL,
+    STDERR_KEEP,
+    AwaitExit,
+    CloseInput,
+    ShutdownPlan,
+    StderrTail,
+    group_options,
+    signal_group,
+)
 
-from ._agent import normalize_offer
 from ._client import AgentT, ClientFactory, ClientOffer, ClientSideConnection
 from ._serve import connect_to_agent
 
 __all__ = ["GROUP_POLL", "STDERR_KEEP", "group_alive", "spawn_agent"]
-
-#: Bytes of captured stderr kept (the most recent ones).
-STDERR_KEEP: Final = 1024 * 1024
-#: How often the agent's process group is checked while members are
-#: given their grace after SIGTERM (seconds).
-GROUP_POLL: Final = 0.02
 
 
 @overload
@@ -133,13 +135,8 @@ async def spawn_agent(
     """
     # an offer no connection can be made of (a version that does not exist or
     # cannot be loaded) fails before an agent was started for nothing
-    normalize_offer(client, unstable=unstable)
-    group: dict[str, Any] = {}
-    if os.name == "posix":
-        if start_new_session or sys.version_info < (3, 11):
-            group["start_new_session"] = True
-        else:
-            group["process_group"] = 0  # setpgid(0, 0) in the child
+    normalize_offer(client, "client", unstable=unstable)
+    group = group_options(start_new_session)
     process = await trio.lowlevel.open_process(
         list(command),
         stdin=subprocess.PIPE,
@@ -180,45 +177,34 @@ async def spawn_agent(
 
 
 async def _collect(stream: trio.abc.ReceiveStream, into: bytearray) -> None:
+    tail = StderrTail(into)
     async with stream:
         while data := await stream.receive_some(65536):
-            into += data
-            if len(into) > 2 * STDERR_KEEP:
-                del into[:-STDERR_KEEP]
-        if len(into) > STDERR_KEEP:
-            del into[:-STDERR_KEEP]
+            tail.feed(data)
+    tail.close()
 
 
 async def _reap(process: trio.Process, pgid: int | None, grace_period: float) -> None:
-    """Close stdin, grace, SIGTERM, grace, SIGKILL (to the group if any); always reap."""
-    if process.stdin is not None:
-        await trio.aclose_forcefully(process.stdin)
-    with trio.move_on_after(grace_period):
-        await process.wait()
-    if pgid is None:
-        if process.returncode is None:
-            process.terminate()
-            with trio.move_on_after(grace_period):
+    """Carry out :class:`acp_core.ShutdownPlan`: the agent (and its group) ends."""
+    plan = ShutdownPlan(pgid, grace_period)
+    step = plan.next(exited=False)
+    while step is not None:
+        if isinstance(step, CloseInput):
+            if process.stdin is not None:
+                await trio.aclose_forcefully(process.stdin)
+        elif isinstance(step, AwaitExit):
+            with trio.move_on_after(
+                float("inf") if step.timeout is None else step.timeout
+            ):
                 await process.wait()
-            if process.returncode is None:
-                process.kill()
-        await process.wait()
-        return
-    if process.returncode is not None and not group_alive(pgid):
-        return  # the usual case: the agent exited on EOF and left nothing behind
-    _signal_group(pgid, signal.SIGTERM)
-    with trio.move_on_after(grace_period):
-        await process.wait()
-        # polled: no event tells the exit of a process that is not our child
-        while group_alive(pgid):  # noqa: ASYNC110
-            await trio.sleep(GROUP_POLL)
-    if process.returncode is None or group_alive(pgid):
-        _signal_group(pgid, signal.SIGKILL)
-    await process.wait()
-
-
-def _signal_group(pgid: int, sig: int) -> None:
-    try:
-        os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass  # gone already; or only members we may not signal (setuid) are left
+                # polled: no event tells the exit of a process not our child
+                while step.group and pgid is not None and group_alive(pgid):  # noqa: ASYNC110
+                    await trio.sleep(GROUP_POLL)
+        elif step.group:
+            assert pgid is not None
+            signal_group(pgid, step.signal)
+        elif step.kill:
+            process.kill()
+        else:
+            process.terminate()
+        step = plan.next(exited=process.returncode is not None)

@@ -1,0 +1,97 @@
+"""The names of :mod:`acp_core` every adapter (``acp_trio``, ``acp_asyncio``)
+re-exports as its own: the errors and their codes, :class:`~acp_core.Limits`,
+the session-update builders, :class:`~acp_core.SessionTranscript` and its
+records, ``__version__``.  An adapter does::
+
+    from acp_core._reexports import *
+    __all__ += _reexports.__all__
+"""
+
+from ._builders import (
+    agent_message,
+    agent_text,
+    agent_thought,
+    diff,
+    embedded_blob_resource,
+    embedded_text_resource,
+    notification,
+    plan,
+    plan_entry,
+    resource_link,
+    terminal,
+    text_block,
+    thought_text,
+    tool_call,
+    tool_call_update,
+    tool_content,
+    usage_update,
+    user_message,
+    user_text,
+)
+from ._errors import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    REQUEST_CANCELLED,
+    CapabilityError,
+    ConnectionClosed,
+    ProtocolVersionError,
+    RequestError,
+    VersionUnavailableError,
+)
+from ._limits import DEFAULT_MAX_MESSAGE_SIZE, Limits
+from ._proxy import PeerProxy
+from ._sides import Offer
+from ._transcript import (
+    PlanState,
+    SessionInfoState,
+    SessionTranscript,
+    ToolCallState,
+    TranscriptMessage,
+)
+from ._version import __version__
+
+__all__ = [
+    "DEFAULT_MAX_MESSAGE_SIZE",
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "METHOD_NOT_FOUND",
+    "PARSE_ERROR",
+    "REQUEST_CANCELLED",
+    "CapabilityError",
+    "ConnectionClosed",
+    "Limits",
+    "Offer",
+    "PeerProxy",
+    "PlanState",
+    "ProtocolVersionError",
+    "RequestError",
+    "SessionInfoState",
+    "SessionTranscript",
+    "ToolCallState",
+    "TranscriptMessage",
+    "VersionUnavailableError",
+    "__version__",
+    "agent_message",
+    "agent_text",
+    "agent_thought",
+    "diff",
+    "embedded_blob_resource",
+    "embedded_text_resource",
+    "notification",
+    "plan",
+    "plan_entry",
+    "resource_link",
+    "terminal",
+    "text_block",
+    "thought_text",
+    "tool_call",
+    "tool_call_update",
+    "tool_content",
+    "usage_update",
+    "user_message",
+    "user_text",
+]

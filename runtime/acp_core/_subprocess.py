@@ -1,0 +1,189 @@
+"""The agent as a subprocess, without an event loop: how it starts and ends.
+
+Every adapter's ``spawn_agent`` (and acp_inspect's proxy) follows the same
+rules; each only waits and reads in its own way:
+
+- :func:`group_options`: the agent leads a process group of its own
+  (POSIX), so that everything it starts ends with it;
+- :class:`StderrTail`: a captured stderr keeps its last ``STDERR_KEEP`` bytes;
+- :class:`ShutdownPlan`: on exit its stdin is closed, it has a grace period
+  to exit, then its group gets SIGTERM, another grace period, SIGKILL; it is
+  always reaped.  The plan says the next step (a named record) from what
+  the adapter saw; the adapter carries it out::
+
+      plan = ShutdownPlan(pgid, grace_period)
+      step = plan.next(exited=False)
+      while step is not None:
+          ...  # CloseInput / AwaitExit / SendSignal, the adapter's way
+          step = plan.next(exited=process.returncode is not None)
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, Final
+
+from ._process_group import group_alive
+
+__all__ = [
+    "GROUP_POLL",
+    "STDERR_KEEP",
+    "AwaitExit",
+    "CloseInput",
+    "SendSignal",
+    "ShutdownPlan",
+    "StderrTail",
+    "group_options",
+    "signal_group",
+]
+
+#: Bytes of captured stderr kept (the most recent ones).
+STDERR_KEEP: Final = 1024 * 1024
+#: How often the agent's process group is checked while its members are
+#: given their grace after SIGTERM (seconds): no event tells the exit of a
+#: process that is not our child.
+GROUP_POLL: Final = 0.02
+
+
+def group_options(start_new_session: bool = False) -> dict[str, Any]:
+    """Keyword arguments of ``subprocess.Popen`` (and the adapters' process
+    openers) that make the child lead a process group of its own (POSIX).
+
+    ``start_new_session=True`` makes it a new session too (detached from
+    the controlling terminal); Python 3.10 has no ``process_group``, so
+    there it always is.  Empty off POSIX: no group to signal.
+    """
+    if os.name != "posix":
+        return {}
+    if start_new_session or sys.version_info < (3, 11):
+        return {"start_new_session": True}
+    return {"process_group": 0}  # setpgid(0, 0) in the child
+
+
+def signal_group(pgid: int, sig: int) -> None:
+    """Send ``sig`` to process group ``pgid``; nothing if it is gone already
+    or only members we may not signal (setuid) are left."""
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+class StderrTail:
+    """A captured stderr: the last ``keep`` bytes of what was fed, in ``into``."""
+
+    def __init__(self, into: bytearray, keep: int = STDERR_KEEP) -> None:
+        self.into = into
+        self.keep = keep
+
+    def feed(self, data: bytes | bytearray) -> None:
+        """Append ``data``; trimmed when twice ``keep`` (amortised, not per chunk)."""
+        into = self.into
+        into += data
+        if len(into) > 2 * self.keep:
+            del into[: -self.keep]
+
+    def close(self) -> None:
+        """The stream ended: keep exactly the last ``keep`` bytes."""
+        if len(self.into) > self.keep:
+            del self.into[: -self.keep]
+
+
+@dataclass(frozen=True)
+class CloseInput:
+    """Close the agent's stdin (EOF: the polite way to ask it to exit)."""
+
+
+@dataclass(frozen=True)
+class AwaitExit:
+    """Wait until the agent exited, at most ``timeout`` seconds (``None``: no limit).
+
+    With ``group``, also until no member of its group is left (polled every
+    ``GROUP_POLL`` seconds with :func:`~acp_core.group_alive`).
+    """
+
+    timeout: float | None
+    group: bool = False
+
+
+@dataclass(frozen=True)
+class SendSignal:
+    """Send ``signal`` to the agent's process group (``group``) or to the agent.
+
+    To the group: :func:`signal_group`; to the agent alone: its process
+    object's ``terminate()`` or, when ``kill``, ``kill()`` (they know whether
+    it was reaped already, and what ends a process off POSIX).
+    """
+
+    signal: int
+    group: bool
+
+    @property
+    def kill(self) -> bool:
+        """Whether this is the last resort (SIGKILL), not a request (SIGTERM)."""
+        return self.signal != signal.SIGTERM
+
+
+# off POSIX there is no SIGKILL: SendSignal.kill tells the adapter to kill()
+_SIGKILL: Final[int] = getattr(signal, "SIGKILL", 9)
+
+#: One step of a :class:`ShutdownPlan`.
+Step = CloseInput | AwaitExit | SendSignal
+
+
+class ShutdownPlan:
+    """The steps that end an agent process and everything in its group.
+
+    ``pgid``: the agent's process group (it leads it: its pid), ``None``
+    when it has none (off POSIX).  :meth:`next` takes whether the agent has
+    exited (been reaped) by now and returns the next step, ``None`` once the
+    agent was reaped and nothing of its group is left to signal.  The
+    escalation: stdin closed, ``grace_period`` to exit; then (unless it
+    exited leaving nothing behind) SIGTERM to the group, ``grace_period``
+    for the agent and its group to go; SIGKILL to the group if anything is
+    left; the agent is always reaped (the last step waits without limit).
+    Without a group, the same with the agent alone.
+    """
+
+    def __init__(
+        self,
+        pgid: int | None,
+        grace_period: float,
+        *,
+        group_alive: Callable[[int], bool] = group_alive,
+    ) -> None:
+        self.pgid = pgid
+        self.grace_period = grace_period
+        self._alive = group_alive
+        self._exited = False
+        self._steps = self._plan()
+
+    def next(self, exited: bool) -> Step | None:
+        """The next step, given whether the agent has exited by now."""
+        self._exited = exited
+        return next(self._steps, None)
+
+    def _left(self) -> bool:
+        """Whether anything of the agent is left to signal."""
+        pgid = self.pgid
+        if pgid is None:
+            return not self._exited
+        return not self._exited or self._alive(pgid)
+
+    def _plan(self) -> Iterator[Step]:
+        grace = self.grace_period
+        group = self.pgid is not None
+        yield CloseInput()
+        yield AwaitExit(grace)
+        if not self._left():
+            return  # the usual case: it exited on EOF and left nothing behind
+        yield SendSignal(signal.SIGTERM, group)
+        yield AwaitExit(grace, group)
+        if self._left():
+            yield SendSignal(_SIGKILL, group)
+        if not self._exited:
+            yield AwaitExit(None)  # reaped, always
