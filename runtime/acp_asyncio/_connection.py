@@ -21,7 +21,8 @@ import asyncio
 import contextvars
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncGenerator, Callable, Mapping
+from contextlib import asynccontextmanager
 from typing import Any, Final
 
 from acp_core import (
@@ -68,17 +69,12 @@ _origin: contextvars.ContextVar[int] = contextvars.ContextVar(
 _monotonic = time.monotonic
 
 
-class _Waiter:
-    """What the engine sets when a call's answer is there: one future."""
-
-    __slots__ = ("future",)
-
-    def __init__(self, future: asyncio.Future[None]) -> None:
-        self.future = future
+class _Waiter(asyncio.Future[None]):
+    """What the engine sets when a call's answer is there."""
 
     def set(self) -> None:
-        if not self.future.done():
-            self.future.set_result(None)
+        if not self.done():
+            self.set_result(None)
 
 
 class Connection:
@@ -132,7 +128,10 @@ class Connection:
 
     # -- life --------------------------------------------------------------------------
 
-    async def _start(self, wire: Wire) -> None:
+    @asynccontextmanager
+    async def _serving(self, wire: Wire) -> AsyncGenerator[None, None]:
+        """Serve over ``wire`` while the block runs; then close, and give the
+        wire ``FLUSH_GRACE`` to write what is queued."""
         loop = self._loop = asyncio.get_running_loop()
         self._wire = wire
         self._done = loop.create_future()
@@ -140,6 +139,15 @@ class Connection:
         self._consumer.add_done_callback(lambda _: self._maybe_done())
         if isinstance(wire, StreamWire):
             wire.start()
+        try:
+            yield
+        finally:
+            self.close()
+            await self.wait_closed()
+            try:
+                await asyncio.wait_for(wire.wait_closed(), FLUSH_GRACE)
+            except asyncio.TimeoutError:
+                wire.abort()
 
     async def wait_closed(self) -> None:
         """Return once the connection is over (peer gone, or :meth:`close`)."""
@@ -370,11 +378,20 @@ class Connection:
 
         Waits while ``Limits.write_buffer_bytes`` are queued for the peer.
         """
+        await self._send(self.engine.notification, method, params)
+
+    async def ext_notify(self, name: str, params: Any) -> None:
+        """Send a ``_``-prefixed extension notification."""
+        await self._send(self.engine.ext_notification, name, params)
+
+    async def _send(
+        self, encode: Callable[[Any, Any], bytes], what: Any, params: Any
+    ) -> None:
         if self._closing:
             raise ConnectionClosed("connection closed")
         wire = self._wire
         assert wire is not None
-        wire.write(self.engine.notification(method, params))
+        wire.write(encode(what, params))
         if wire.queued > self._budget:
             await wire.wait_for_space()
         elif _monotonic() - self._last_yield >= YIELD_INTERVAL:
@@ -391,33 +408,28 @@ class Connection:
         the peer goes away.  If the caller is cancelled while waiting and
         the version has ``$/cancel_request``, it is sent for the request.
         """
-        return await self._call(
-            lambda waiter, origin: self.engine.start_call(
-                method, params, waiter, origin
-            )
-        )
+        return await self._call(self.engine.start_call, method, params)
 
-    async def _call(self, start: Callable[[_Waiter, int], Call]) -> Any:
-        """Register a call with ``start(waiter, origin)``, send it, wait for its answer."""
+    async def ext_request(self, name: str, params: Any) -> Any:
+        """Call a ``_``-prefixed extension method; the result comes back as builtins."""
+        return await self._call(self.engine.start_ext_call, name, params)
+
+    async def _call(self, start: Callable[..., Call], what: Any, params: Any) -> Any:
+        """Register a call with ``start``, send it, wait for its answer."""
         if self._closing:
             raise ConnectionClosed("connection closed")
-        loop = self._loop
-        assert loop is not None
-        future: asyncio.Future[None] = loop.create_future()
-        call = start(_Waiter(future), _origin.get())
-        return await self._roundtrip(call, future)
-
-    async def _roundtrip(self, call: Call, future: asyncio.Future[None]) -> Any:
         engine = self.engine
         wire = self._wire
         assert wire is not None
+        waiter = _Waiter(loop=self._loop)
+        call = start(what, params, waiter, _origin.get())
         sent = False
         try:
             if wire.queued > self._budget:
                 await wire.wait_for_space()
             wire.write(call.line)
             sent = True
-            await future
+            await waiter
         finally:
             cancel_request = engine.call_finished(call)
             if sent:  # $/cancel_request only for a request the peer got
@@ -425,21 +437,3 @@ class Connection:
             if engine.queue and not engine.queue_blocked:
                 self._wake_consumer()
         return call.result()
-
-    async def ext_request(self, name: str, params: Any) -> Any:
-        """Call a ``_``-prefixed extension method; the result comes back as builtins."""
-        return await self._call(
-            lambda waiter, origin: self.engine.start_ext_call(
-                name, params, waiter, origin
-            )
-        )
-
-    async def ext_notify(self, name: str, params: Any) -> None:
-        """Send a ``_``-prefixed extension notification."""
-        if self._closing:
-            raise ConnectionClosed("connection closed")
-        wire = self._wire
-        assert wire is not None
-        wire.write(self.engine.ext_notification(name, params))
-        if wire.queued > self._budget:
-            await wire.wait_for_space()

@@ -46,7 +46,6 @@ from typing import Any, overload
 from acp_core import Limits
 from acp_core._sides import AgentT, ClientT, Offer
 
-from ._connection import FLUSH_GRACE, Connection
 from ._sides import (
     AgentFactory,
     AgentOffer,
@@ -80,7 +79,7 @@ async def serve_agent(
     conn: AgentSideConnection[Any] = AgentSideConnection(
         agents, limits=limits, max_message_size=max_message_size, unstable=unstable
     )
-    async with _served(conn, reader, writer):
+    async with conn._serving(StreamWire(reader, writer, conn)):  # pyright: ignore[reportPrivateUsage]
         await conn.wait_closed()
 
 
@@ -134,7 +133,7 @@ async def connect_to_agent(
     conn = ClientSideConnection(
         client, limits=limits, max_message_size=max_message_size, unstable=unstable
     )
-    async with _served(conn, reader, writer):
+    async with conn._serving(StreamWire(reader, writer, conn)):  # pyright: ignore[reportPrivateUsage]
         yield conn
 
 
@@ -185,23 +184,5 @@ async def connect_to_client(
     conn = AgentSideConnection(
         agents, limits=limits, max_message_size=max_message_size, unstable=unstable
     )
-    async with _served(conn, reader, writer):
+    async with conn._serving(StreamWire(reader, writer, conn)):  # pyright: ignore[reportPrivateUsage]
         yield conn
-
-
-@asynccontextmanager
-async def _served(
-    conn: Connection, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
-) -> AsyncGenerator[None, None]:
-    """Serve ``conn`` over the pair while the block runs; then close both."""
-    wire = StreamWire(reader, writer, conn, conn.limits.write_buffer_bytes)
-    await conn._start(wire)  # pyright: ignore[reportPrivateUsage]
-    try:
-        yield
-    finally:
-        conn.close()
-        await conn.wait_closed()
-        try:
-            await asyncio.wait_for(wire.wait_closed(), FLUSH_GRACE)
-        except asyncio.TimeoutError:
-            wire.abort()

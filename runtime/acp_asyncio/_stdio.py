@@ -47,13 +47,6 @@ async def serve_agent_stdio(
         agents, limits=limits, max_message_size=max_message_size, unstable=unstable
     )
     with protocol_stdio() as fds:
-        wire = await PipeWire.open(
-            fds.input, fds.output, conn, conn.limits.write_buffer_bytes
-        )
-        await conn._start(wire)  # pyright: ignore[reportPrivateUsage]
-        try:
+        wire = await PipeWire.open(fds.input, fds.output, conn)
+        async with conn._serving(wire):  # pyright: ignore[reportPrivateUsage]
             await conn.wait_closed()
-        finally:
-            conn.close()
-            await conn.wait_closed()
-            await wire.wait_closed()

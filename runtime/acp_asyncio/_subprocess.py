@@ -29,7 +29,7 @@ from acp_core._subprocess import (
     GROUP_POLL,
     STDERR_KEEP,
     AwaitExit,
-    CloseInput,
+    SendSignal,
     ShutdownPlan,
     StderrTail,
     group_options,
@@ -131,9 +131,11 @@ async def spawn_agent(
         client, limits=limits, max_message_size=max_message_size, unstable=unstable
     )
     group = group_options(start_new_session)
-    to_agent, agent_in = os.pipe()[::-1]  # (write end ours, read end the child's)
-    agent_out, from_agent = os.pipe()  # (read end ours, write end the child's)
+    # the connection's own pipes, read and written by asyncio's pipe transports
+    agent_out, from_agent = os.pipe()
+    agent_in, to_agent = os.pipe()
     err_r, err_w = os.pipe() if capture_stderr else (-1, -1)
+    ours = [agent_out, to_agent, err_r]  # closed here unless a transport took them
     try:
         process = await asyncio.create_subprocess_exec(
             *[os.fspath(c) for c in command],
@@ -145,59 +147,42 @@ async def spawn_agent(
             **group,
         )
     except BaseException:
-        for fd in (to_agent, agent_out, err_r):
-            if fd >= 0:
-                os.close(fd)
+        _close(ours)
         raise
     finally:
-        for fd in (agent_in, from_agent, err_w):
-            if fd >= 0:
-                os.close(fd)
+        _close([agent_in, from_agent, err_w])
     pgid = process.pid if group else None
-    collector: _Collect | None = None
+    collector = _Collect(conn.stderr_output)
     try:
         if capture_stderr:
-            loop = asyncio.get_running_loop()
-            collector = _Collect(conn.stderr_output)
-            fd_ = err_r
-            err_r = -1
-            await loop.connect_read_pipe(
-                lambda: collector, os.fdopen(fd_, "rb", buffering=0)
+            ours.remove(err_r)
+            await asyncio.get_running_loop().connect_read_pipe(
+                lambda: collector, os.fdopen(err_r, "rb", buffering=0)
             )
-        wire = await PipeWire.open(
-            agent_out, to_agent, conn, conn.limits.write_buffer_bytes
-        )
-        agent_out = to_agent = -1
+        ours.clear()  # PipeWire.open takes them
+        wire = await PipeWire.open(agent_out, to_agent, conn)
         conn.process = process
-        await conn._start(wire)  # pyright: ignore[reportPrivateUsage]
-        try:
+        async with conn._serving(wire):  # pyright: ignore[reportPrivateUsage]
             yield conn
-        finally:
-            conn.close()  # closes the agent's stdin once what is queued was written
-            await conn.wait_closed()
-            await asyncio.shield(_reap(process, pgid, grace_period))
-            if collector is not None:
-                # stderr ends when the group is gone, unless a process that
-                # left the group holds it
-                try:
-                    await asyncio.wait_for(asyncio.shield(collector.done), grace_period)
-                except asyncio.TimeoutError:
-                    pass
-    finally:
-        for fd in (to_agent, agent_out, err_r):
-            if fd >= 0:
-                os.close(fd)
-        if process.returncode is None:
-            await asyncio.shield(_reap(process, pgid, grace_period))
+    finally:  # the connection closed the agent's stdin: CloseInput is done
+        _close(ours)
+        await asyncio.shield(_reap(process, pgid, grace_period))
+        if capture_stderr:
+            # stderr ends when the group is gone, unless a process that
+            # left the group holds it
+            await asyncio.wait({collector.done}, timeout=grace_period)
+
+
+def _close(fds: list[int]) -> None:
+    for fd in fds:
+        if fd >= 0:
+            os.close(fd)
 
 
 async def _reap(
     process: asyncio.subprocess.Process, pgid: int | None, grace_period: float
 ) -> None:
-    """Carry out :class:`acp_core.ShutdownPlan`: the agent (and its group) ends.
-
-    Its stdin is the connection's, closed before (``CloseInput`` is done).
-    """
+    """Carry out :class:`acp_core.ShutdownPlan`: the agent (and its group) ends."""
 
     async def gone(group: bool) -> None:
         await process.wait()
@@ -213,13 +198,12 @@ async def _reap(
                 await asyncio.wait_for(gone(step.group), step.timeout)
             except asyncio.TimeoutError:
                 pass
-        elif isinstance(step, CloseInput):
-            pass
-        elif step.group:
-            assert pgid is not None
-            signal_group(pgid, step.signal)
-        elif step.kill:
-            process.kill()
-        else:
-            process.terminate()
+        elif isinstance(step, SendSignal):
+            if step.group:
+                assert pgid is not None
+                signal_group(pgid, step.signal)
+            elif step.kill:
+                process.kill()
+            else:
+                process.terminate()
         step = plan.next(exited=process.returncode is not None)

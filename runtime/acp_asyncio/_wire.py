@@ -2,8 +2,8 @@
 
 The connection sees one :class:`Wire`: it is told about input through
 callbacks (``on_data``, ``on_eof``) and writes whole lines with
-:meth:`Wire.write`, which never blocks; senders that must respect the write
-budget then ``await`` :meth:`Wire.wait_for_space`.
+``write``, which never blocks; senders that must respect the write budget
+(``Limits.write_buffer_bytes``) then ``await wait_for_space()``.
 
 Two kinds:
 
@@ -26,59 +26,15 @@ import os
 import select
 import selectors
 import stat
-from typing import Final, Protocol
+from typing import TYPE_CHECKING, Final, TypeAlias
+
+if TYPE_CHECKING:
+    from ._connection import Connection
 
 __all__ = ["PipeWire", "StreamWire", "Wire"]
 
 #: Bytes asked for per read of a stream (the pipe transports read 256 KiB).
 READ_CHUNK: Final = 64 * 1024
-
-
-class Wire(Protocol):
-    """What a connection needs of its transport."""
-
-    def write(self, data: bytes) -> None:
-        """Queue ``data`` (whole lines) for the peer; never blocks."""
-        ...
-
-    @property
-    def queued(self) -> int:
-        """Bytes written but not yet taken by the OS."""
-        ...
-
-    async def wait_for_space(self) -> None:
-        """Return once at most the write budget is queued (or the wire is closed)."""
-        ...
-
-    def pause_reading(self) -> None: ...
-
-    def resume_reading(self) -> None: ...
-
-    def reader_gone(self) -> bool:
-        """Whether nobody reads our output any more (known over a pipe only)."""
-        ...
-
-    def close(self) -> None:
-        """Stop reading; write what is queued, then close."""
-        ...
-
-    def abort(self) -> None:
-        """Close at once, dropping what is queued."""
-        ...
-
-    async def wait_closed(self) -> None: ...
-
-
-class _Callbacks(Protocol):
-    """The connection's side: where input goes."""
-
-    def on_data(self, data: bytes) -> None: ...
-
-    def on_eof(self) -> None: ...
-
-    def on_broken(self) -> None:
-        """A write failed, or our reader went away: the peer is gone."""
-        ...
 
 
 class _ReadProtocol(asyncio.Protocol):
@@ -126,9 +82,9 @@ class PipeWire:
     Built with :meth:`open`; the fds are the wire's own (closed with it).
     """
 
-    def __init__(self, callbacks: _Callbacks, budget: int) -> None:
+    def __init__(self, callbacks: Connection) -> None:
         self.callbacks = callbacks
-        self.budget = budget
+        self.budget = callbacks.limits.write_buffer_bytes
         self.space = asyncio.Event()
         self.space.set()
         self.write_closed = asyncio.Event()
@@ -139,9 +95,7 @@ class PipeWire:
         self._write_fd = -1
 
     @classmethod
-    async def open(
-        cls, read_fd: int, write_fd: int, callbacks: _Callbacks, budget: int
-    ) -> PipeWire:
+    async def open(cls, read_fd: int, write_fd: int, callbacks: Connection) -> PipeWire:
         """Take ``read_fd`` / ``write_fd`` (closed with the wire).
 
         Pipes, sockets and terminals go through asyncio's pipe transports;
@@ -150,7 +104,8 @@ class PipeWire:
         loop callbacks and written directly, as neither ever blocks.
         """
         loop = asyncio.get_running_loop()
-        wire = cls(callbacks, budget)
+        wire = cls(callbacks)
+        budget = wire.budget
         wire._write_fd = write_fd
         if _pollable(write_fd):
             write_transport, _ = await loop.connect_write_pipe(
@@ -234,11 +189,10 @@ class StreamWire:
         self,
         reader: asyncio.StreamReader,
         writer: asyncio.StreamWriter,
-        callbacks: _Callbacks,
-        budget: int,
+        callbacks: Connection,
     ) -> None:
         self.callbacks = callbacks
-        self.budget = budget
+        self.budget = budget = callbacks.limits.write_buffer_bytes
         self.reader = reader
         self.writer = writer
         writer.transport.set_write_buffer_limits(high=budget, low=budget)
@@ -422,3 +376,7 @@ class _FileWriter(asyncio.WriteTransport):
         if not self._closed:
             self._closed = True
             os.close(self._fd)
+
+
+#: What a connection reads and writes through.
+Wire: TypeAlias = PipeWire | StreamWire
