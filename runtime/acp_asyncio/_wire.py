@@ -23,10 +23,9 @@ from __future__ import annotations
 
 import asyncio
 import os
-import select
-import selectors
-import stat
 from typing import TYPE_CHECKING, Final, TypeAlias
+
+from acp_core._descriptors import pollable, reader_gone
 
 if TYPE_CHECKING:
     from ._connection import Connection
@@ -107,7 +106,7 @@ class PipeWire:
         wire = cls(callbacks)
         budget = wire.budget
         wire._write_fd = write_fd
-        if _pollable(write_fd):
+        if pollable(write_fd):
             write_transport, _ = await loop.connect_write_pipe(
                 lambda: _WriteProtocol(wire),
                 os.fdopen(write_fd, "wb", buffering=0),
@@ -116,7 +115,7 @@ class PipeWire:
             write_transport = _FileWriter(write_fd, _WriteProtocol(wire))
         write_transport.set_write_buffer_limits(high=budget, low=budget)
         wire._write = write_transport
-        if _pollable(read_fd):
+        if pollable(read_fd):
             read_transport, _ = await loop.connect_read_pipe(
                 lambda: _ReadProtocol(wire),
                 os.fdopen(read_fd, "rb", buffering=0),
@@ -154,15 +153,7 @@ class PipeWire:
     def reader_gone(self) -> bool:
         if self.write_closed.is_set():
             return True
-        if self._write_fd < 0 or not hasattr(select, "poll"):
-            return False
-        poller = select.poll()
-        poller.register(self._write_fd, select.POLLOUT)
-        try:
-            events = poller.poll(0)
-        except OSError:
-            return True
-        return any(ev & (select.POLLERR | select.POLLHUP) for _, ev in events)
+        return reader_gone(self._write_fd)
 
     def close(self) -> None:
         self.closing = True
@@ -265,23 +256,6 @@ class StreamWire:
             pass
         except (ConnectionError, OSError):
             pass
-
-
-def _pollable(fd: int) -> bool:
-    """Whether the event loop can wait on ``fd`` (pipes, sockets, most ttys)."""
-    mode = os.fstat(fd).st_mode
-    if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
-        return True
-    if not stat.S_ISCHR(mode):
-        return False  # a regular file: always "ready", epoll refuses it
-    selector = selectors.DefaultSelector()
-    try:
-        selector.register(fd, selectors.EVENT_READ | selectors.EVENT_WRITE)
-    except (OSError, ValueError):  # /dev/null under epoll: EPERM
-        return False
-    finally:
-        selector.close()
-    return True
 
 
 class _FileReader(asyncio.ReadTransport):
