@@ -29,11 +29,9 @@ from acp_core._subprocess import (
     GROUP_POLL,
     STDERR_KEEP,
     AwaitExit,
-    SendSignal,
     ShutdownPlan,
     StderrTail,
     group_options,
-    signal_group,
 )
 
 from ._sides import ClientFactory, ClientOffer, ClientSideConnection
@@ -182,7 +180,7 @@ def _close(fds: list[int]) -> None:
 async def _reap(
     process: asyncio.subprocess.Process, pgid: int | None, grace_period: float
 ) -> None:
-    """Carry out :class:`acp_core.ShutdownPlan`: the agent (and its group) ends."""
+    """Carry out :class:`acp_core.ShutdownPlan` with asyncio's waits."""
 
     async def gone(group: bool) -> None:
         await process.wait()
@@ -190,20 +188,10 @@ async def _reap(
         while group and pgid is not None and group_alive(pgid):  # noqa: ASYNC110
             await asyncio.sleep(GROUP_POLL)
 
-    plan = ShutdownPlan(pgid, grace_period)
-    step = plan.next(exited=False)
-    while step is not None:
-        if isinstance(step, AwaitExit):
-            try:
-                await asyncio.wait_for(gone(step.group), step.timeout)
-            except asyncio.TimeoutError:
-                pass
-        elif isinstance(step, SendSignal):
-            if step.group:
-                assert pgid is not None
-                signal_group(pgid, step.signal)
-            elif step.kill:
-                process.kill()
-            else:
-                process.terminate()
-        step = plan.next(exited=process.returncode is not None)
+    async def await_exit(step: AwaitExit) -> None:
+        try:
+            await asyncio.wait_for(gone(step.group), step.timeout)
+        except asyncio.TimeoutError:
+            pass
+
+    await ShutdownPlan(pgid, grace_period).carry_out(process, await_exit=await_exit)

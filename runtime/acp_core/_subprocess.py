@@ -16,6 +16,9 @@ rules; each only waits and reads in its own way:
       while step is not None:
           ...  # CloseInput / AwaitExit / SendSignal, the adapter's way
           step = plan.next(exited=process.returncode is not None)
+
+  or, with the adapter's waits only, ``await plan.carry_out(process,
+  await_exit=..., close_input=...)``.
 """
 
 from __future__ import annotations
@@ -23,9 +26,9 @@ from __future__ import annotations
 import os
 import signal
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from ._process_group import group_alive
 
@@ -34,6 +37,7 @@ __all__ = [
     "STDERR_KEEP",
     "AwaitExit",
     "CloseInput",
+    "ProcessLike",
     "SendSignal",
     "ShutdownPlan",
     "StderrTail",
@@ -71,6 +75,23 @@ def signal_group(pgid: int, sig: int) -> None:
         os.killpg(pgid, sig)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+class ProcessLike(Protocol):
+    """What :meth:`ShutdownPlan.carry_out` needs of a process object."""
+
+    @property
+    def returncode(self) -> int | None:
+        """``None`` until the process was reaped."""
+        ...
+
+    def terminate(self) -> None:
+        """Ask it to end (SIGTERM)."""
+        ...
+
+    def kill(self) -> None:
+        """End it (SIGKILL)."""
+        ...
 
 
 class StderrTail:
@@ -166,6 +187,39 @@ class ShutdownPlan:
         """The next step, given whether the agent has exited by now."""
         self._exited = exited
         return next(self._steps, None)
+
+    async def carry_out(
+        self,
+        process: ProcessLike,
+        *,
+        await_exit: Callable[[AwaitExit], Awaitable[object]],
+        close_input: Callable[[], Awaitable[object]] | None = None,
+    ) -> None:
+        """Take every step on ``process`` (a ``trio.Process``, an
+        ``asyncio.subprocess.Process``): the adapter gives the two waits.
+
+        ``await_exit(step)`` waits as the step says (its own timer, and
+        :func:`~acp_core.group_alive` polled every ``GROUP_POLL`` seconds
+        when ``step.group``); ``close_input()`` closes the agent's stdin
+        (``None``: the connection closed it already).  Signals go to the
+        group with :func:`signal_group`, to the agent alone with its
+        ``terminate()`` / ``kill()``.
+        """
+        step = self.next(exited=False)
+        while step is not None:
+            if isinstance(step, CloseInput):
+                if close_input is not None:
+                    await close_input()
+            elif isinstance(step, AwaitExit):
+                await await_exit(step)
+            elif step.group:
+                assert self.pgid is not None
+                signal_group(self.pgid, step.signal)
+            elif step.kill:
+                process.kill()
+            else:
+                process.terminate()
+            step = self.next(exited=process.returncode is not None)
 
     def _left(self) -> bool:
         """Whether anything of the agent is left to signal."""

@@ -9,16 +9,15 @@ from __future__ import annotations
 
 import subprocess
 from collections.abc import Sequence
+from math import inf
 
 import trio
 from acp_core._process_group import group_alive
 from acp_core._subprocess import (
     GROUP_POLL,
     AwaitExit,
-    CloseInput,
     ShutdownPlan,
     group_options,
-    signal_group,
 )
 
 __all__ = ["GROUP_POLL", "group_alive", "open_agent", "reap"]
@@ -46,25 +45,19 @@ async def reap(process: trio.Process, grace_period: float) -> None:
     exited leaving nothing in its group is only reaped.
     """
     pgid = process.pid if group_options() else None
-    plan = ShutdownPlan(pgid, grace_period)
+
+    async def close_input() -> None:
+        if process.stdin is not None:
+            await trio.aclose_forcefully(process.stdin)
+
+    async def await_exit(step: AwaitExit) -> None:
+        with trio.move_on_after(inf if step.timeout is None else step.timeout):
+            await process.wait()
+            # polled: no event tells the exit of a process not our child
+            while step.group and pgid is not None and group_alive(pgid):  # noqa: ASYNC110
+                await trio.sleep(GROUP_POLL)
+
     with trio.CancelScope(shield=True):
-        step = plan.next(exited=False)
-        while step is not None:
-            if isinstance(step, CloseInput):
-                if process.stdin is not None:
-                    await trio.aclose_forcefully(process.stdin)
-            elif isinstance(step, AwaitExit):
-                timeout = float("inf") if step.timeout is None else step.timeout
-                with trio.move_on_after(timeout):
-                    await process.wait()
-                    # polled: no event tells the exit of a process not our child
-                    while step.group and pgid is not None and group_alive(pgid):  # noqa: ASYNC110
-                        await trio.sleep(GROUP_POLL)
-            elif step.group:
-                assert pgid is not None
-                signal_group(pgid, step.signal)
-            elif step.kill:
-                process.kill()
-            else:
-                process.terminate()
-            step = plan.next(exited=process.returncode is not None)
+        await ShutdownPlan(pgid, grace_period).carry_out(
+            process, await_exit=await_exit, close_input=close_input
+        )

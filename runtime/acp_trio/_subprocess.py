@@ -27,6 +27,7 @@ import os
 import subprocess
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from math import inf
 from typing import Any, overload
 
 import trio
@@ -37,11 +38,9 @@ from acp_core._subprocess import (
     GROUP_POLL,
     STDERR_KEEP,
     AwaitExit,
-    CloseInput,
     ShutdownPlan,
     StderrTail,
     group_options,
-    signal_group,
 )
 
 from ._client import AgentT, ClientFactory, ClientOffer, ClientSideConnection
@@ -185,26 +184,19 @@ async def _collect(stream: trio.abc.ReceiveStream, into: bytearray) -> None:
 
 
 async def _reap(process: trio.Process, pgid: int | None, grace_period: float) -> None:
-    """Carry out :class:`acp_core.ShutdownPlan`: the agent (and its group) ends."""
-    plan = ShutdownPlan(pgid, grace_period)
-    step = plan.next(exited=False)
-    while step is not None:
-        if isinstance(step, CloseInput):
-            if process.stdin is not None:
-                await trio.aclose_forcefully(process.stdin)
-        elif isinstance(step, AwaitExit):
-            with trio.move_on_after(
-                float("inf") if step.timeout is None else step.timeout
-            ):
-                await process.wait()
-                # polled: no event tells the exit of a process not our child
-                while step.group and pgid is not None and group_alive(pgid):  # noqa: ASYNC110
-                    await trio.sleep(GROUP_POLL)
-        elif step.group:
-            assert pgid is not None
-            signal_group(pgid, step.signal)
-        elif step.kill:
-            process.kill()
-        else:
-            process.terminate()
-        step = plan.next(exited=process.returncode is not None)
+    """Carry out :class:`acp_core.ShutdownPlan` with trio's waits."""
+
+    async def close_input() -> None:
+        if process.stdin is not None:
+            await trio.aclose_forcefully(process.stdin)
+
+    async def await_exit(step: AwaitExit) -> None:
+        with trio.move_on_after(inf if step.timeout is None else step.timeout):
+            await process.wait()
+            # polled: no event tells the exit of a process not our child
+            while step.group and pgid is not None and group_alive(pgid):  # noqa: ASYNC110
+                await trio.sleep(GROUP_POLL)
+
+    await ShutdownPlan(pgid, grace_period).carry_out(
+        process, await_exit=await_exit, close_input=close_input
+    )

@@ -118,3 +118,39 @@ def test_a_captured_stderr_keeps_its_last_bytes() -> None:
         assert len(into) <= 2 * 4  # trimmed as it grows, not only at the end
     tail.close()
     assert into == b"ghij"
+
+
+class Stubborn:
+    """A process that ignores SIGTERM and dies on SIGKILL (what an adapter's
+    process object would report)."""
+
+    def __init__(self) -> None:
+        self.returncode: int | None = None
+        self.calls: list[str] = []
+
+    def terminate(self) -> None:
+        self.calls.append("terminate")
+
+    def kill(self) -> None:
+        self.calls.append("kill")
+        self.returncode = -9
+
+
+def test_carrying_out_the_plan_leaves_only_the_waits_to_the_adapter() -> None:
+    process = Stubborn()
+    waits: list[AwaitExit] = []
+
+    async def await_exit(step: AwaitExit) -> None:
+        waits.append(step)
+
+    async def close_input() -> None:
+        process.calls.append("close stdin")
+
+    plan = ShutdownPlan(None, GRACE)
+    coro = plan.carry_out(process, await_exit=await_exit, close_input=close_input)
+    try:
+        coro.send(None)  # nothing suspends: no event loop needed
+    except StopIteration:
+        pass
+    assert process.calls == ["close stdin", "terminate", "kill"]
+    assert waits == [AwaitExit(GRACE), AwaitExit(GRACE, group=False)]  # reaped: no 3rd
