@@ -1,9 +1,12 @@
-"""Line counts of runtime modules: total lines and statement lines.
+"""Line counts of runtime modules: total lines, statement lines, statements.
 
-Statement lines: lines holding code, not counting blank lines, comments,
-docstrings and ``@overload`` stubs (the typed signatures a type checker reads;
-the implementation they describe is counted).  Used for issue 10's budget of
-acp_asyncio ("a few hundred lines") and reported in runtime/STATUS.md::
+Statement lines: physical lines holding code, not counting blank lines,
+comments, docstrings and ``@overload`` stubs (the typed signatures a type
+checker reads; the implementation they describe is counted).  Statements:
+the same code counted in Python statements (``ast.stmt`` nodes: a call or an
+import spread over ten lines is one; ``def`` / ``class`` / ``if`` headers
+count one each).  Used for issue 10's budget of acp_asyncio ("a few hundred
+lines") and reported in runtime/STATUS.md::
 
     python bench/statement_lines.py runtime/acp_asyncio runtime/acp_trio
 """
@@ -16,7 +19,7 @@ import sys
 import tokenize
 from pathlib import Path
 
-__all__ = ["statement_lines"]
+__all__ = ["statement_lines", "statements"]
 
 _NOT_CODE = {
     tokenize.COMMENT,
@@ -68,17 +71,31 @@ def statement_lines(source: str) -> int:
     return len(code)
 
 
+def statements(source: str) -> int:
+    """The number of statements of ``source``, docstrings and ``@overload`` stubs
+    not counted."""
+    tree = ast.parse(source)
+    skipped = _skipped(tree)
+    return sum(
+        1
+        for node in ast.walk(tree)
+        if isinstance(node, ast.stmt) and node.lineno not in skipped
+    )
+
+
 def main(paths: list[str]) -> None:
     for root in paths:
-        total_lines = total_statements = 0
+        totals = [0, 0, 0]
         for path in sorted(Path(root).glob("*.py")):
             source = path.read_text()
-            lines = source.count("\n")
-            statements = statement_lines(source)
-            total_lines += lines
-            total_statements += statements
-            print(f"{path}: {lines} lines, {statements} statement lines")
-        print(f"{root}: {total_lines} lines, {total_statements} statement lines\n")
+            counts = (source.count("\n"), statement_lines(source), statements(source))
+            totals = [t + c for t, c in zip(totals, counts, strict=True)]
+            print(
+                f"{path}: {counts[0]} lines, {counts[1]} statement lines, {counts[2]} statements"
+            )
+        print(
+            f"{root}: {totals[0]} lines, {totals[1]} statement lines, {totals[2]} statements\n"
+        )
 
 
 if __name__ == "__main__":
