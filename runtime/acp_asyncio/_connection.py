@@ -45,7 +45,7 @@ from acp_core import (
     VersionChosen,
 )
 
-from ._wire import StreamWire, Wire
+from ._wire import Wire
 
 __all__ = ["FLUSH_GRACE", "HANDLER_GRACE", "YIELD_INTERVAL", "Connection"]
 
@@ -137,8 +137,6 @@ class Connection:
         self._done = loop.create_future()
         self._consumer = loop.create_task(self._consume())
         self._consumer.add_done_callback(lambda _: self._maybe_done())
-        if isinstance(wire, StreamWire):
-            wire.start()
         try:
             yield
         finally:

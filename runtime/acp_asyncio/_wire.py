@@ -89,9 +89,10 @@ class PipeWire:
         self.write_closed = asyncio.Event()
         self.eof_seen = False
         self.closing = False
-        self._read: asyncio.ReadTransport | None = None
-        self._write: asyncio.WriteTransport | None = None
         self._write_fd = -1
+        # both set by open(), before the connection may use the wire
+        self._read: asyncio.ReadTransport
+        self._write: asyncio.WriteTransport
 
     @classmethod
     async def open(cls, read_fd: int, write_fd: int, callbacks: Connection) -> PipeWire:
@@ -126,12 +127,12 @@ class PipeWire:
         return wire
 
     def write(self, data: bytes) -> None:
-        if self._write is not None and not self._write.is_closing():
+        if not self._write.is_closing():
             self._write.write(data)
 
     @property
     def queued(self) -> int:
-        return 0 if self._write is None else self._write.get_write_buffer_size()
+        return self._write.get_write_buffer_size()
 
     async def wait_for_space(self) -> None:
         while self.queued > self.budget and not self.write_closed.is_set():
@@ -139,35 +140,24 @@ class PipeWire:
             await self.space.wait()
 
     def pause_reading(self) -> None:
-        if self._read is not None and self._read.is_reading():
+        if self._read.is_reading():
             self._read.pause_reading()
 
     def resume_reading(self) -> None:
-        if (
-            self._read is not None
-            and not self._read.is_closing()
-            and not self._read.is_reading()
-        ):
+        if not self._read.is_closing() and not self._read.is_reading():
             self._read.resume_reading()
 
     def reader_gone(self) -> bool:
-        if self.write_closed.is_set():
-            return True
-        return reader_gone(self._write_fd)
+        return self.write_closed.is_set() or reader_gone(self._write_fd)
 
     def close(self) -> None:
         self.closing = True
-        if self._read is not None:
-            self._read.close()
-        if self._write is not None:
-            self._write.close()  # after what is queued was written
+        self._read.close()
+        self._write.close()  # after what is queued was written
 
     def abort(self) -> None:
-        self.closing = True
-        if self._read is not None:
-            self._read.close()
-        if self._write is not None:
-            self._write.abort()
+        self.close()
+        self._write.abort()
 
     async def wait_closed(self) -> None:
         await self.write_closed.wait()
@@ -190,9 +180,7 @@ class StreamWire:
         self._reading = asyncio.Event()
         self._reading.set()
         self._closing = False
-        self._task: asyncio.Task[None] | None = None
-
-    def start(self) -> None:
+        # reads from the next loop iteration on: the connection has the wire by then
         self._task = asyncio.get_running_loop().create_task(self._pump())
 
     async def _pump(self) -> None:
@@ -238,8 +226,7 @@ class StreamWire:
     def close(self) -> None:
         self._closing = True
         self._reading.set()
-        if self._task is not None and not self._task.done():
-            self._task.cancel()
+        self._task.cancel()
         self.writer.close()
 
     def abort(self) -> None:
