@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import statistics
 import time
 from typing import Any
 
@@ -26,7 +27,8 @@ import msgspec
 from acp_core import NEED_DATA, ClientRules, Engine
 from acp_schema import v1
 
-TARGET = 1.5
+TARGET = 1.5  # issue 10
+AIM = 1.3  # the margin this project keeps under it (noise, other machines)
 CHUNK_LINES = 64
 
 
@@ -115,21 +117,20 @@ def floor_run(chunks: list[bytes], n: int) -> float:
     client = Client()
     handler = client.session_update
     envelope = msgspec.json.Decoder(Envelope).decode
-    params_type = v1.SessionNotification
-    decode = v1.decode
+    decode = v1.decoder(v1.SessionNotification)
     start = time.perf_counter()
     for chunk in chunks:
         for line in chunk.split(b"\n"):
             if line:
                 env = envelope(line)
-                _run(handler(decode(env.params, params_type)))
+                _run(handler(decode(env.params)))
     elapsed = time.perf_counter() - start
     assert client.seen == n, client.seen
     return elapsed
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--notifications", type=int, default=200_000)
@@ -137,22 +138,27 @@ def main() -> None:
     n = 20_000 if args.quick else args.notifications
     lines = [update_line(i) + b"\n" for i in range(n)]
     chunks = [b"".join(lines[i : i + CHUNK_LINES]) for i in range(0, n, CHUNK_LINES)]
-    best = {"engine": float("inf"), "floor": float("inf")}
+    floors: list[float] = []
+    engines: list[float] = []
     gc.disable()  # no collection in the middle of one side only
     try:
         for _ in range(args.repeat):  # interleaved
-            best["floor"] = min(best["floor"], floor_run(chunks, n))
-            best["engine"] = min(best["engine"], engine_run(chunks, n))
+            floors.append(floor_run(chunks, n))
+            engines.append(engine_run(chunks, n))
             gc.collect()
     finally:
         gc.enable()
-    per = {k: v / n * 1e6 for k, v in best.items()}
-    ratio = per["engine"] / per["floor"]
-    print(f"engine alone, {n} session/update notifications, best of {args.repeat}:")
-    print(f"  typed floor   {per['floor']:.3f} us/notification")
-    print(f"  acp_core      {per['engine']:.3f} us/notification")
-    mark = "ok" if ratio <= TARGET else "MISSED"
-    print(f"  ratio         {ratio:.2f}x (target <= {TARGET}x: {mark})")
+    floor, engine = min(floors) / n * 1e6, min(engines) / n * 1e6
+    best = engine / floor
+    median = statistics.median(e / f for e, f in zip(engines, floors, strict=True))
+    print(f"engine alone, {n} session/update notifications, {args.repeat} runs each:")
+    print(f"  typed floor   {floor:.3f} us/notification (best)")
+    print(f"  acp_core      {engine:.3f} us/notification (best)")
+    print(f"  ratio         {best:.2f}x best, {median:.2f}x median of paired runs")
+    verdict = (
+        "MISSED" if median > TARGET else "ok" if median <= AIM else "ok, over the aim"
+    )
+    print(f"  target        <= {TARGET}x (aim {AIM}x): {verdict}")
 
 
 if __name__ == "__main__":

@@ -38,7 +38,7 @@ import collections
 import functools
 import logging
 from collections.abc import Callable, Mapping
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 import msgspec
 
@@ -116,11 +116,62 @@ class _Route(msgspec.Struct, frozen=True):
     method a plain notification (no receiver check, not watched by the
     rules) with a handler; forgotten when the schema or handler object
     changes.  ``serving`` and ``refusals`` are still asked per message.
+
+    ``fused`` (when the params decoder is a plain msgspec decoder) decodes
+    a whole line written ``prefix`` + params + ``}`` in one pass, the
+    envelope and the typed params at once (:func:`_fused_decoder`); the
+    engine tries it on lines that start with ``prefix`` when this is the
+    route it took last (a turn streams one method).
     """
 
     name: str
     decode: Callable[[Any], Any]  # the params type's strict decoder
     handler: Handler
+    prefix: bytes = b""  # b'{"jsonrpc":"2.0","method":"<name>","params":'
+    fused: Callable[[Any], Any] | None = None  # line -> a record with .params
+    skip: int = 0  # len(prefix) + 1: the bytes of a line that are not params
+
+
+def _fused_decoder(
+    name: str, decode: Callable[[Any], Any]
+) -> Callable[[Any], Any] | None:
+    """One msgspec pass for a line of notification ``name`` (``None``: not fusable).
+
+    Its Struct has exactly the members of a notification: ``jsonrpc`` must
+    be ``"2.0"``, ``method`` must be ``name``, ``params`` is decoded with
+    the same type and options as ``decode``; anything else (an ``id``, an
+    unknown member, a duplicate with another value) fails it, and the line
+    goes the usual way.  So what it accepts is what the envelope decoder
+    and ``decode`` together would accept, decoded the same.
+    """
+    strict = getattr(decode, "__self__", None)
+    if type(strict) is not msgspec.json.Decoder or decode != strict.decode:
+        return None  # a lenient walk, or not msgspec's: keep the two steps
+    literal: Any = Literal  # Literal[value] of a run-time value
+    params_type: Any = strict.type  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    record = msgspec.defstruct(
+        "_Fused",
+        [
+            ("jsonrpc", literal["2.0"]),
+            ("method", literal[name]),
+            ("params", params_type),
+        ],
+        forbid_unknown_fields=True,
+    )
+    return msgspec.json.Decoder(
+        record,
+        strict=strict.strict,
+        dec_hook=strict.dec_hook,
+        float_hook=strict.float_hook,
+    ).decode
+
+
+def _route(name: str, decode: Callable[[Any], Any], handler: Handler) -> _Route:
+    prefix = b'{"jsonrpc":"2.0","method":%s,"params":' % msgspec.json.encode(name)
+    fused = _fused_decoder(name, decode)
+    if fused is None:
+        return _Route(name, decode, handler)
+    return _Route(name, decode, handler, prefix, fused, len(prefix) + 1)
 
 
 class _VersionPeek(msgspec.Struct, rename="camel"):
@@ -189,6 +240,7 @@ class Engine:
         self._next_id = 0
         self._handlers: dict[str, Handler | None] = {}
         self._routes: dict[Any, _Route] = {}  # the notifications' hot path
+        self._hot: _Route | None = None  # the route taken last
         self._handler_obj: object | None = None
         #: Notifications, and requests / responses held behind them, in order.
         self.queue: collections.deque[QueueItem] = collections.deque()
@@ -218,6 +270,7 @@ class Engine:
         self.by_handler = {m.handler: m for m in schema.outgoing.values()}
         self._handlers = {}
         self._routes = {}
+        self._hot = None
 
     def set_handler(self, obj: object | None) -> None:
         """Route incoming methods to ``obj``'s methods named by the table's handler names.
@@ -229,6 +282,7 @@ class Engine:
         self._handler_obj = obj
         self._handlers = {}
         self._routes = {}
+        self._hot = None
         _handlers.warn_unmatched(obj, self.schema)
         awaiting, self._awaiting_handler = self._awaiting_handler, None
         if awaiting is not None:
@@ -294,7 +348,6 @@ class Engine:
             gate.max_bytes,
         )
         write_full = write_queued >= gate.max_write
-        routes = self._routes
         while True:
             if events:
                 return events.popleft()
@@ -328,45 +381,45 @@ class Engine:
                     self.end_of_input()
                     return END_OF_INPUT
                 return NEED_DATA
-            line = incoming.popleft()
-            # receive_line's hot path, inlined (kept in step with it)
-            try:
-                if type(line) is bytes:
-                    try:
-                        env = _decode_envelope(line)
-                    except Exception:
-                        env = None
-                    if (
-                        env is not None
-                        and env.id is _UNSET
-                        and env.jsonrpc == "2.0"
-                        and (route := routes.get(env.method)) is not None
-                    ):
-                        rules = self.rules
-                        if rules.serving and route.name not in rules.refusals:
-                            raw = env.params
-                            try:
-                                if raw is _UNSET:
-                                    params, size = route.decode(_EMPTY_OBJECT), 0
-                                else:
-                                    params, size = route.decode(raw), len(raw)
-                            except Exception:  # the long way logs why it is dropped
-                                self._on_notification(env)
-                                continue
-                            self.backlog += 1
-                            self.queued_bytes += size
-                            queue.append(
-                                QueuedNotification(
-                                    route.name, route.handler, params, size
-                                )
-                            )
-                            continue
-                    self._on_line(line, None, env)
-                    routes = self._routes  # the long way may have rebound
-                else:
-                    self._on_oversized(line)  # type: ignore[arg-type]
-            except Exception:  # a bug: lose this message, keep the connection
-                log.exception("failed to handle an incoming message")
+            line: Any = incoming.popleft()  # bytes | Oversized; None: handled
+            hot, rules = self._hot, self.rules
+            if hot is not None and rules.serving and hot.name not in rules.refusals:
+                # receive_line's hot path for a run of lines of the route taken
+                # last.  Nothing in the run changes the rules, the events, the
+                # requests or the write budget: per line, only the bounds the
+                # run grows are checked (the full check above when one is near).
+                prefix, fused, name, handler, skip = (
+                    hot.prefix,
+                    hot.fused,
+                    hot.name,
+                    hot.handler,
+                    hot.skip,
+                )
+                n = len(prefix)
+                backlog, queued_bytes = self.backlog, self.queued_bytes
+                try:
+                    while line[:n] == prefix:  # an Oversized raises TypeError
+                        note = fused(line)  # type: ignore[misc]
+                        size = len(line) - skip
+                        backlog += 1
+                        queued_bytes += size
+                        queue.append(
+                            QueuedNotification(name, handler, note.params, size)
+                        )
+                        if (
+                            not incoming
+                            or len(queue) >= max_items
+                            or queued_bytes >= max_bytes
+                        ):
+                            line = None
+                            break
+                        line = incoming.popleft()
+                except Exception:  # Oversized, or not in one pass: the usual way
+                    pass
+                self.backlog, self.queued_bytes = backlog, queued_bytes
+                if line is None:
+                    continue
+            self._receive_usual(line)
 
     def take_outbox(self) -> list[bytes]:
         """The bytes built since the last call, to be written in order."""
@@ -376,8 +429,38 @@ class Engine:
     def receive_line(self, line: bytes | Oversized) -> None:
         """Handle one framed line (for adapters doing their own framing).
 
-        The hot path: a notification whose route is known (:class:`_Route`)
-        is decoded and queued right here; anything else goes the long way.
+        The hot path: a notification of the route taken last (:class:`_Route`)
+        is decoded in one pass and queued right here; anything else goes the
+        usual way.
+        """
+        hot = self._hot
+        if (
+            hot is not None
+            and type(line) is bytes
+            and line[: len(hot.prefix)] == hot.prefix
+        ):
+            rules = self.rules
+            if rules.serving and hot.name not in rules.refusals:
+                try:  # envelope and params in one pass
+                    note = hot.fused(line)  # type: ignore[misc]
+                except Exception:  # the usual way says why, if it must
+                    pass
+                else:
+                    size = len(line) - hot.skip
+                    self.backlog += 1
+                    self.queued_bytes += size
+                    self.queue.append(
+                        QueuedNotification(hot.name, hot.handler, note.params, size)
+                    )
+                    return
+        self._receive_usual(line)
+
+    def _receive_usual(self, line: bytes | Oversized) -> None:
+        """One line, not of the route taken last (or failing its one-pass decode).
+
+        A notification with a known route is decoded here in two steps
+        (envelope, then params), and its route becomes the one taken last;
+        anything else goes the long way (:meth:`_on_line`).
         """
         try:
             if type(line) is not bytes:
@@ -391,6 +474,8 @@ class Engine:
             if env.id is _UNSET and env.jsonrpc == "2.0":  # a notification (or none)
                 route = self._routes.get(env.method)
                 if route is not None:
+                    if route.fused is not None:
+                        self._hot = route
                     rules = self.rules
                     if rules.serving and route.name not in rules.refusals:
                         raw = env.params
@@ -905,7 +990,10 @@ class Engine:
             and not watched
             and method.handler not in rules.checked
         ):  # no rule looks at it: the next ones take the hot path
-            self._routes[name] = _Route(name, schema.decoder(method.params), handler)
+            route = _route(name, schema.decoder(method.params), handler)
+            self._routes[name] = route
+            if route.fused is not None:
+                self._hot = route
         size = 0 if raw is msgspec.UNSET else len(raw)
         self.backlog += 1
         self.queued_bytes += size

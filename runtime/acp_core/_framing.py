@@ -17,6 +17,7 @@ first and last 4 KiB are kept (an :class:`Oversized` record) so that its
 from __future__ import annotations
 
 import re
+from typing import cast
 
 import msgspec
 
@@ -89,6 +90,15 @@ class LineBuffer:
         else:
             end = data.rfind(b"\n")
             if end >= 0 and end == len(data) - 1:  # the common case: whole lines
+                if type(data) is bytes:
+                    # _split's common case, without copying the chunk first
+                    parts = data.split(b"\n")
+                    del parts[-1]  # after the last newline
+                    if end <= self._max and b"\r" not in data and min(parts) >= b"{":
+                        if lines:  # the end of an oversized line came first
+                            lines += parts
+                            return lines
+                        return cast("list[bytes | Oversized]", parts)
                 self._split(bytes(data[:end]), lines)
                 return lines
             buf += data

@@ -15,13 +15,16 @@ import msgspec
 import pytest
 from acp_core import (
     NEED_DATA,
+    PAUSED,
     ClientRules,
     Engine,
     IncomingRequest,
+    Limits,
     LineBuffer,
     QueuedNotification,
     Running,
 )
+from acp_core import _engine
 from acp_schema import v1
 from hypothesis import given
 from hypothesis import strategies as st
@@ -61,8 +64,8 @@ def update(text: str, session: Any = "s1") -> bytes:
     )
 
 
-def initialized_client(client: object) -> Engine:
-    engine = Engine(ClientRules([1]))
+def initialized_client(client: object, limits: Limits | None = None) -> Engine:
+    engine = Engine(ClientRules([1]), limits)
     engine.set_handler(client)
     call = engine.start_call(
         engine.schema.outgoing["initialize"],
@@ -176,6 +179,9 @@ def test_records_handed_per_message_compare_by_identity_not_by_value() -> None:
 
 _LINE = st.one_of(
     st.just(b'{"a":1}'),
+    st.just(b"{}"),
+    st.just(b'{"c":"\r"}'),
+    st.just(b"{ }"),
     st.just(b"  "),
     st.just(b""),
     st.just(b'{"b":[1,2]}\r'),
@@ -198,3 +204,170 @@ def test_a_chunk_of_whole_lines_is_split_as_line_by_line(
     for line in lines:
         expected += one_by_one.feed(line + b"\n")
     assert at_once == expected
+
+
+# -- one pass for a run of the route taken last ------------------------------------
+
+PREFIX = b'{"jsonrpc":"2.0","method":"session/update","params":'
+
+
+def count_envelope_decodes(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
+    seen: list[bytes] = []
+    decode = _engine._decode_envelope  # pyright: ignore[reportPrivateUsage]
+
+    def counting(line: bytes) -> Any:
+        seen.append(line)
+        return decode(line)
+
+    monkeypatch.setattr(_engine, "_decode_envelope", counting)
+    return seen
+
+
+def test_a_run_of_the_route_taken_last_is_decoded_in_one_pass(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    client = Client()
+    engine = initialized_client(client)
+    feed(engine, update("a"))  # the long way: the route is known from here on
+    decodes = count_envelope_decodes(monkeypatch)
+    feed(engine, *(update(str(i)) for i in range(10)))
+    for i in range(3):
+        engine.receive_line(update(f"line {i}"))
+    assert decodes == []  # no envelope decoded apart from the params
+    drain(engine)
+    assert client.seen == [
+        "a",
+        *(str(i) for i in range(10)),
+        "line 0",
+        "line 1",
+        "line 2",
+    ]
+
+
+def test_the_one_pass_counts_the_params_bytes_as_the_two_steps_do() -> None:
+    client = Client()
+    engine = initialized_client(client)
+    feed(engine, update("a"))
+    queued = engine.queued_bytes
+    assert queued == len(update("a")) - len(PREFIX) - 1  # the params object
+    feed(engine, update("bb"))
+    engine.receive_line(update("ccc"))
+    sizes = [queued, *(len(update(t)) - len(PREFIX) - 1 for t in ("bb", "ccc"))]
+    assert [item.size for item in engine.queue] == sizes  # type: ignore[union-attr]
+    assert engine.queued_bytes == sum(sizes)
+    drain(engine)
+    assert engine.queued_bytes == 0 and engine.backlog == 0
+
+
+def test_a_run_of_updates_stops_at_the_notification_bounds() -> None:
+    client = Client()
+    engine = initialized_client(client, Limits(notification_queue_size=4))
+    feed(engine, update("a"))
+    engine.receive_data(b"".join(update(str(i)) + b"\n" for i in range(6)))
+    assert engine.next_event() is PAUSED and engine.pause_reason == "notifications"
+    assert len(engine.queue) == 4
+    drain(engine)
+    assert engine.next_event() is NEED_DATA
+    drain(engine)
+    assert client.seen == ["a", *(str(i) for i in range(6))]
+    size = len(update("x")) - len(PREFIX) - 1  # the bytes bound, three updates' worth
+    engine = initialized_client(Client(), Limits(notification_queue_bytes=3 * size))
+    feed(engine, update("a"))
+    engine.receive_data(b"".join(update(str(i)) + b"\n" for i in range(6)))
+    assert engine.next_event() is PAUSED and engine.pause_reason == "notifications"
+    assert len(engine.queue) == 3
+
+
+def test_a_line_in_a_run_that_the_one_pass_refuses_goes_the_usual_way(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    client = Client()
+    engine = initialized_client(client, Limits(max_message_size=400))
+    feed(engine, update("a"))
+    with caplog.at_level(logging.WARNING, logger="acp_core"):
+        feed(
+            engine,
+            update("b"),
+            update("c", session=7),  # invalid params: dropped, logged
+            PREFIX + b'{"sessionId":"s1","update":{}},"id":3}',  # a request
+            PREFIX + b'"' + b"x" * 500 + b'"}',  # oversized, no id: dropped
+            update("d"),
+        )
+    drain(engine)
+    assert client.seen == ["a", "b", "d"]
+    assert "invalid params" in caplog.text and "discarded a" in caplog.text
+    (answer,) = engine.take_outbox()
+    assert msgspec.json.decode(answer)["id"] == 3  # answered, as by the long way
+    assert engine.backlog == 0 and engine.queued_bytes == 0
+
+
+class Records(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(f"{record.levelname} {record.getMessage()}")
+
+
+_MEMBER = st.sampled_from(
+    [
+        b'"jsonrpc":"2.0"',
+        b'"jsonrpc":"1.0"',
+        b'"method":"session/update"',
+        b'"method":"session/other"',
+        b'"params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk",'
+        b'"content":{"type":"text","text":"t"}}}',
+        b'"params":{"sessionId":1}',
+        b'"params":[]',
+        b'"id":4',
+        b'"id":null',
+        b'"extra":{"a":[1]}',
+        b'"result":{}',
+    ]
+)
+
+
+@given(st.lists(_MEMBER, max_size=6), st.sampled_from([b"", b" ", b"\t"]))
+def test_the_one_pass_takes_a_line_as_the_long_way_does(
+    members: list[bytes], space: bytes
+) -> None:
+    # Whatever follows the hot route's prefix, the warmed engine (one pass
+    # first) and a cold one (the long way) queue, answer and drop the same.
+    tail = b"".join(b"," + m for m in members)
+    line = (
+        PREFIX + b'{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk",'
+    )
+    line += b'"content":{"type":"text","text":"x"}}}' + tail + space + b"}"
+    warm, cold = Client(), Client()
+    hot = initialized_client(warm)
+    feed(hot, update("a"))
+    drain(hot)
+    warm.seen.clear()
+    long_way = initialized_client(cold)
+    logs: list[list[str]] = []
+    for engine in (hot, long_way):
+        records = Records()
+        logger = logging.getLogger("acp_core")
+        level = logger.level
+        logger.addHandler(records)
+        logger.setLevel(logging.DEBUG)
+        try:
+            engine.receive_data(line + b"\n")
+            while engine.next_event() is not NEED_DATA:
+                pass
+            drain(engine)
+        finally:
+            logger.removeHandler(records)
+            logger.setLevel(level)
+        logs.append(records.messages)
+    assert warm.seen == cold.seen
+    assert logs[0] == logs[1]
+    assert hot.take_outbox() == long_way.take_outbox()
+    assert hot.backlog == long_way.backlog == 0
+
+
+def test_a_params_type_without_a_plain_msgspec_decoder_keeps_two_steps() -> None:
+    plain = msgspec.json.Decoder(v1.SessionNotification).decode
+    assert _engine._fused_decoder("session/update", plain) is not None  # pyright: ignore[reportPrivateUsage]
+    assert _engine._fused_decoder("session/update", lambda raw: raw) is None  # pyright: ignore[reportPrivateUsage]
