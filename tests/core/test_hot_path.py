@@ -23,8 +23,8 @@ from acp_core import (
     LineBuffer,
     QueuedNotification,
     Running,
+    _engine,
 )
-from acp_core import _engine
 from acp_schema import v1
 from hypothesis import given
 from hypothesis import strategies as st
