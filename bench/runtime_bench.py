@@ -62,6 +62,9 @@ FLOOR_TARGET = 2.0  # floor prompts/s / acp_trio prompts/s <= 2
 # Target from issue 10: acp_asyncio >= 2x the SDK's prompts/s, and <= half its
 # CPU per prompt turn (client + agent), in the same run.
 ASYNCIO_SDK_TARGET = 2.0
+# Target from issue 10: acp_trio's CPU per prompt turn (client + agent) <= 1.35x
+# the floor's, in the same run.
+TRIO_FLOOR_CPU_TARGET = 1.35
 
 
 class BenchError(Exception):
@@ -279,6 +282,15 @@ def main() -> int:
         )
     if ours is None:
         return 0
+    if floor is not None:
+        best = ours["cpu_us"] / floor["cpu_us"]
+        median = ours["median_cpu_us"] / floor["median_cpu_us"]
+        print()
+        print(
+            f"acp_trio vs floor CPU per prompt turn: best {best:.2f}x, median "
+            f"{median:.2f}x (target <= {TRIO_FLOOR_CPU_TARGET:g}x: "
+            f"{verdict(max(best, median) <= TRIO_FLOOR_CPU_TARGET)})"
+        )
     print()
     if sdk is not None:
         speedup = ours["prompts_s"] / sdk["prompts_s"]

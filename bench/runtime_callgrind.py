@@ -21,6 +21,13 @@ Each side is run with ``--n1`` and ``--n2`` prompts; ``(I(n2) - I(n1)) /
 cancelled out.  The table gives both sides, their sum and the sum's ratio
 to the floor's (``floor`` must be among the implementations for that).
 
+Time-based bounds are scaled by ``--time-scale`` (default 50, about how
+much slower a Python process runs under callgrind): ``acp_trio``'s
+``IO_POLL_INTERVAL`` and ``HOLD_SECONDS`` and ``acp_asyncio``'s
+``YIELD_INTERVAL`` are multiplied by it before the script runs, so that
+they fire about as often per instruction as in a real run (unscaled, a
+200 us bound fires at every message under valgrind).
+
 What this cannot see: the kernel (system calls count as the few user-space
 instructions around them) and timing.  Under valgrind a process runs ~50x
 slower, so its untraced peer has always written everything before it
@@ -64,12 +71,41 @@ def _env() -> dict[str, str]:
     }
 
 
+#: Run before the script: scale the runtimes' time-based bounds (see above).
+_SHIM = """
+import importlib, runpy, sys
+scale = float(sys.argv[1])
+for module, names in (
+    ("acp_trio._schedule", ("IO_POLL_INTERVAL",)),
+    ("acp_trio._connection", ("IO_POLL_INTERVAL",)),
+    ("acp_trio._framing", ("HOLD_SECONDS",)),
+    ("acp_asyncio._connection", ("YIELD_INTERVAL",)),
+):
+    try:
+        mod = importlib.import_module(module)
+    except ImportError:
+        continue
+    for name in names:
+        if hasattr(mod, name):
+            setattr(mod, name, getattr(mod, name) * scale)
+sys.argv = sys.argv[2:]
+sys.path.insert(0, sys.argv[0].rsplit("/", 1)[0])
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+#: Set by main() from --time-scale.
+_time_scale = 50.0
+
+
 def _valgrind(out_file: str) -> list[str]:
     return [
         "valgrind",
         "--tool=callgrind",
         f"--callgrind-out-file={out_file}",
         sys.executable,
+        "-c",
+        _SHIM,
+        str(_time_scale),
     ]
 
 
@@ -91,8 +127,7 @@ def client_instructions(impl: str, n: int, keep: str | None) -> int:
     script = os.path.join(HERE, f"runtime_{impl}_client.py")
     proc = subprocess.run(
         [*_valgrind(_out_file(keep, impl, "client", n)), script, str(n)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        capture_output=True,
         env=_env(),
         cwd=HERE,
         check=False,
@@ -165,7 +200,12 @@ def agent_instructions(impl: str, n: int, keep: str | None) -> int:
         sid = _answer(proc.stdout, 1, None)["sessionId"]
         for i in range(n):
             prompt = [{"type": "text", "text": prompt_text(i)}]
-            _send(proc.stdin, 2 + i, "session/prompt", {"sessionId": sid, "prompt": prompt})
+            _send(
+                proc.stdin,
+                2 + i,
+                "session/prompt",
+                {"sessionId": sid, "prompt": prompt},
+            )
             _answer(proc.stdout, 2 + i, i)
         proc.stdin.close()
         rc = proc.wait()
@@ -184,11 +224,22 @@ def main() -> int:
     parser.add_argument("--n1", type=int, default=1)
     parser.add_argument("--n2", type=int, default=201)
     parser.add_argument("--keep", metavar="DIR", help="keep the callgrind output files")
+    parser.add_argument(
+        "--time-scale",
+        type=float,
+        default=50.0,
+        help="multiply the runtimes' time-based bounds by this (default 50)",
+    )
     args = parser.parse_args()
+    global _time_scale
+    _time_scale = args.time_scale
     if args.n2 <= args.n1:
         parser.error("--n2 must be larger than --n1")
     if args.keep:
         os.makedirs(args.keep, exist_ok=True)
+    from runtime_bench import compile_bytecode
+
+    compile_bytecode()  # as runtime_bench does: no process compiles its imports
     sides = ("client", "agent") if args.side == "both" else (args.side,)
     measure = {"client": client_instructions, "agent": agent_instructions}
     span = args.n2 - args.n1
@@ -199,7 +250,10 @@ def main() -> int:
             low = measure[side](impl, args.n1, args.keep)
             high = measure[side](impl, args.n2, args.keep)
             row[side] = (high - low) / span
-            print(f"  {impl:8s} {side:6s} {row[side] / 1000:8.1f} k instructions/turn", flush=True)
+            print(
+                f"  {impl:8s} {side:6s} {row[side] / 1000:8.1f} k instructions/turn",
+                flush=True,
+            )
         row["total"] = sum(row[s] for s in sides)
     print()
     print(
@@ -211,9 +265,11 @@ def main() -> int:
         parts = "  ".join(f"{s} {row[s] / 1000:7.1f} k" for s in sides)
         ratio = ""
         if floor is not None:
-            ratio = "  (" + ", ".join(
-                f"{s} {row[s] / floor[s]:.2f}x" for s in (*sides, "total")
-            ) + " of floor)"
+            ratio = (
+                "  ("
+                + ", ".join(f"{s} {row[s] / floor[s]:.2f}x" for s in (*sides, "total"))
+                + " of floor)"
+            )
         print(f"  {impl:8s} {parts}  total {row['total'] / 1000:7.1f} k{ratio}")
     return 0
 

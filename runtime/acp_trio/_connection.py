@@ -18,6 +18,10 @@ How the engine's rules play out here:
 - the receive loop never waits on a handler or on the peer reading, so a
   slow handler cannot stall responses (it runs a request's first step
   itself, and hands reading over to another task if the handler yields);
+- what handlers send while the receive loop runs their first steps is held
+  and written in one go when the loop stops dispatching (before any other
+  task runs), or sooner past ``HOLD_BYTES`` / ``HOLD_SECONDS``
+  (:meth:`LineWriter.hold <acp_trio._framing.LineWriter.hold>`);
 - at the end of input (the peer closed its end) every pending outgoing
   request fails with :class:`~acp_trio.ConnectionClosed` at once, and so
   does every later one; the requests and notifications already received
@@ -469,6 +473,7 @@ class Connection:
                 self._end_of_input()
                 return True
             self._inline = (scope, baseline)
+            writer.hold()  # sends of this stretch leave together (LineWriter.hold)
             last = len(lines) - 1
             try:
                 for i, line in enumerate(lines):
@@ -498,6 +503,7 @@ class Connection:
                         break
             finally:
                 self._inline = None
+                writer.release()
 
     async def _pause_reading(self) -> None:
         """Wait until :class:`ReadGate` lets the reading task read again."""

@@ -22,7 +22,8 @@ import collections
 import errno
 import os
 import select
-from typing import Any, cast
+import time
+from typing import Any, Final, cast
 
 import trio
 from acp_core._framing import LineBuffer, Oversized, sniff_oversized
@@ -32,6 +33,8 @@ from ._schedule import SchedulePoint
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_SIZE",
+    "HOLD_BYTES",
+    "HOLD_SECONDS",
     "LineReader",
     "LineWriter",
     "Oversized",
@@ -186,6 +189,16 @@ def input_fd(stream: object) -> int | None:
 #: Most buffers handed to one ``os.writev`` (POSIX guarantees 16, Linux takes 1024).
 _WRITEV_MAX = 512
 
+#: While held (:meth:`LineWriter.hold`), sends are written at once when this
+#: many bytes are kept back.
+HOLD_BYTES: Final = 64 * 1024
+#: While held, sends are written at once when the oldest byte kept back has
+#: waited this long (checked at each send: a handler's synchronous work
+#: between two sends can delay the first by that stretch at most).
+HOLD_SECONDS: Final = 0.001
+
+_perf_counter = time.perf_counter
+
 
 class LineWriter:
     """A queue of encoded messages drained into a stream by :meth:`run`, bounded in bytes.
@@ -203,6 +216,14 @@ class LineWriter:
     drain, later messages queue behind it and leave together in one
     ``os.writev`` (no copy of the backlog).  Other streams always go through
     the queue and one ``send_all`` per burst.
+
+    Between :meth:`hold` and :meth:`release` (the reading task holds while
+    it runs handlers' first steps, where no other task can run), messages
+    are kept back, queued and counted in :attr:`queued`, and leave together
+    in one ``os.write`` / ``os.writev`` at :meth:`release` or :meth:`flush`,
+    or at once when ``hold_bytes`` are kept back or the oldest has waited
+    ``hold_seconds``.  The peer then wakes once per burst, not once per
+    message.  Order is unchanged: one queue.
     """
 
     def __init__(
@@ -211,9 +232,15 @@ class LineWriter:
         *,
         budget: int = 1024 * 1024,
         schedule_point: SchedulePoint | None = None,
+        hold_bytes: int = HOLD_BYTES,
+        hold_seconds: float | None = None,
     ) -> None:
+        if hold_seconds is None:  # read now: bench/runtime_callgrind.py scales it
+            hold_seconds = HOLD_SECONDS
         if budget < 1:
             raise ValueError("budget must be positive")
+        if hold_bytes < 1 or hold_seconds < 0:
+            raise ValueError("hold_bytes must be positive, hold_seconds not negative")
         self._stream = stream
         self._fd_stream = _fd_stream(stream, "send_stream")
         self._queue: collections.deque[bytes] = collections.deque()
@@ -225,11 +252,81 @@ class LineWriter:
         self._space = trio.lowlevel.ParkingLot()
         self._closed = False
         self._busy = False  # run() holds data it has not finished writing
+        self.hold_bytes = hold_bytes
+        self.hold_seconds = hold_seconds
+        #: Whether sends are kept back (see :meth:`hold`).
+        self.holding = False
+        # While holding: flush when ``queued`` reaches this, or at this time
+        # (set when the hold starts and after each flush, so no byte kept
+        # back waits longer than ``hold_seconds``).
+        self._hold_limit = 0
+        self._hold_until = 0.0
+        self._waiting = 0  # tasks in wait_for_space
+
+    def hold(self) -> None:
+        """Keep messages back until :meth:`release` (see the class docstring).
+
+        Only for a stretch of code that does not yield to trio: every
+        ``await`` that may reach the scheduler must come after
+        :meth:`release`.
+        """
+        self.holding = True
+        self._hold_limit = self.queued + self.hold_bytes
+        self._hold_until = _perf_counter() + self.hold_seconds
+
+    def release(self) -> None:
+        """Stop holding; write what was kept back."""
+        self.holding = False
+        if self._queue:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write what is queued now (over a pipe, what it takes without waiting)."""
+        queue: collections.deque[Any] = self._queue
+        fds = self._fd_stream
+        if fds is not None and not self._busy and queue:
+            # run() holds nothing: ``queued`` is the queue's size
+            try:
+                fd = fds.fileno()
+                if len(queue) == 1:
+                    n = os.write(fd, queue[0])
+                elif len(queue) <= _WRITEV_MAX:
+                    n = os.writev(fd, queue)
+                else:
+                    n = os.writev(fd, [queue[i] for i in range(_WRITEV_MAX)])
+            except OSError:  # would block, or an error run() meets and reports
+                n = 0
+            if n == self.queued:
+                queue.clear()
+                self.queued = 0
+                if self._waiting:
+                    self._space.unpark_all()
+            elif n:
+                self._written(n)
+                while n:
+                    size = len(queue[0])
+                    if n >= size:
+                        queue.popleft()
+                        n -= size
+                    else:
+                        queue[0] = memoryview(queue[0])[n:]
+                        n = 0
+        if queue:
+            self._wakeup.wake()
+        if self.holding:
+            self._hold_limit = self.queued + self.hold_bytes
+            self._hold_until = _perf_counter() + self.hold_seconds
 
     def send_nowait(self, line: bytes) -> None:
         """Queue one message (``line`` must end with ``\\n``); over a pipe, write it at once if idle."""
         if self._closed:
             raise trio.ClosedResourceError("connection closed")
+        if self.holding:
+            self._queue.append(line)
+            self.queued += len(line)
+            if self.queued >= self._hold_limit or _perf_counter() >= self._hold_until:
+                self.flush()
+            return
         fds = self._fd_stream
         if fds is not None and not self._busy and not self._queue:
             fd = fds.fileno()
@@ -262,7 +359,11 @@ class LineWriter:
         """Wait (cancellably) until fewer than ``threshold`` bytes (default ``budget``) are queued."""
         limit = self.budget if threshold is None else threshold
         while self.queued >= limit and not self._closed:
-            await self._space.park()
+            self._waiting += 1
+            try:
+                await self._space.park()
+            finally:
+                self._waiting -= 1
 
     def reader_gone(self) -> bool:
         """Whether nobody reads what this writer writes any more, as far as can be told.
@@ -311,7 +412,7 @@ class LineWriter:
 
     def _written(self, n: int) -> None:
         self.queued -= n
-        if self.queued < self.budget and self._space:
+        if self.queued < self.budget and self._waiting:
             self._space.unpark_all()
 
     async def _write_fd(self) -> None:
