@@ -10,6 +10,9 @@ Each MODE runs ``bench/engine_bench.py``'s workload in a fresh
 out, less the same for a run that only builds the input (mode ``none``).  Modes (default ``floor engine``):
 
 - ``floor``, ``engine``: ``engine_bench``'s two sides, whole;
+- ``onepass``: a floor that knows every line is a ``session/update`` and
+  decodes each in one pass (the engine's one-pass Struct), for reference:
+  not a receiver (it cannot tell methods apart), so not the target's floor;
 - ``feed``: ``Engine.receive_data`` only (framing);
 - ``produce``: ``receive_data`` and ``next_event`` (the queue emptied
   unhandled after each chunk);
@@ -32,7 +35,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-MODES = ("floor", "engine", "feed", "produce", "consume", "handlers")
+MODES = ("floor", "engine", "onepass", "feed", "produce", "consume", "handlers")
 
 
 def _child(mode: str, n: int) -> None:
@@ -41,6 +44,7 @@ def _child(mode: str, n: int) -> None:
     sys.path.insert(0, str(HERE))
     import engine_bench as eb
     from acp_core import NEED_DATA, ClientRules, Engine, Limits
+    from acp_core._engine import _fused_decoder  # pyright: ignore[reportPrivateUsage]
     from acp_schema import v1
 
     lines = [eb.update_line(i) + b"\n" for i in range(n)]
@@ -98,6 +102,15 @@ def _child(mode: str, n: int) -> None:
             run(item.handler(item.params))
             item = next_queued(item)  # type: ignore[arg-type]
 
+    def onepass() -> None:
+        fused = _fused_decoder("session/update", v1.decoder(v1.SessionNotification))
+        assert fused is not None
+        handler = eb.Client().session_update
+        for chunk in chunks:
+            for line in chunk.split(b"\n"):
+                if line:
+                    eb._run(handler(fused(line).params))
+
     def handlers() -> None:
         handler = eb.Client().session_update
         for _ in range(n):
@@ -114,7 +127,13 @@ def _child(mode: str, n: int) -> None:
     elif mode == "floor":
         eb.floor_run(chunks, n)
     else:
-        steps = {"feed": feed, "produce": produce, "fill": fill, "consume": consume}
+        steps = {
+            "feed": feed,
+            "produce": produce,
+            "fill": fill,
+            "consume": consume,
+            "onepass": onepass,
+        }
         steps.get(mode, handlers)()
 
 
