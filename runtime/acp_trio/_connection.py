@@ -75,7 +75,7 @@ from ._framing import (
     Wakeup,
     input_fd,
 )
-from ._schedule import IO_POLL_INTERVAL
+from ._schedule import FAST_CANCEL_CHECK, IO_POLL_INTERVAL, cancel_pending
 
 __all__ = [
     "Connection",
@@ -414,11 +414,10 @@ class Connection:
         """
         engine = self.engine
         queue = engine.queue
-        context = self._notify_context
-        assert context is not None
-        item: QueuedNotification | None = None
+        context: Any = self._notify_context
+        item: Any = None
         while queue and type(queue[0]) is QueuedNotification:
-            item = engine.next_queued(item)  # type: ignore[assignment]
+            item = engine.next_queued(item)
             if item is None:  # held (ResumeOrder)
                 return
             coro: Any = item.handler(item.params)
@@ -454,6 +453,7 @@ class Connection:
         queue = engine.queue
         receive_line = engine.receive_line
         events = engine.events
+        notify_wakeup = self._notify_wakeup
         while True:
             if gate.full(
                 writer.queued,
@@ -478,8 +478,22 @@ class Connection:
             try:
                 for i, line in enumerate(lines):
                     receive_line(line)
-                    if events or engine.outbox or queue:
+                    if events or engine.outbox:
                         self._drain()
+                    elif queue:
+                        # _drain's common case, decided here: a notification
+                        # alone while the notification task idles
+                        if (
+                            notify_wakeup.task is not None
+                            and self._suspended is None
+                            and not self._notify_busy
+                            and engine.backlog == len(queue)
+                        ):
+                            self._notify_inline()
+                            if queue:
+                                notify_wakeup.wake()
+                        else:
+                            self._drain()
                     if self._suspended is not None:
                         reader.unread(lines[i + 1 :])
                         return False
@@ -759,7 +773,8 @@ class Connection:
         if self._closed:
             raise ConnectionClosed("connection closed")
         writer = self._writer
-        await trio.lowlevel.checkpoint_if_cancelled()
+        if not FAST_CANCEL_CHECK or cancel_pending():
+            await trio.lowlevel.checkpoint_if_cancelled()
         if writer.queued >= writer.budget:
             await writer.wait_for_space()
             if self._closed:

@@ -12,10 +12,19 @@ import acp_trio
 import msgspec
 import trio
 import trio.testing
-from _acp_helpers import INIT_V1, RawPeer, initialize_raw, pipe_pair
+from _acp_helpers import (
+    INIT_V1,
+    EchoAgent,
+    RawPeer,
+    RecordingClient,
+    chunk,
+    connected,
+    initialize_raw,
+    pipe_pair,
+)
 from acp_schema import v1
 from acp_trio._framing import LineWriter
-from acp_trio._schedule import SchedulePoint
+from acp_trio._schedule import FAST_CANCEL_CHECK, SchedulePoint
 
 UPDATES = 100_000
 
@@ -331,3 +340,31 @@ class _Quiet:
 
     async def session_update(self, params: v1.SessionNotification) -> None:
         pass
+
+
+async def test_a_notification_in_a_cancelled_scope_raises_sends_nothing_and_counts_a_checkpoint() -> (
+    None
+):
+    # notify() tests for cancellation without checkpoint_if_cancelled's
+    # coroutine (acp_trio._schedule.cancel_pending, reading trio's task
+    # state): it must decide as trio would, and count the checkpoint.
+    assert FAST_CANCEL_CHECK  # a trio upgrade that breaks the read fails here
+    async with connected(EchoAgent, RecordingClient) as (conn, agent_conn):
+        await conn.agent.initialize(INIT_V1)
+        client: RecordingClient = conn.client  # type: ignore[assignment]
+
+        async def send() -> None:  # in a task of its own: not the main task
+            task = trio.lowlevel.current_task()
+            with trio.CancelScope() as scope:
+                scope.cancel()
+                await agent_conn.client.session_update(chunk("s1", "never"))
+            assert scope.cancelled_caught
+            before = task._cancel_points
+            await agent_conn.client.session_update(chunk("s1", "after"))
+            assert task._cancel_points == before + 1
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(send)
+        with trio.fail_after(5):
+            await trio.testing.wait_all_tasks_blocked(0.01)  # the client handled it
+        assert client.texts() == ["after"]
