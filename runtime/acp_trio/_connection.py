@@ -69,6 +69,7 @@ from acp_core._rules import AgentRules, ClientRules
 from acp_core._schema import MethodSpec, Schema
 
 from ._framing import (
+    CallWaiter,
     LineReader,
     LineWriter,
     SchedulePoint,
@@ -431,11 +432,16 @@ class Connection:
             except BaseException:
                 engine.notification_done(item)
                 raise
-            self._notify_busy = True
-            self._suspended = _Suspended(None, coro, trap, item, context)
+            self._notify_suspended(item, coro, trap)
             return
         if item is not None:
             engine.notification_done(item)
+
+    def _notify_suspended(self, item: QueuedNotification, coro: Any, trap: Any) -> None:
+        """A notification handler run by the reading task yielded: this task
+        goes on with it (:meth:`_work`), the notification task waits."""
+        self._notify_busy = True
+        self._suspended = _Suspended(None, coro, trap, item, self._notify_context)
 
     async def _read(
         self, scope: trio.CancelScope, baseline: contextvars.Context
@@ -452,6 +458,7 @@ class Connection:
         running = engine.running
         queue = engine.queue
         receive_line = engine.receive_line
+        next_queued = engine.next_queued
         events = engine.events
         notify_wakeup = self._notify_wakeup
         while True:
@@ -481,17 +488,31 @@ class Connection:
                     if events or engine.outbox:
                         self._drain()
                     elif queue:
-                        # _drain's common case, decided here: a notification
-                        # alone while the notification task idles
+                        # _drain's common case, decided and handled here (as
+                        # _notify_inline would): the line queued a notification
+                        # and nothing else is queued or handled anywhere
                         if (
-                            notify_wakeup.task is not None
+                            engine.backlog == 1
+                            and notify_wakeup.task is not None
                             and self._suspended is None
-                            and not self._notify_busy
-                            and engine.backlog == len(queue)
+                            and type(queue[0]) is QueuedNotification
+                            and (item := next_queued()) is not None
                         ):
-                            self._notify_inline()
-                            if queue:
-                                notify_wakeup.wake()
+                            coro = item.handler(item.params)
+                            try:
+                                trap = self._notify_context.run(coro.send, None)  # type: ignore[union-attr]
+                            except StopIteration:
+                                engine.notification_done(item)
+                            except Exception:
+                                log.exception(
+                                    "notification handler for %s failed", item.name
+                                )
+                                engine.notification_done(item)
+                            except BaseException:
+                                engine.notification_done(item)
+                                raise
+                            else:
+                                self._notify_suspended(item, coro, trap)
                         else:
                             self._drain()
                     if self._suspended is not None:
@@ -819,12 +840,13 @@ class Connection:
         engine = self.engine
         # A checkpoint before and (waiting for the answer) after, as
         # LineWriter.send is, without its schedule point in between.
-        await trio.lowlevel.checkpoint_if_cancelled()
+        if not FAST_CANCEL_CHECK or cancel_pending():
+            await trio.lowlevel.checkpoint_if_cancelled()
         if writer.queued >= writer.budget:
             await writer.wait_for_space()
         if self._closed:
             raise ConnectionClosed("connection closed")
-        event = trio.Event()
+        event = CallWaiter()
         if method is not None:
             call = engine.start_call(method, params, event, _origin())
         else:

@@ -35,6 +35,7 @@ __all__ = [
     "DEFAULT_MAX_MESSAGE_SIZE",
     "HOLD_BYTES",
     "HOLD_SECONDS",
+    "CallWaiter",
     "LineReader",
     "LineWriter",
     "Oversized",
@@ -94,6 +95,39 @@ class Wakeup:
         if task is not None:
             self.task = None
             trio.lowlevel.reschedule(task)
+
+
+class CallWaiter:
+    """The task waiting for one response (``trio.Event``'s ``wait``/``set``, one waiter).
+
+    ``acp_core``'s ``Call.waiter``: ``set()`` once the answer is in.  No
+    parking lot: one task waits, so a slot is enough.
+    """
+
+    __slots__ = ("flag", "task")
+
+    def __init__(self) -> None:
+        self.flag = False
+        self.task: trio.lowlevel.Task | None = None
+
+    def set(self) -> None:
+        self.flag = True
+        task = self.task
+        if task is not None:
+            self.task = None
+            trio.lowlevel.reschedule(task)
+
+    async def wait(self) -> None:
+        """Until :meth:`set` (a checkpoint, as ``Event.wait``; cancellable)."""
+        if self.flag:
+            await trio.lowlevel.checkpoint()
+            return
+        self.task = trio.lowlevel.current_task()
+        await trio.lowlevel.wait_task_rescheduled(self._abort)
+
+    def _abort(self, _: Any) -> trio.lowlevel.Abort:
+        self.task = None
+        return trio.lowlevel.Abort.SUCCEEDED
 
 
 class LineReader:
