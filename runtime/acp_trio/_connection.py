@@ -47,7 +47,7 @@ import logging
 import time
 import types
 from collections.abc import Awaitable, Callable, Generator, Mapping
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import trio
 from acp_core._engine import Engine, peek_protocol_version, validation_data
@@ -458,7 +458,8 @@ class Connection:
         running = engine.running
         queue = engine.queue
         receive_line = engine.receive_line
-        next_queued = engine.next_queued
+        # (what it returns here is a QueuedNotification: checked before)
+        next_queued = cast("Callable[[], Any]", engine.next_queued)
         events = engine.events
         notify_wakeup = self._notify_wakeup
         while True:
@@ -498,9 +499,10 @@ class Connection:
                             and type(queue[0]) is QueuedNotification
                             and (item := next_queued()) is not None
                         ):
-                            coro = item.handler(item.params)
+                            coro: Any = item.handler(item.params)
+                            context: Any = self._notify_context
                             try:
-                                trap = self._notify_context.run(coro.send, None)  # type: ignore[union-attr]
+                                trap = context.run(coro.send, None)
                             except StopIteration:
                                 engine.notification_done(item)
                             except Exception:
@@ -574,7 +576,8 @@ class Connection:
         engine = self.engine
         queue = engine.queue
         gate = engine.gate
-        next_queued = engine.next_queued
+        # (what it returns here is a QueuedNotification: checked before)
+        next_queued = cast("Callable[[], Any]", engine.next_queued)
         burst = 0
         while True:
             if self._notify_busy:  # a handler runs in another task (_notify_inline)
