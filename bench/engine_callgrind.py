@@ -1,6 +1,6 @@
 """Instructions per notification of the engine alone, counted by callgrind.
 
-    python bench/engine_callgrind.py [--n1 1000] [--n2 6000] [MODE ...]
+    python bench/engine_callgrind.py [--n1 1000] [--n2 6000] [--chunk-lines 64] [MODE ...]
 
 Wall-clock figures swing on a shared machine; instruction counts do not.
 Each MODE runs ``bench/engine_bench.py``'s workload in a fresh
@@ -38,19 +38,16 @@ HERE = Path(__file__).resolve().parent
 MODES = ("floor", "engine", "onepass", "feed", "produce", "consume", "handlers")
 
 
-def _child(mode: str, n: int) -> None:
+def _child(mode: str, n: int, chunk_lines: int) -> None:
     import gc
 
     sys.path.insert(0, str(HERE))
     import engine_bench as eb
     from acp_core import NEED_DATA, ClientRules, Engine, Limits
-    from acp_core._engine import _fused_decoder  # pyright: ignore[reportPrivateUsage]
     from acp_schema import v1
 
     lines = [eb.update_line(i) + b"\n" for i in range(n)]
-    chunks = [
-        b"".join(lines[i : i + eb.CHUNK_LINES]) for i in range(0, n, eb.CHUNK_LINES)
-    ]
+    chunks = [b"".join(lines[i : i + chunk_lines]) for i in range(0, n, chunk_lines)]
     gc.disable()
 
     def unbounded_engine(client: eb.Client) -> Engine:
@@ -103,6 +100,10 @@ def _child(mode: str, n: int) -> None:
             item = next_queued(item)  # type: ignore[arg-type]
 
     def onepass() -> None:
+        from acp_core._engine import (  # pyright: ignore[reportPrivateUsage]
+            _fused_decoder,  # pyright: ignore[reportPrivateUsage]
+        )
+
         fused = _fused_decoder("session/update", v1.decoder(v1.SessionNotification))
         assert fused is not None
         handler = eb.Client().session_update
@@ -118,8 +119,8 @@ def _child(mode: str, n: int) -> None:
 
     # warm up every path (first-time decoders, routes) before counting
     small = chunks[:4]
-    eb.engine_run(small, min(n, 4 * eb.CHUNK_LINES))
-    eb.floor_run(small, min(n, 4 * eb.CHUNK_LINES))
+    eb.engine_run(small, min(n, 4 * chunk_lines))
+    eb.floor_run(small, min(n, 4 * chunk_lines))
     if mode == "none":
         pass
     elif mode == "engine":
@@ -137,7 +138,7 @@ def _child(mode: str, n: int) -> None:
         steps.get(mode, handlers)()
 
 
-def _instructions(mode: str, n: int) -> int:
+def _instructions(mode: str, n: int, chunk_lines: int) -> int:
     env = dict(os.environ, PYTHONHASHSEED="0")
     proc = subprocess.run(
         [
@@ -149,6 +150,7 @@ def _instructions(mode: str, n: int) -> int:
             "--child",
             mode,
             str(n),
+            str(chunk_lines),
         ],
         env=env,
         capture_output=True,
@@ -165,20 +167,29 @@ def _instructions(mode: str, n: int) -> int:
 
 def main() -> None:
     if sys.argv[1:2] == ["--child"]:
-        _child(sys.argv[2], int(sys.argv[3]))
+        _child(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
         return
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--n1", type=int, default=1000)
     parser.add_argument("--n2", type=int, default=6000)
+    parser.add_argument(
+        "--chunk-lines", type=int, default=64, help="lines per chunk received"
+    )
     parser.add_argument("modes", nargs="*", choices=MODES, default=["floor", "engine"])
     args = parser.parse_args()
     per: dict[str, float] = {}
-    base = _instructions("none", args.n1), _instructions("none", args.n2)
+    base = (
+        _instructions("none", args.n1, args.chunk_lines),
+        _instructions("none", args.n2, args.chunk_lines),
+    )
     for mode in args.modes:
-        low, high = _instructions(mode, args.n1), _instructions(mode, args.n2)
+        low, high = (
+            _instructions(mode, args.n1, args.chunk_lines),
+            _instructions(mode, args.n2, args.chunk_lines),
+        )
         if mode == "consume":  # less the filling of the queue
-            low -= _instructions("fill", args.n1)
-            high -= _instructions("fill", args.n2)
+            low -= _instructions("fill", args.n1, args.chunk_lines)
+            high -= _instructions("fill", args.n2, args.chunk_lines)
         else:  # less building the input
             low, high = low - base[0], high - base[1]
         per[mode] = (high - low) / (args.n2 - args.n1)

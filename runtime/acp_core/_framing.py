@@ -17,7 +17,6 @@ first and last 4 KiB are kept (an :class:`Oversized` record) so that its
 from __future__ import annotations
 
 import re
-from typing import cast
 
 import msgspec
 
@@ -62,6 +61,26 @@ class LineBuffer:
 
     def feed(self, data: bytes | bytearray) -> list[bytes | Oversized]:
         """Take ``data``; return every line it completed, in order."""
+        if (
+            self._discard is None
+            and not self._buf
+            and type(data) is bytes
+            and data[-1:] == b"\n"
+            and len(data) <= self._max + 1  # so is every line in it
+        ):
+            # The common case, decided in C for the whole chunk (no copy):
+            # whole lines, none ending with "\r", every one starting with a
+            # byte >= "{" (so none is blank); else line by line (_split).
+            parts = data.split(b"\n")
+            del parts[-1]  # after the last newline
+            if len(parts) == 1:  # one line: its two ends tell
+                if data[0] >= 0x7B and data[-2] != 0x0D:
+                    return parts  # type: ignore[return-value]  # a list of bytes only
+            elif b"\r" not in data and min(parts) >= b"{":
+                return parts  # type: ignore[return-value]
+        return self._feed(data)
+
+    def _feed(self, data: bytes | bytearray) -> list[bytes | Oversized]:
         lines: list[bytes | Oversized] = []
         if self._discard is not None:
             i = data.find(b"\n")
@@ -89,16 +108,7 @@ class LineBuffer:
             end = buf.rfind(b"\n", scanned)
         else:
             end = data.rfind(b"\n")
-            if end >= 0 and end == len(data) - 1:  # the common case: whole lines
-                if type(data) is bytes:
-                    # _split's common case, without copying the chunk first
-                    parts = data.split(b"\n")
-                    del parts[-1]  # after the last newline
-                    if end <= self._max and b"\r" not in data and min(parts) >= b"{":
-                        if lines:  # the end of an oversized line came first
-                            lines += parts
-                            return lines
-                        return cast("list[bytes | Oversized]", parts)
+            if end >= 0 and end == len(data) - 1:  # whole lines
                 self._split(bytes(data[:end]), lines)
                 return lines
             buf += data

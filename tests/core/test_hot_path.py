@@ -21,10 +21,12 @@ from acp_core import (
     IncomingRequest,
     Limits,
     LineBuffer,
+    Oversized,
     QueuedNotification,
     Running,
     _engine,
 )
+from acp_core._framing import KEEP
 from acp_schema import v1
 from hypothesis import given
 from hypothesis import strategies as st
@@ -182,6 +184,9 @@ _LINE = st.one_of(
     st.just(b"{}"),
     st.just(b'{"c":"\r"}'),
     st.just(b"{ }"),
+    st.just(b"{\r"),
+    st.just(b"{ \r"),
+    st.just(b"\r"),
     st.just(b"  "),
     st.just(b""),
     st.just(b'{"b":[1,2]}\r'),
@@ -371,3 +376,23 @@ def test_a_params_type_without_a_plain_msgspec_decoder_keeps_two_steps() -> None
     plain = msgspec.json.Decoder(v1.SessionNotification).decode
     assert _engine._fused_decoder("session/update", plain) is not None  # pyright: ignore[reportPrivateUsage]
     assert _engine._fused_decoder("session/update", lambda raw: raw) is None  # pyright: ignore[reportPrivateUsage]
+
+
+def per_line_rules(data: bytes, limit: int) -> list[Any]:
+    """LineBuffer's rules, one line at a time: too long, "\\r" dropped, blank skipped."""
+    out: list[Any] = []
+    for line in data.split(b"\n")[:-1]:
+        if len(line) > limit:
+            out.append(Oversized(len(line), line[:KEEP], line[-KEEP:]))
+        elif (line := line.rstrip(b"\r")) and not line.isspace():
+            out.append(line)
+    return out
+
+
+@given(st.lists(_LINE, min_size=1, max_size=4), st.integers(min_value=1, max_value=40))
+def test_a_chunk_of_one_or_more_whole_lines_keeps_the_per_line_rules(
+    lines: list[bytes], limit: int
+) -> None:
+    # feed's fast path (one line: its two ends; more: the whole chunk in C)
+    data = b"".join(line + b"\n" for line in lines)
+    assert LineBuffer(max_message_size=limit).feed(data) == per_line_rules(data, limit)
