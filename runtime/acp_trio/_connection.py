@@ -463,7 +463,12 @@ class Connection:
         events = engine.events
         notify_wakeup = self._notify_wakeup
         while True:
-            if gate.full(
+            if (  # ReadGate.full's common "no", decided without the call
+                writer.queued >= max_write
+                or len(running) >= max_requests
+                or len(queue) >= max_items
+                or engine.queued_bytes >= max_bytes
+            ) and gate.full(
                 writer.queued,
                 len(running),
                 len(queue),
@@ -505,6 +510,8 @@ class Connection:
                                 trap = context.run(coro.send, None)
                             except StopIteration:
                                 engine.notification_done(item)
+                                if writer.queued < max_write:
+                                    continue  # nothing else can have grown
                             except Exception:
                                 log.exception(
                                     "notification handler for %s failed", item.name
