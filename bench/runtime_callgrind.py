@@ -14,7 +14,11 @@ answered after 5 ``agent_message_chunk`` updates) this runs, under
   agent, which is not traced: valgrind does not follow children here);
 - the agent side: ``bench/runtime_<impl>_agent.py`` driven by a blocking
   driver in this process (one prompt written, lines read up to its answer,
-  updates checked), the same bytes a client sends.
+  updates checked, then ``--driver-pause`` seconds, default 5 ms, before
+  the next prompt), the same bytes a client sends.  The pause stands for
+  the client's own work: without it the driver, 50x faster than the traced
+  agent, has always written the next prompt before the agent reads again,
+  which no real client does.
 
 Each side is run with ``--n1`` and ``--n2`` prompts; ``(I(n2) - I(n1)) /
 (n2 - n1)`` is its instruction count per prompt turn, start-up and set-up
@@ -50,6 +54,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 from typing import IO, Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -93,8 +98,9 @@ sys.path.insert(0, sys.argv[0].rsplit("/", 1)[0])
 runpy.run_path(sys.argv[0], run_name="__main__")
 """
 
-#: Set by main() from --time-scale.
+#: Set by main() from --time-scale and --driver-pause.
 _time_scale = 50.0
+_driver_pause = 0.005
 
 
 def _valgrind(out_file: str) -> list[str]:
@@ -207,6 +213,7 @@ def agent_instructions(impl: str, n: int, keep: str | None) -> int:
                 {"sessionId": sid, "prompt": prompt},
             )
             _answer(proc.stdout, 2 + i, i)
+            time.sleep(_driver_pause)  # the client's own work (see above)
         proc.stdin.close()
         rc = proc.wait()
         proc.stdout.close()
@@ -230,9 +237,16 @@ def main() -> int:
         default=50.0,
         help="multiply the runtimes' time-based bounds by this (default 50)",
     )
+    parser.add_argument(
+        "--driver-pause",
+        type=float,
+        default=0.005,
+        help="seconds the agent's driver waits after each answer (default 0.005)",
+    )
     args = parser.parse_args()
-    global _time_scale
+    global _time_scale, _driver_pause
     _time_scale = args.time_scale
+    _driver_pause = args.driver_pause
     if args.n2 <= args.n1:
         parser.error("--n2 must be larger than --n1")
     if args.keep:

@@ -460,6 +460,7 @@ class Connection:
         receive_line = engine.receive_line
         # (what it returns here is a QueuedNotification: checked before)
         next_queued = cast("Callable[[], Any]", engine.next_queued)
+        pending = engine.pending
         events = engine.events
         notify_wakeup = self._notify_wakeup
         while True:
@@ -487,6 +488,7 @@ class Connection:
                 return True
             self._inline = (scope, baseline)
             writer.hold()  # sends of this stretch leave together (LineWriter.hold)
+            calls = len(pending)
             last = len(lines) - 1
             try:
                 for i, line in enumerate(lines):
@@ -547,7 +549,10 @@ class Connection:
                         break
             finally:
                 self._inline = None
-                writer.release()
+                # We answered or a caller got its answer (and will send): the
+                # peer's next message comes after ours, the pipe is empty now.
+                if writer.release() or len(pending) < calls:
+                    reader.wait_first = True
 
     async def _pause_reading(self) -> None:
         """Wait until :class:`ReadGate` lets the reading task read again."""
@@ -583,8 +588,7 @@ class Connection:
         engine = self.engine
         queue = engine.queue
         gate = engine.gate
-        # (what it returns here is a QueuedNotification: checked before)
-        next_queued = cast("Callable[[], Any]", engine.next_queued)
+        next_queued = engine.next_queued
         burst = 0
         while True:
             if self._notify_busy:  # a handler runs in another task (_notify_inline)

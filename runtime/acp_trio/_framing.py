@@ -148,6 +148,10 @@ class LineReader:
         self._stream = stream
         self._fd_stream = _fd_stream(stream, "receive_stream")
         self._hot = False  # the last read returned without waiting
+        #: The next read waits for the pipe to be readable first (set when
+        #: the peer is expected to answer what was just sent: a read now
+        #: would only find the pipe empty, a system call and an exception).
+        self.wait_first = False
         self._unread: list[bytes | Oversized] = []
 
     @property
@@ -189,9 +193,16 @@ class LineReader:
         # A pipe: os.read first, wait_readable only when it would block.  The
         # wait is the checkpoint; a read that did not wait is followed by one
         # at the next call, so a peer that floods us cannot starve other tasks.
+        waited = False
         if self._hot:
             await trio.lowlevel.checkpoint()
-        waited = False
+        elif self.wait_first:
+            fd = fds.fileno()
+            if fd < 0:
+                raise trio.ClosedResourceError("file was already closed")
+            await trio.lowlevel.wait_readable(fd)
+            waited = True
+        self.wait_first = False
         while True:
             fd = fds.fileno()
             if fd < 0:
@@ -295,6 +306,7 @@ class LineWriter:
         # back waits longer than ``hold_seconds``).
         self._hold_limit = 0
         self._hold_until = 0.0
+        self._hold_sent = False  # a flush wrote what this hold kept back
         self._waiting = 0  # tasks in wait_for_space
 
     def hold(self) -> None:
@@ -305,14 +317,18 @@ class LineWriter:
         :meth:`release`.
         """
         self.holding = True
+        self._hold_sent = False
         self._hold_limit = self.queued + self.hold_bytes
         self._hold_until = _perf_counter() + self.hold_seconds
 
-    def release(self) -> None:
-        """Stop holding; write what was kept back."""
+    def release(self) -> bool:
+        """Stop holding; write what was kept back.  Whether anything was sent
+        while held (written since, or still queued)."""
         self.holding = False
         if self._queue:
             self.flush()
+            return True
+        return self._hold_sent
 
     def flush(self) -> None:
         """Write what is queued now (over a pipe, what it takes without waiting)."""
@@ -359,6 +375,7 @@ class LineWriter:
             self._queue.append(line)
             self.queued += len(line)
             if self.queued >= self._hold_limit or _perf_counter() >= self._hold_until:
+                self._hold_sent = True  # (the queue may be empty at release)
                 self.flush()
             return
         fds = self._fd_stream

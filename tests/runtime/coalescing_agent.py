@@ -5,7 +5,8 @@ SCRIPTS).  It records every ``os.write`` / ``os.writev`` on its protocol
 output (the bytes of each call), which the test reads back with the
 ``_writes`` extension method; ``_configure`` sets the writer's hold bounds
 (and a clock the test moves, ``fake_clock``); ``_go`` (a notification)
-lets the ``wait`` script go on; ``_log`` returns what a script recorded.
+lets the ``wait`` script go on; ``_log`` returns what a script recorded;
+``_empty_reads`` counts reads of its input that found the pipe empty.
 """
 
 from __future__ import annotations
@@ -48,8 +49,23 @@ def _recording_writev(fd: int, buffers: Any) -> int:
     return n
 
 
+_read = os.read
+EMPTY_READS = [0]  # reads of the protocol input that found the pipe empty
+INPUT = [-1]
+
+
+def _counting_read(fd: int, n: int) -> bytes:
+    try:
+        return _read(fd, n)
+    except BlockingIOError:
+        if fd == INPUT[0]:
+            EMPTY_READS[0] += 1
+        raise
+
+
 os.write = _recording_write  # type: ignore[assignment]
 os.writev = _recording_writev  # type: ignore[assignment]
+os.read = _counting_read  # type: ignore[assignment]
 
 
 def update(text: str) -> v1.SessionNotification:
@@ -66,6 +82,7 @@ class Agent:
         self.go = trio.Event()
         self.log: list[Any] = []
         OUTPUT[0] = conn._writer._fd_stream.fileno()  # type: ignore[attr-defined]
+        INPUT[0] = conn._reader._fd_stream.fileno()  # type: ignore[attr-defined]
 
     async def initialize(self, params: v1.InitializeRequest) -> v1.InitializeResponse:
         return v1.InitializeResponse(protocol_version=1)
@@ -83,6 +100,8 @@ class Agent:
             return [call.decode() for call in CALLS]
         if method == "_log":
             return self.log
+        if method == "_empty_reads":
+            return EMPTY_READS[0]
         assert method == "_configure"
         writer = self.conn._writer  # type: ignore[attr-defined]
         writer.hold_bytes = params["hold_bytes"]

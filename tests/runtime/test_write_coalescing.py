@@ -20,8 +20,12 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import acp_trio
+import msgspec
+import pytest
 import trio
-from _acp_helpers import HERE, RawPeer
+from _acp_helpers import HERE, INIT_V1, RawPeer, RecordingClient, pipe_pair
+from acp_schema import v1
 from acp_trio._framing import HOLD_BYTES, HOLD_SECONDS
 
 AGENT = os.path.join(HERE, "coalescing_agent.py")
@@ -213,3 +217,61 @@ async def test_updates_sent_before_the_request_is_cancelled_mid_step_are_deliver
             assert answer["error"]["code"] == -32800
             texts, answer = await served.turn("five")  # and it goes on
             assert texts == [f"u{k}" for k in range(5)]
+
+
+async def test_after_answering_the_next_read_waits_for_the_pipe_instead_of_failing() -> (
+    None
+):
+    # The peer answers what we sent: reading at once would only find the
+    # pipe empty (a system call and an exception per turn).
+    async with serving() as served:
+        with trio.fail_after(20):
+            before = await served.call("_empty_reads", {})
+            for _ in range(10):
+                await served.turn("five")  # prompt() pauses before each prompt
+            after = await served.call("_empty_reads", {})
+        assert after - before == 0  # it was one per turn
+
+
+async def test_after_a_response_the_client_waits_for_the_pipe_instead_of_failing_a_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The caller got its answer and will send next: the agent has nothing
+    # to say before that, so reading at once would find the pipe empty.
+    ours, theirs = pipe_pair()
+    input_fd = ours.receive_stream.fileno()
+    empty = [0]
+    real_read = os.read
+
+    def read(fd: int, n: int) -> bytes:
+        try:
+            return real_read(fd, n)
+        except BlockingIOError:
+            if fd == input_fd:
+                empty[0] += 1
+            raise
+
+    monkeypatch.setattr(os, "read", read)
+    peer = RawPeer(theirs)
+
+    async def agent() -> None:  # answers each request, nothing else
+        while (line := await peer.reader.receive_line()) is not None:
+            request = msgspec.json.decode(line)  # type: ignore[arg-type]
+            result: Any = {"protocolVersion": 1}
+            if request["method"] == "session/new":
+                result = {"sessionId": "s1"}
+            await peer.send({"jsonrpc": "2.0", "id": request["id"], "result": result})
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(agent)
+        async with acp_trio.connect_to_agent(ours, RecordingClient) as conn:
+            with trio.fail_after(10):
+                await conn.agent.initialize(INIT_V1)
+                before = empty[0]
+                for _ in range(10):
+                    await conn.agent.session_new(
+                        v1.NewSessionRequest(cwd="/", mcp_servers=[])
+                    )
+                after = empty[0]
+        nursery.cancel_scope.cancel()
+    assert after - before == 0  # it was one per call
