@@ -21,11 +21,11 @@ from __future__ import annotations
 import collections
 import errno
 import os
-import select
 import time
 from typing import Any, Final, cast
 
 import trio
+from acp_core._descriptors import reader_gone
 from acp_core._framing import LineBuffer, Oversized, sniff_oversized
 from acp_core._limits import DEFAULT_MAX_MESSAGE_SIZE
 
@@ -425,14 +425,7 @@ class LineWriter:
         a write fails; this returns ``False`` there.
         """
         fds = self._fd_stream
-        if fds is None or not hasattr(select, "poll"):
-            return False
-        fd = fds.fileno()
-        if fd < 0:
-            return True
-        poller = select.poll()
-        poller.register(fd, select.POLLOUT)
-        return any(ev & (select.POLLERR | select.POLLHUP) for _, ev in poller.poll(0))
+        return fds is not None and reader_gone(fds.fileno())
 
     def close(self) -> None:
         """Refuse further messages; :meth:`run` returns once the queue is drained."""
