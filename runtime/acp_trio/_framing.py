@@ -353,14 +353,7 @@ class LineWriter:
                     self._space.unpark_all()
             elif n:
                 self._written(n)
-                while n:
-                    size = len(queue[0])
-                    if n >= size:
-                        queue.popleft()
-                        n -= size
-                    else:
-                        queue[0] = memoryview(queue[0])[n:]
-                        n = 0
+                _drop_written(queue, n)
         if queue:
             self._wakeup.wake()
         if self.holding:
@@ -483,11 +476,16 @@ class LineWriter:
             except OSError as exc:
                 raise _os_error(exc) from exc
             self._written(n)
-            while n:
-                size = len(queue[0])
-                if n >= size:
-                    queue.popleft()
-                    n -= size
-                else:
-                    queue[0] = memoryview(queue[0])[n:]
-                    n = 0
+            _drop_written(queue, n)
+
+
+def _drop_written(queue: collections.deque[Any], n: int) -> None:
+    """Take the first ``n`` bytes, just written, off the front of ``queue``."""
+    while n:
+        size = len(queue[0])
+        if n >= size:
+            queue.popleft()
+            n -= size
+        else:
+            queue[0] = memoryview(queue[0])[n:]
+            n = 0
