@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 from pathlib import Path
 
 import nox
@@ -57,10 +59,28 @@ def check(session: nox.Session) -> None:
     _drift(session)
 
 
+def _provision(session: nox.Session) -> None:
+    """The system programs the tests need (.ci/provision.py's table): installed when
+    root on Debian, else the session stops with one line saying what is missing."""
+    spec = importlib.util.spec_from_file_location(
+        "provision", ROOT / ".ci" / "provision.py"
+    )
+    assert spec is not None and spec.loader is not None
+    provision = importlib.util.module_from_spec(spec)
+    sys.modules["provision"] = provision  # dataclasses look their module up
+    spec.loader.exec_module(provision)
+    if provision.main([]) != 0:
+        session.error(
+            "system programs missing for the tests (the line above says which)"
+        )
+
+
 @nox.session
 def tests(session: nox.Session) -> None:
-    """The drift check, then the whole test suite, one worker per core
-    (pytest-xdist; ``nox -s tests -- -n 0 -k name`` for one test in-process)."""
+    """Install what the tests need (.ci/provision.py), the drift check, then the whole
+    test suite, one worker per core (pytest-xdist; ``nox -s tests -- -n 0 -k name``
+    for one test in-process)."""
+    _provision(session)
     session.install("-e", ".[test]", "ruff")
     _drift(session)
     session.run("pytest", "-n", "auto", *session.posargs)

@@ -4,12 +4,24 @@ The project is not installed for its tests: ``pyproject.toml``'s pytest
 ``pythonpath`` puts ``generated/``, ``runtime/`` and ``codegen/`` on this
 process's path, and ``PYTHONPATH`` is set here so that the processes the
 tests start (agents, clients, the generator) import the same tree.
+
+No test depends on the machine's speed: hypothesis runs under the ``acp`` profile
+(no per-example deadline, no "too slow" health check, both wall-clock rules that
+fail on a loaded machine).
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+
+from hypothesis import HealthCheck, settings
+
+#: hypothesis without wall-clock rules; loaded for the whole suite.
+settings.register_profile(
+    "acp", deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile("acp")
 
 ROOT = Path(__file__).resolve().parents[1]
 PATHS = [str(ROOT / part) for part in ("generated", "runtime", "codegen")]

@@ -176,9 +176,10 @@ def _chromium(page: Path, shot: Path) -> str:
 def test_html_report_renders_in_headless_chromium_without_console_messages(
     tmp_path: Path,
 ) -> None:
-    # A missing browser is a failure, not a skip: .ci/run installs it.
+    # A missing browser is a failure, not a skip: .ci/provision.py installs it.
     assert os.path.exists(CHROMIUM), (
-        "Debian chromium is a test dependency: apt-get install chromium (.ci/run does)"
+        "Debian chromium is a test dependency: python3 .ci/provision.py (as root) "
+        "installs it, as nox -s tests does"
     )
     html = tmp_path / "report.html"
     subprocess.run(
