@@ -117,6 +117,7 @@ def typecheck(session: nox.Session) -> None:
         "--strict",
         "generated/acp_schema",
         "runtime/acp_core",
+        "runtime/acp_host",
         "runtime/acp_trio",
         "runtime/acp_inspect",
         "runtime/acp_asyncio",

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from acp_core import Limits
 from acp_core._sides import Offer
-from acp_core._stdio import protocol_stdio
+from acp_host import protocol_stdio
 
 from ._sides import AgentSideConnection
 from ._wire import PipeWire
@@ -41,7 +41,7 @@ async def serve_agent_stdio(
     ``agents``: an agent class (protocol v1) or ``{version: class}``;
     ``unstable``, ``limits`` (:class:`~acp_core.Limits`), ``max_message_size``:
     as for :func:`~acp_asyncio.serve_agent`.  Stdio is taken and given back by
-    ``acp_core.protocol_stdio``.
+    ``acp_host.protocol_stdio``.
     """
     conn: AgentSideConnection[object] = AgentSideConnection(
         agents, limits=limits, max_message_size=max_message_size, unstable=unstable

@@ -23,14 +23,14 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, overload
 
 from acp_core import Limits
-from acp_core._process_group import group_alive
 from acp_core._sides import AgentT
-from acp_core._subprocess import (
+from acp_host import (
     GROUP_POLL,
     STDERR_KEEP,
     AwaitExit,
     ShutdownPlan,
     StderrTail,
+    group_alive,
     group_options,
 )
 
@@ -41,7 +41,7 @@ __all__ = ["GROUP_POLL", "STDERR_KEEP", "group_alive", "spawn_agent"]
 
 
 class _Collect(asyncio.Protocol):
-    """The agent's stderr into a :class:`acp_core.StderrTail`."""
+    """The agent's stderr into a :class:`acp_host.StderrTail`."""
 
     def __init__(self, into: bytearray) -> None:
         self.tail = StderrTail(into)
@@ -180,7 +180,7 @@ def _close(fds: list[int]) -> None:
 async def _reap(
     process: asyncio.subprocess.Process, pgid: int | None, grace_period: float
 ) -> None:
-    """Carry out :class:`acp_core.ShutdownPlan` with asyncio's waits."""
+    """Carry out :class:`acp_host.ShutdownPlan` with asyncio's waits."""
 
     async def gone(group: bool) -> None:
         await process.wait()

@@ -25,7 +25,7 @@ import asyncio
 import os
 from typing import TYPE_CHECKING, Final, TypeAlias
 
-from acp_core._descriptors import pollable, reader_gone
+from acp_host import pollable, reader_gone
 
 if TYPE_CHECKING:
     from ._connection import Connection

@@ -66,7 +66,6 @@ from ._jsonrpc import (
     encode_result,
 )
 from ._limits import DEFAULT_MAX_MESSAGE_SIZE, Limits
-from ._process_group import group_alive
 from ._proxy import Caller, PeerProxy
 from ._records import (
     END_OF_INPUT,
@@ -85,18 +84,6 @@ from ._records import (
 from ._rules import AgentRules, ClientRules
 from ._schema import MethodSpec, Schema, supported_versions
 from ._sides import AgentSide, AgentT, ClientSide, ClientT, Offer, normalize_offer
-from ._stdio import StdioFds, protocol_stdio
-from ._subprocess import (
-    GROUP_POLL,
-    STDERR_KEEP,
-    AwaitExit,
-    CloseInput,
-    SendSignal,
-    ShutdownPlan,
-    StderrTail,
-    group_options,
-    signal_group,
-)
 from ._transcript import (
     PlanState,
     SessionInfoState,
@@ -109,7 +96,6 @@ from ._version import __version__
 __all__ = [
     "DEFAULT_MAX_MESSAGE_SIZE",
     "END_OF_INPUT",
-    "GROUP_POLL",
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
     "INVALID_REQUEST",
@@ -121,11 +107,9 @@ __all__ = [
     "PARSE_ERROR",
     "PAUSED",
     "REQUEST_CANCELLED",
-    "STDERR_KEEP",
     "AgentRules",
     "AgentSide",
     "AgentT",
-    "AwaitExit",
     "Call",
     "Caller",
     "CapabilityError",
@@ -133,7 +117,6 @@ __all__ = [
     "ClientSide",
     "ClientT",
     "CloseConnection",
-    "CloseInput",
     "ConnectionClosed",
     "Engine",
     "Envelope",
@@ -154,12 +137,8 @@ __all__ = [
     "RequestError",
     "Running",
     "Schema",
-    "SendSignal",
     "SessionInfoState",
     "SessionTranscript",
-    "ShutdownPlan",
-    "StderrTail",
-    "StdioFds",
     "ToolCallState",
     "TranscriptMessage",
     "VersionChosen",
@@ -177,16 +156,12 @@ __all__ = [
     "encode_notification",
     "encode_request",
     "encode_result",
-    "group_alive",
-    "group_options",
     "merge_initialize",
     "normalize_offer",
     "notification",
     "plan",
     "plan_entry",
-    "protocol_stdio",
     "resource_link",
-    "signal_group",
     "sniff_oversized",
     "supported_versions",
     "terminal",

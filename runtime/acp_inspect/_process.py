@@ -1,7 +1,7 @@
 """The agent as a subprocess in a process group of its own, and its reaping.
 
-The same rules as ``acp_trio.spawn_agent`` (``acp_core.group_options``, and
-``acp_core.ShutdownPlan``: stdin closed, grace, SIGTERM to the group, grace,
+The same rules as ``acp_trio.spawn_agent`` (``acp_host.group_options``, and
+``acp_host.ShutdownPlan``: stdin closed, grace, SIGTERM to the group, grace,
 SIGKILL to the group, always reaped), carried out with trio's waits.
 """
 
@@ -12,11 +12,11 @@ from collections.abc import Sequence
 from math import inf
 
 import trio
-from acp_core._process_group import group_alive
-from acp_core._subprocess import (
+from acp_host import (
     GROUP_POLL,
     AwaitExit,
     ShutdownPlan,
+    group_alive,
     group_options,
 )
 

@@ -25,9 +25,9 @@ import time
 from typing import Any, Final, cast
 
 import trio
-from acp_core._descriptors import reader_gone
 from acp_core._framing import LineBuffer, Oversized, sniff_oversized
 from acp_core._limits import DEFAULT_MAX_MESSAGE_SIZE
+from acp_host import reader_gone
 
 from ._schedule import SchedulePoint
 

@@ -27,7 +27,7 @@ from typing import Any
 import trio
 from acp_core._limits import Limits
 from acp_core._sides import Offer
-from acp_core._stdio import protocol_stdio
+from acp_host import protocol_stdio
 
 from ._agent import AgentSideConnection
 from ._serve import serve_agent
@@ -48,7 +48,7 @@ async def serve_agent_stdio(
     ``agents``: an agent class (protocol v1) or ``{version: class}``;
     ``unstable``, ``limits`` (:class:`~acp_trio.Limits`), ``max_message_size``:
     as for :func:`~acp_trio.serve_agent`.  Stdio is taken and given back by
-    ``acp_core.protocol_stdio``.
+    ``acp_host.protocol_stdio``.
     """
     with protocol_stdio() as fds:
         stream = trio.StapledStream(

@@ -32,14 +32,14 @@ from typing import Any, overload
 
 import trio
 from acp_core._limits import Limits
-from acp_core._process_group import group_alive
 from acp_core._sides import normalize_offer
-from acp_core._subprocess import (
+from acp_host import (
     GROUP_POLL,
     STDERR_KEEP,
     AwaitExit,
     ShutdownPlan,
     StderrTail,
+    group_alive,
     group_options,
 )
 
@@ -184,7 +184,7 @@ async def _collect(stream: trio.abc.ReceiveStream, into: bytearray) -> None:
 
 
 async def _reap(process: trio.Process, pgid: int | None, grace_period: float) -> None:
-    """Carry out :class:`acp_core.ShutdownPlan` with trio's waits."""
+    """Carry out :class:`acp_host.ShutdownPlan` with trio's waits."""
 
     async def close_input() -> None:
         if process.stdin is not None:

@@ -43,3 +43,34 @@ def test_no_module_of_acp_core_names_an_event_loop_library() -> None:
                 if name.split(".")[0] in {"trio", "asyncio", "anyio", "acp_trio"}:
                     found.append(f"{path.name}: {name}")
     assert found == []
+
+
+#: Modules through which a program asks the operating system for processes,
+#: signals, descriptors or sockets: acp_host's, never acp_core's.
+HOST_MODULES = {
+    "os",
+    "select",
+    "selectors",
+    "signal",
+    "socket",
+    "stat",
+    "subprocess",
+    "fcntl",
+    "termios",
+    "acp_host",
+}
+
+
+def test_acp_core_makes_no_system_call_host_code_lives_in_acp_host() -> None:
+    found = []
+    for path in sorted(CORE.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names = [node.module]
+            found += [
+                f"{path.name}: {n}" for n in names if n.split(".")[0] in HOST_MODULES
+            ]
+    assert found == []

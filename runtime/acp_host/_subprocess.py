@@ -41,6 +41,7 @@ __all__ = [
     "SendSignal",
     "ShutdownPlan",
     "StderrTail",
+    "Step",
     "group_options",
     "signal_group",
 ]
@@ -124,7 +125,7 @@ class AwaitExit:
     """Wait until the agent exited, at most ``timeout`` seconds (``None``: no limit).
 
     With ``group``, also until no member of its group is left (polled every
-    ``GROUP_POLL`` seconds with :func:`~acp_core.group_alive`).
+    ``GROUP_POLL`` seconds with :func:`~acp_host.group_alive`).
     """
 
     timeout: float | None
@@ -199,7 +200,7 @@ class ShutdownPlan:
         ``asyncio.subprocess.Process``): the adapter gives the two waits.
 
         ``await_exit(step)`` waits as the step says (its own timer, and
-        :func:`~acp_core.group_alive` polled every ``GROUP_POLL`` seconds
+        :func:`~acp_host.group_alive` polled every ``GROUP_POLL`` seconds
         when ``step.group``); ``close_input()`` closes the agent's stdin
         (``None``: the connection closed it already).  Signals go to the
         group with :func:`signal_group`, to the agent alone with its

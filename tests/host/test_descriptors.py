@@ -1,4 +1,4 @@
-"""acp_core._descriptors: what the host says about a descriptor (no event loop)."""
+"""acp_host._descriptors: what the host says about a descriptor (no event loop)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import os
 import socket
 from pathlib import Path
 
-from acp_core._descriptors import pollable, reader_gone
+from acp_host import pollable, reader_gone
 
 
 def test_pipes_and_sockets_are_pollable_regular_files_and_dev_null_are_not(

@@ -1,4 +1,4 @@
-"""``acp_core.protocol_stdio``: the agent's stdio taken for the protocol and
+"""``acp_host.protocol_stdio``: the agent's stdio taken for the protocol and
 given back, in a real process with real pipes (no event loop)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import sys
 
 SCRIPT = """
 import os, sys
-from acp_core._stdio import protocol_stdio
+from acp_host import protocol_stdio
 
 with protocol_stdio() as fds:
     os.write(fds.output, b"protocol\\n")   # the real stdout

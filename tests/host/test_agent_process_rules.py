@@ -1,5 +1,5 @@
 """How every adapter's ``spawn_agent`` starts and ends the agent
-(acp_core._subprocess), driven with plain calls: no event loop.
+(acp_host._subprocess), driven with plain calls: no event loop.
 
 The shutdown plan is fed what an adapter would see (has the agent exited?
 is anything left in its group?) and says the next step.
@@ -11,7 +11,7 @@ import signal
 import subprocess
 import sys
 
-from acp_core._subprocess import (
+from acp_host import (
     AwaitExit,
     CloseInput,
     SendSignal,
