@@ -121,6 +121,7 @@ def typecheck(session: nox.Session) -> None:
         "runtime/acp_trio",
         "runtime/acp_inspect",
         "runtime/acp_asyncio",
+        "runtime/acp_http",
     )
     session.run("mypy", "--strict", "examples", env={"MYPYPATH": "generated:runtime"})
     session.run("pyright")

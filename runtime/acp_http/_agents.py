@@ -1,0 +1,202 @@
+"""Where a connection's agent runs: in this process, or as a command.
+
+A server starts one agent per ACP connection and talks newline-delimited
+JSON-RPC to it over a byte stream:
+
+- :class:`InProcessAgent` serves agent classes written with this project's
+  runtime, by the adapter of the server's event loop (``acp_trio`` under
+  trio, ``acp_asyncio`` under asyncio), over a socket pair;
+- :class:`CommandAgent` starts a stdio agent command in a process group of
+  its own, ended with the connection.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
+
+import anyio
+import anyio.abc
+import sniffio
+from acp_core import Limits, Offer
+from anyio.streams.stapled import StapledByteStream
+
+__all__ = ["AgentHandle", "AgentLauncher", "CommandAgent", "InProcessAgent"]
+
+
+class AgentHandle(Protocol):
+    """One running agent: its byte stream and how to end it."""
+
+    @property
+    def stream(self) -> anyio.abc.ByteStream:
+        """Lines to the agent, lines from it."""
+        ...
+
+    async def aclose(self) -> None:
+        """End the agent (bounded: see ``HttpLimits.close_grace_seconds``)."""
+        ...
+
+
+class AgentLauncher(Protocol):
+    """Starts one agent for a new ACP connection."""
+
+    async def launch(
+        self, task_group: anyio.abc.TaskGroup, grace: float
+    ) -> AgentHandle:
+        """A running agent; long-lived tasks go in ``task_group``."""
+        ...
+
+
+class _InProcessHandle:
+    def __init__(
+        self, stream: anyio.abc.ByteStream, scope: anyio.CancelScope, grace: float
+    ) -> None:
+        self._stream = stream
+        self._scope = scope
+        self._grace = grace
+        self.done = anyio.Event()
+
+    @property
+    def stream(self) -> anyio.abc.ByteStream:
+        return self._stream
+
+    async def aclose(self) -> None:
+        await anyio.aclose_forcefully(self._stream)  # the agent reads EOF
+        with anyio.move_on_after(self._grace, shield=True):
+            await self.done.wait()
+        self._scope.cancel()
+
+
+class InProcessAgent:
+    """Agent classes served in this process, one instance per connection.
+
+    ``agents`` is what :func:`acp_trio.serve_agent` takes (a class, or
+    ``{version: class}``); ``limits`` and ``unstable`` are passed on.  Under
+    trio the connection is an ``acp_trio`` one, under asyncio an
+    ``acp_asyncio`` one: handlers that only await the connection run on both.
+    """
+
+    def __init__(
+        self, agents: Offer, *, limits: Limits | None = None, unstable: bool = False
+    ) -> None:
+        self.agents = agents
+        self.limits = limits
+        self.unstable = unstable
+
+    async def launch(
+        self, task_group: anyio.abc.TaskGroup, grace: float
+    ) -> AgentHandle:
+        """Serve a new agent instance over one end of a socket pair."""
+        ours, theirs = socket.socketpair()
+        stream = await anyio.abc.UNIXSocketStream.from_socket(ours)
+        scope = anyio.CancelScope()
+        handle = _InProcessHandle(stream, scope, grace)
+        task_group.start_soon(self._serve, theirs, scope, handle.done)
+        return handle
+
+    async def _serve(
+        self, sock: socket.socket, scope: anyio.CancelScope, done: anyio.Event
+    ) -> None:
+        try:
+            with scope:
+                if sniffio.current_async_library() == "trio":
+                    await self._serve_trio(sock)
+                else:
+                    await self._serve_asyncio(sock)
+        finally:
+            sock.close()
+            done.set()
+
+    async def _serve_trio(self, sock: socket.socket) -> None:
+        import acp_trio
+        import trio
+
+        stream = trio.SocketStream(trio.socket.from_stdlib_socket(sock))
+        await acp_trio.serve_agent(
+            stream, self.agents, limits=self.limits, unstable=self.unstable
+        )
+
+    async def _serve_asyncio(self, sock: socket.socket) -> None:
+        import asyncio
+
+        import acp_asyncio
+
+        reader, writer = await asyncio.open_connection(sock=sock)
+        try:
+            await acp_asyncio.serve_agent(
+                reader, writer, self.agents, limits=self.limits, unstable=self.unstable
+            )
+        finally:
+            writer.close()
+
+
+class _CommandHandle:
+    def __init__(self, process: anyio.abc.Process, grace: float) -> None:
+        assert process.stdin is not None and process.stdout is not None
+        self._process = process
+        self._stream = StapledByteStream(process.stdin, process.stdout)
+        self._grace = grace
+
+    @property
+    def stream(self) -> anyio.abc.ByteStream:
+        return self._stream
+
+    async def aclose(self) -> None:
+        process = self._process
+        with anyio.CancelScope(shield=True):
+            await anyio.aclose_forcefully(self._stream)  # stdin EOF: the polite way
+            with anyio.move_on_after(self._grace):
+                await process.wait()
+            # the leader may be gone while its children live on: end the group
+            for sig in (signal.SIGTERM, signal.SIGKILL):
+                try:
+                    os.killpg(process.pid, sig)
+                except (ProcessLookupError, PermissionError):
+                    break
+                with anyio.move_on_after(self._grace):
+                    await process.wait()
+            await process.wait()
+
+
+class CommandAgent:
+    """A stdio agent command, one process (group) per connection.
+
+    ``argv`` is started with ``env`` (the server's environment when None) in
+    ``cwd``, in a new session so that ending the connection ends the agent
+    and whatever it started.  Its stderr is the server's.
+    """
+
+    def __init__(
+        self,
+        argv: Sequence[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+    ) -> None:
+        if not argv:
+            raise ValueError("CommandAgent needs a command")
+        self.argv = list(argv)
+        self.env = dict(env) if env is not None else None
+        self.cwd = cwd
+
+    async def launch(
+        self, task_group: anyio.abc.TaskGroup, grace: float
+    ) -> AgentHandle:
+        """Start the command with pipes on its stdin and stdout."""
+        kwargs: dict[str, Any] = {}
+        if self.env is not None:
+            kwargs["env"] = self.env
+        process = await anyio.open_process(
+            self.argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=None,
+            cwd=self.cwd,
+            start_new_session=True,
+            **kwargs,
+        )
+        return _CommandHandle(process, grace)

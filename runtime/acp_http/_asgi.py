@@ -1,0 +1,441 @@
+"""The ASGI 3 application: ACP over Streamable HTTP and WebSocket on ``/acp``.
+
+::
+
+    app = acp_http.asgi_app(acp_http.InProcessAgent({1: MyAgent}))
+    # hypercorn module:app   |   uvicorn module:app
+
+========  ===================  ====================================================
+method    headers              answer
+========  ===================  ====================================================
+POST      (no connection id)   ``initialize``: 200, the agent's JSON answer and
+                               ``Acp-Connection-Id``; anything else 400
+POST      Acp-Connection-Id    202 (the answer comes on a stream); 400/404/409/
+                               413/415/429/501 with a JSON-RPC error body
+GET       Acp-Connection-Id    the connection-scoped SSE stream
+GET       + Acp-Session-Id     the session-scoped SSE stream
+GET       Upgrade: websocket   a new connection over one WebSocket
+DELETE    Acp-Connection-Id    202: the connection and its agent end
+========  ===================  ====================================================
+
+Every request (and the upgrade) first passes ``authorize``; the server's
+connections run in a task group opened by the ASGI lifespan, which both
+hypercorn and uvicorn run.
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from typing import Any
+
+import anyio
+import msgspec
+
+from ._agents import AgentLauncher
+from ._connection import Connection, Refusal, Registry
+from ._limits import HttpLimits
+from ._outbox import Outbox
+from ._routing import MessageError, Scope, decode_envelope, post_rule
+
+__all__ = ["AcpHttpApp", "Authorize", "asgi_app", "bearer_token"]
+
+log = logging.getLogger("acp_http")
+
+Scope_ = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+#: Decides from a request's headers (lower-case names) whether it may pass.
+Authorize = Callable[[Mapping[str, str]], bool]
+
+CONNECTION_HEADER = "acp-connection-id"
+SESSION_HEADER = "acp-session-id"
+_SSE_HEADERS = [
+    (b"content-type", b"text/event-stream"),
+    (b"cache-control", b"no-cache"),
+    (b"x-accel-buffering", b"no"),  # nginx: pass each event on at once
+]
+_KEEPALIVE = b": keepalive\n\n"
+
+
+def bearer_token(token: str) -> Authorize:
+    """An :data:`Authorize` accepting ``Authorization: Bearer <token>`` only."""
+    expected = f"Bearer {token}".encode()
+
+    def authorize(headers: Mapping[str, str]) -> bool:
+        given = headers.get("authorization", "").encode()
+        return hmac.compare_digest(given, expected)
+
+    return authorize
+
+
+def _error_body(code: int, message: str, request_id: object = None) -> bytes:
+    return msgspec.json.encode(
+        {
+            "jsonrpc": "2.0",
+            "id": request_id,
+            "error": {"code": code, "message": message},
+        }
+    )
+
+
+class AcpHttpApp:
+    """ACP on ``path`` for ASGI 3 servers; one agent per connection.
+
+    ``launcher`` starts each connection's agent (:class:`InProcessAgent`,
+    :class:`CommandAgent`); ``limits`` bounds what the server holds
+    (:class:`HttpLimits`); ``authorize`` (or ``token``: a bearer token) is
+    asked on every request and WebSocket upgrade; ``affinity_cookie``
+    (``name=value``) is set on ``initialize`` answers and upgrades so that a
+    load balancer can send a connection's requests to this worker.
+    """
+
+    def __init__(
+        self,
+        launcher: AgentLauncher,
+        *,
+        limits: HttpLimits | None = None,
+        authorize: Authorize | None = None,
+        token: str | None = None,
+        affinity_cookie: str | None = None,
+        path: str = "/acp",
+    ) -> None:
+        if authorize is not None and token is not None:
+            raise ValueError("give authorize or token, not both")
+        self.limits = limits or HttpLimits()
+        self.registry = Registry(launcher, self.limits)
+        self.authorize = bearer_token(token) if token is not None else authorize
+        self.path = path
+        self._cookie: list[tuple[bytes, bytes]] = []
+        if affinity_cookie is not None:
+            cookie = f"{affinity_cookie}; Path=/; HttpOnly; SameSite=Strict"
+            self._cookie = [(b"set-cookie", cookie.encode("latin-1"))]
+
+    async def __call__(self, scope: Scope_, receive: Receive, send: Send) -> None:
+        kind = scope["type"]
+        if kind == "lifespan":
+            await self._lifespan(receive, send)
+        elif kind == "http":
+            await self._http(scope, receive, send)
+        elif kind == "websocket":
+            await self._websocket(scope, receive, send)
+
+    # -- lifespan ----------------------------------------------------------
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        message = await receive()
+        if message["type"] != "lifespan.startup":
+            return
+        async with anyio.create_task_group() as task_group:
+            self.registry.task_group = task_group
+            task_group.start_soon(self.registry.sweep)
+            await send({"type": "lifespan.startup.complete"})
+            while (await receive())["type"] != "lifespan.shutdown":
+                pass
+            self.registry.task_group = None
+            await self.registry.close_all()
+            task_group.cancel_scope.cancel()
+        await send({"type": "lifespan.shutdown.complete"})
+
+    # -- HTTP --------------------------------------------------------------
+
+    async def _http(self, scope: Scope_, receive: Receive, send: Send) -> None:
+        headers = _headers(scope)
+        try:
+            if scope["path"] != self.path:
+                raise Refusal(404, -32600, f"no ACP endpoint at {scope['path'][:100]}")
+            if self.authorize is not None and not self.authorize(headers):
+                raise Refusal(401, -32000, "Unauthorized")
+            method = scope["method"]
+            if method == "POST":
+                await self._post(headers, receive, send)
+            elif method == "GET":
+                await self._get(headers, receive, send)
+            elif method == "DELETE":
+                await self._delete(headers, send)
+            else:
+                raise Refusal(
+                    405, -32600, f"method {method[:20]} not allowed on {self.path}"
+                )
+        except Refusal as refusal:
+            await self._refuse(send, refusal, None)
+
+    async def _refuse(self, send: Send, refusal: Refusal, request_id: object) -> None:
+        extra = [(b"www-authenticate", b"Bearer")] if refusal.status == 401 else []
+        await _respond(
+            send,
+            refusal.status,
+            _error_body(refusal.code, refusal.message, request_id),
+            extra,
+        )
+
+    async def _post(
+        self, headers: Mapping[str, str], receive: Receive, send: Send
+    ) -> None:
+        content_type = headers.get("content-type", "")
+        if content_type.split(";", 1)[0].strip().lower() != "application/json":
+            await _drain(receive, self.limits.max_body_bytes)
+            raise Refusal(415, -32600, "Content-Type must be application/json")
+        body = await _read_body(receive, self.limits.max_body_bytes)
+        try:
+            envelope = decode_envelope(body)
+        except MessageError as error:
+            raise Refusal(error.status, error.code, error.message) from None
+        request_id = None if envelope.id is msgspec.UNSET else envelope.id
+        rule = post_rule(envelope, headers.get(SESSION_HEADER))
+        connection_id = headers.get(CONNECTION_HEADER)
+        try:
+            if rule.error is not None:
+                raise Refusal(rule.status, -32600, rule.error)
+            if rule.scope is Scope.INITIALIZE:
+                if connection_id is not None:
+                    raise Refusal(
+                        400,
+                        -32600,
+                        "initialize opens a new connection: no Acp-Connection-Id",
+                    )
+                await self._initialize(envelope, body, send)
+                return
+            connection = self._connection(connection_id)
+            await connection.send(envelope, rule, body)
+        except Refusal as refusal:
+            await self._refuse(send, refusal, request_id)
+            return
+        await _respond(send, 202, b"", [])
+
+    async def _initialize(self, envelope: Any, body: bytes, send: Send) -> None:
+        connection = await self.registry.create(single_stream=False)
+        try:
+            answer = await connection.initialize(envelope, body)
+        except TimeoutError:
+            await connection.close("no initialize answer")
+            raise Refusal(
+                504, -32603, "the agent did not answer initialize in time"
+            ) from None
+        except Refusal:
+            await connection.close("initialize failed")
+            raise
+        headers = [(b"acp-connection-id", connection.id.encode()), *self._cookie]
+        await _respond(send, 200, answer, headers)
+
+    def _connection(self, connection_id: str | None) -> Connection:
+        if connection_id is None:
+            raise Refusal(400, -32600, "missing Acp-Connection-Id")
+        connection = self.registry.get(connection_id)
+        if connection is None:
+            raise Refusal(404, -32600, "unknown Acp-Connection-Id")
+        return connection
+
+    async def _get(
+        self, headers: Mapping[str, str], receive: Receive, send: Send
+    ) -> None:
+        if headers.get("upgrade", "").lower() == "websocket":
+            raise Refusal(
+                426, -32600, "this server did not get a WebSocket upgrade scope"
+            )
+        if "text/event-stream" not in headers.get("accept", "").lower():
+            raise Refusal(406, -32600, "Accept must include text/event-stream")
+        connection = self._connection(headers.get(CONNECTION_HEADER))
+        if connection.single_stream:
+            raise Refusal(409, -32600, "a WebSocket connection has no SSE streams")
+        session = headers.get(SESSION_HEADER)
+        outbox = connection.outbox if session is None else connection.reserve(session)
+        if outbox.has_reader:
+            raise Refusal(409, -32600, "this stream already has a reader")
+        if outbox.closed:
+            raise Refusal(404, -32600, "this stream has ended")
+        await self._stream(connection, outbox, receive, send)
+
+    async def _stream(
+        self, connection: Connection, outbox: Outbox, receive: Receive, send: Send
+    ) -> None:
+        outbox.has_reader = True
+        connection.open_streams += 1
+        keepalive = self.limits.keepalive_seconds
+        try:
+            await send(
+                {"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS}
+            )
+            async with anyio.create_task_group() as task_group:
+                task_group.start_soon(
+                    _cancel_on_disconnect, receive, task_group.cancel_scope
+                )
+                while True:
+                    lines: list[bytes] | None = None
+                    with anyio.move_on_after(keepalive):
+                        lines = await outbox.take()
+                        if lines is None:
+                            break
+                    if lines is None:
+                        await send(
+                            {
+                                "type": "http.response.body",
+                                "body": _KEEPALIVE,
+                                "more_body": True,
+                            }
+                        )
+                        continue
+                    body = b"".join([b"data: " + line + b"\n\n" for line in lines])
+                    await send(
+                        {"type": "http.response.body", "body": body, "more_body": True}
+                    )
+                task_group.cancel_scope.cancel()
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        except OSError:
+            pass  # the client went away
+        finally:
+            outbox.has_reader = False
+            connection.open_streams -= 1
+            connection.last_active = anyio.current_time()
+
+    async def _delete(self, headers: Mapping[str, str], send: Send) -> None:
+        connection = self._connection(headers.get(CONNECTION_HEADER))
+        await connection.close("DELETE")
+        await _respond(send, 202, b"", [])
+
+    # -- WebSocket ---------------------------------------------------------
+
+    async def _websocket(self, scope: Scope_, receive: Receive, send: Send) -> None:
+        if (await receive())["type"] != "websocket.connect":
+            return
+        headers = _headers(scope)
+        if scope["path"] != self.path or (
+            self.authorize is not None and not self.authorize(headers)
+        ):
+            await send({"type": "websocket.close", "code": 1008})  # before accept: 403
+            return
+        try:
+            connection = await self.registry.create(single_stream=True)
+        except Refusal as refusal:
+            log.warning("WebSocket refused: %s", refusal.message)
+            await send({"type": "websocket.close", "code": 1013})
+            return
+        accept_headers = [(b"acp-connection-id", connection.id.encode()), *self._cookie]
+        await send({"type": "websocket.accept", "headers": accept_headers})
+        connection.open_streams += 1
+        try:
+            async with anyio.create_task_group() as task_group:
+                task_group.start_soon(
+                    self._ws_out, connection, send, task_group.cancel_scope
+                )
+                await self._ws_in(connection, receive, send)
+                task_group.cancel_scope.cancel()
+        except OSError:
+            pass
+        finally:
+            connection.open_streams -= 1
+            await connection.close("the WebSocket closed")
+
+    async def _ws_out(
+        self, connection: Connection, send: Send, scope: anyio.CancelScope
+    ) -> None:
+        while (lines := await connection.outbox.take()) is not None:
+            for line in lines:
+                await send(
+                    {"type": "websocket.send", "text": line.decode("utf-8", "replace")}
+                )
+        scope.cancel()  # the agent ended: close the socket
+        await send({"type": "websocket.close", "code": 1000})
+
+    async def _ws_in(
+        self, connection: Connection, receive: Receive, send: Send
+    ) -> None:
+        limit = self.limits.max_body_bytes
+        while True:
+            message = await receive()
+            if message["type"] == "websocket.disconnect":
+                return
+            text = message.get("text")
+            if text is None:
+                continue  # binary frames are ignored (RFD)
+            data = text.encode()
+            if len(data) > limit:
+                await send({"type": "websocket.close", "code": 1009})
+                return
+            try:
+                envelope = decode_envelope(data)
+            except MessageError as error:
+                await connection.outbox.put(_error_body(error.code, error.message))
+                continue
+            try:
+                await connection.send(envelope, post_rule(envelope, None), data)
+            except Refusal as refusal:
+                if refusal.status == 404:
+                    return
+                if envelope.is_request:  # a refused notification gets no answer
+                    request_id = None if envelope.id is msgspec.UNSET else envelope.id
+                    await connection.outbox.put(
+                        _error_body(refusal.code, refusal.message, request_id)
+                    )
+
+
+def asgi_app(
+    launcher: AgentLauncher,
+    *,
+    limits: HttpLimits | None = None,
+    authorize: Authorize | None = None,
+    token: str | None = None,
+    affinity_cookie: str | None = None,
+    path: str = "/acp",
+) -> AcpHttpApp:
+    """An :class:`AcpHttpApp` (the same arguments)."""
+    return AcpHttpApp(
+        launcher,
+        limits=limits,
+        authorize=authorize,
+        token=token,
+        affinity_cookie=affinity_cookie,
+        path=path,
+    )
+
+
+def _headers(scope: Scope_) -> dict[str, str]:
+    return {
+        name.decode("latin-1").lower(): value.decode("latin-1")
+        for name, value in scope["headers"]
+    }
+
+
+async def _respond(
+    send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]
+) -> None:
+    all_headers = list(headers)
+    if body:
+        all_headers.append((b"content-type", b"application/json"))
+    all_headers.append((b"content-length", str(len(body)).encode()))
+    await send(
+        {"type": "http.response.start", "status": status, "headers": all_headers}
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _read_body(receive: Receive, limit: int) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise Refusal(400, -32600, "the client went away")
+        chunk: bytes = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise Refusal(413, -32600, f"the body is over {limit} bytes")
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+async def _drain(receive: Receive, limit: int) -> None:
+    try:
+        await _read_body(receive, limit)
+    except Refusal:
+        pass
+
+
+async def _cancel_on_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+    scope.cancel()

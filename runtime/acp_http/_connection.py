@@ -1,0 +1,349 @@
+"""One ACP connection of the server: its agent, its streams, its sessions.
+
+The pump reads the agent's lines and puts each on the outbox of the stream
+that carries it (:mod:`acp_http._routing`); POSTs (or WebSocket messages)
+are checked against what the connection owns and written to the agent, one
+whole line at a time.  Everything a connection holds is bounded by
+:class:`~acp_http.HttpLimits`.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from dataclasses import dataclass
+
+import anyio
+import anyio.abc
+import msgspec
+
+from ._agents import AgentHandle, AgentLauncher
+from ._limits import HttpLimits
+from ._outbox import Outbox
+from ._routing import (
+    ESTABLISHING,
+    REATTACHING,
+    Envelope,
+    MessageError,
+    PostRule,
+    Scope,
+    decode_envelope,
+    id_key,
+)
+
+__all__ = ["Connection", "Refusal", "Registry"]
+
+log = logging.getLogger("acp_http")
+
+_READ_CHUNK = 1 << 16
+
+
+class Refusal(Exception):
+    """A message the connection does not take: HTTP status, JSON-RPC code, text."""
+
+    def __init__(self, status: int, code: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+
+
+@dataclass(slots=True)
+class _Session:
+    outbox: Outbox
+    owned: bool  # False: reserved by a GET or a session/load|resume not answered yet
+
+
+@dataclass(frozen=True, slots=True)
+class _Pending:
+    method: str
+    session: str | None
+
+
+class Connection:
+    """An ACP connection: one agent, a connection stream, a stream per session.
+
+    ``single_stream`` (WebSocket): every message goes on the connection's one
+    outbox, in the agent's order.
+    """
+
+    def __init__(
+        self,
+        connection_id: str,
+        agent: AgentHandle,
+        limits: HttpLimits,
+        *,
+        single_stream: bool,
+    ) -> None:
+        self.id = connection_id
+        self.agent = agent
+        self.limits = limits
+        self.single_stream = single_stream
+        self.outbox = Outbox(limits.max_queued_events, limits.max_queued_bytes)
+        self.sessions: dict[str, _Session] = {}
+        self.pending: dict[str, _Pending] = {}
+        self.closed = anyio.Event()
+        self.open_streams = 0
+        self.last_active = anyio.current_time()
+        self._write_lock = anyio.Lock()
+        self._initialize_key: str | None = None
+        self._initialize_answer: bytes | None = None
+        self._initialized = anyio.Event()
+        self.close_reason = ""
+
+    # -- agent -> client ---------------------------------------------------
+
+    async def pump(self) -> None:
+        """Route the agent's lines until it ends or the connection closes."""
+        limit = self.limits.max_body_bytes
+        stream = self.agent.stream
+        partial = b""
+        try:
+            while True:
+                try:
+                    chunk = await stream.receive(_READ_CHUNK)
+                except (anyio.EndOfStream, anyio.ClosedResourceError, OSError):
+                    break
+                lines = (
+                    (partial + chunk).split(b"\n") if partial else chunk.split(b"\n")
+                )
+                partial = lines.pop()
+                if len(partial) > limit:
+                    self.close_reason = f"the agent wrote a line over {limit} bytes"
+                    break
+                for line in lines:
+                    if line.strip():
+                        await self._route(line)
+        except TimeoutError:
+            self.close_reason = (
+                f"a stream's reader took nothing for {self.limits.stall_seconds} s"
+            )
+        finally:
+            await self.close(self.close_reason or "the agent ended")
+
+    async def _route(self, line: bytes) -> None:
+        try:
+            envelope = decode_envelope(line)
+        except MessageError:
+            envelope = Envelope()
+        outbox = self._target(envelope, line)
+        if outbox is None:
+            return
+        if outbox.full_for(len(line)):
+            with anyio.fail_after(self.limits.stall_seconds):
+                await outbox.put(line)
+        else:
+            await outbox.put(line)
+
+    def _target(self, envelope: Envelope, line: bytes) -> Outbox | None:
+        if envelope.is_response:
+            key = id_key(envelope.id)
+            if key is not None and key == self._initialize_key:
+                self._initialize_key = None
+                self._initialize_answer = line
+                self._initialized.set()
+                return None
+            pending = self.pending.pop(key, None) if key is not None else None
+            if pending is not None:
+                return self._answer_target(pending, envelope)
+            return self.outbox
+        session = envelope.params_session
+        if session is not None and not self.single_stream:
+            entry = self.sessions.get(session)
+            if entry is not None:
+                return entry.outbox
+        return self.outbox
+
+    def _answer_target(self, pending: _Pending, envelope: Envelope) -> Outbox:
+        if pending.method in ESTABLISHING:
+            if envelope.is_error:
+                self._drop_unowned(pending.session)
+            else:
+                made = envelope.result_session
+                session = pending.session if pending.method in REATTACHING else made
+                if session is not None:
+                    self._own(session)
+            return self.outbox
+        if pending.session is not None and not self.single_stream:
+            entry = self.sessions.get(pending.session)
+            if entry is not None:
+                return entry.outbox
+        return self.outbox
+
+    def _own(self, session: str) -> None:
+        entry = self.sessions.get(session)
+        if entry is None:
+            if len(session) > self.limits.max_id_length:
+                log.warning("connection %s: agent session id too long", self.id)
+                return
+            limits = self.limits
+            entry = _Session(
+                Outbox(limits.max_queued_events, limits.max_queued_bytes), True
+            )
+            self.sessions[session] = entry
+        entry.owned = True
+
+    def _drop_unowned(self, session: str | None) -> None:
+        entry = self.sessions.get(session) if session is not None else None
+        if entry is not None and not entry.owned:
+            del self.sessions[session]  # type: ignore[arg-type]
+            entry.outbox.close()
+
+    # -- client -> agent ---------------------------------------------------
+
+    def check(self, envelope: Envelope, rule: PostRule) -> None:
+        """Refuse (:class:`Refusal`) a message the connection does not take."""
+        limits = self.limits
+        session = rule.session
+        if session is not None and len(session) > limits.max_id_length:
+            raise Refusal(400, -32600, "Acp-Session-Id is too long")
+        if rule.scope is Scope.SESSION and session is not None:
+            entry = self.sessions.get(session)
+            if entry is None or not entry.owned:
+                raise Refusal(
+                    409,
+                    -32600,
+                    f"session {session[:64]!r} was not created or loaded on this connection",
+                )
+        if envelope.is_request:
+            key = id_key(envelope.id)
+            if key is not None and len(key) > limits.max_id_length:
+                raise Refusal(400, -32600, "the request id is too long")
+            if len(self.pending) >= limits.max_pending_requests:
+                raise Refusal(
+                    429, -32600, f"over {limits.max_pending_requests} requests pending"
+                )
+            if key in self.pending:
+                raise Refusal(400, -32600, "a request with this id is pending")
+            if envelope.method in ESTABLISHING and session not in self.sessions:
+                self._check_session_room()
+
+    def _check_session_room(self) -> None:
+        limit = self.limits.max_sessions_per_connection
+        if len(self.sessions) >= limit:
+            raise Refusal(429, -32600, f"over {limit} sessions on this connection")
+
+    def reserve(self, session: str) -> Outbox:
+        """The outbox of a session stream (reserving a session not owned yet).
+
+        A session-scoped GET may come before the ``session/load`` that attaches
+        its session (the RFD's resume flow): the stream then carries nothing
+        until the connection owns the session, and ends if the load fails.
+        """
+        if len(session) > self.limits.max_id_length:
+            raise Refusal(400, -32600, "Acp-Session-Id is too long")
+        entry = self.sessions.get(session)
+        if entry is None:
+            self._check_session_room()
+            limits = self.limits
+            entry = _Session(
+                Outbox(limits.max_queued_events, limits.max_queued_bytes), False
+            )
+            self.sessions[session] = entry
+        return entry.outbox
+
+    async def send(self, envelope: Envelope, rule: PostRule, line: bytes) -> None:
+        """Check the message, then write it to the agent as one line."""
+        self.check(envelope, rule)
+        if envelope.is_request and envelope.method is not None:
+            key = id_key(envelope.id)
+            if rule.scope is Scope.REATTACH and rule.session is not None:
+                self.reserve(rule.session)
+            if key is not None:
+                self.pending[key] = _Pending(envelope.method, rule.session)
+        await self.write(line)
+
+    async def write(self, line: bytes) -> None:
+        """Write one message line to the agent (whole, never interleaved)."""
+        if b"\n" in line or b"\r" in line:
+            line = msgspec.json.encode(msgspec.json.decode(line))
+        self.last_active = anyio.current_time()
+        async with self._write_lock:
+            try:
+                await self.agent.stream.send(line + b"\n")
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                raise Refusal(404, -32600, "the connection's agent has ended") from None
+
+    async def initialize(self, envelope: Envelope, line: bytes) -> bytes:
+        """Write ``initialize`` and wait for the agent's answer (bounded)."""
+        self._initialize_key = id_key(envelope.id)
+        await self.write(line)
+        with anyio.fail_after(self.limits.initialize_seconds):
+            await self._initialized.wait()
+        assert self._initialize_answer is not None
+        return self._initialize_answer
+
+    # -- lifetime ----------------------------------------------------------
+
+    async def close(self, reason: str) -> None:
+        """End the agent and every stream (idempotent)."""
+        if self.closed.is_set():
+            return
+        self.closed.set()
+        if reason:
+            log.info("connection %s closed: %s", self.id, reason[:200])
+        self.outbox.close()
+        for entry in self.sessions.values():
+            entry.outbox.close()
+        await self.agent.aclose()
+
+
+class Registry:
+    """The server's connections by id, bounded by ``max_connections``."""
+
+    def __init__(self, launcher: AgentLauncher, limits: HttpLimits) -> None:
+        self.launcher = launcher
+        self.limits = limits
+        self.connections: dict[str, Connection] = {}
+        self.task_group: anyio.abc.TaskGroup | None = None
+
+    def get(self, connection_id: str | None) -> Connection | None:
+        """The open connection of that id, if any."""
+        if connection_id is None:
+            return None
+        connection = self.connections.get(connection_id)
+        if connection is None or connection.closed.is_set():
+            return None
+        return connection
+
+    async def create(self, *, single_stream: bool) -> Connection:
+        """A new connection with its agent running (:class:`Refusal` if full)."""
+        task_group = self.task_group
+        if task_group is None:
+            raise Refusal(
+                503,
+                -32603,
+                "the server was not started (the ASGI lifespan did not run)",
+            )
+        if len(self.connections) >= self.limits.max_connections:
+            raise Refusal(
+                503, -32600, f"over {self.limits.max_connections} connections"
+            )
+        handle = await self.launcher.launch(task_group, self.limits.close_grace_seconds)
+        connection = Connection(
+            secrets.token_urlsafe(18), handle, self.limits, single_stream=single_stream
+        )
+        self.connections[connection.id] = connection
+        task_group.start_soon(self._run, connection)
+        return connection
+
+    async def _run(self, connection: Connection) -> None:
+        try:
+            await connection.pump()
+        finally:
+            self.connections.pop(connection.id, None)
+
+    async def sweep(self) -> None:
+        """Close idle connections, forever (run in the server's task group)."""
+        idle = self.limits.idle_seconds
+        while True:
+            await anyio.sleep(min(idle / 4, 5.0))
+            now = anyio.current_time()
+            for connection in list(self.connections.values()):
+                if connection.open_streams == 0 and now - connection.last_active > idle:
+                    await connection.close(f"idle for {idle} s")
+
+    async def close_all(self) -> None:
+        """Close every connection (server shutdown)."""
+        for connection in list(self.connections.values()):
+            await connection.close("the server is shutting down")

@@ -1,0 +1,268 @@
+"""The client side of Streamable HTTP, as a wire of newline-delimited JSON-RPC.
+
+:class:`HttpWire` takes the lines a client connection writes and POSTs each
+one; it opens the connection-scoped SSE stream after ``initialize`` and a
+session's stream before the first message naming that session (as the RFD's
+flows show, so nothing for the session is sent before its stream is open), and
+writes every event back as a line.  The connection itself (``acp_trio`` or
+``acp_asyncio``) runs on the other end of a socket pair: :mod:`acp_http._client`.
+
+HTTP failures are clear: a request whose POST is refused is answered with a
+JSON-RPC error whose ``data`` holds the status and (truncated) body; 401, 403,
+404 and 410, a failed notification or response, a stream that ends or fails,
+end the wire (the connection's pending calls then fail with
+``ConnectionClosed``) and :attr:`HttpWire.error` says why.  Reconnecting is
+the caller's: a new connection, then ``session/load`` or ``session/resume``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Mapping
+
+import anyio
+import anyio.abc
+import httpx
+import msgspec
+
+from ._routing import Envelope, MessageError, decode_envelope
+from ._sse import EventTooLarge, SseReader
+
+__all__ = ["HttpError", "HttpWire"]
+
+log = logging.getLogger("acp_http")
+
+#: statuses after which the connection is unusable (TS SDK 2.4.0 agrees)
+FATAL_STATUSES = frozenset({401, 403, 404, 410})
+#: how much of an error body goes into the JSON-RPC error's data
+ERROR_BODY_CHARS = 2048
+_READ = 1 << 16
+
+
+class HttpError(Exception):
+    """What ended a remote connection: an HTTP status (0 if none) and a reason."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(f"HTTP {status}: {message}" if status else message)
+        self.status = status
+        self.message = message
+
+
+class HttpWire:
+    """POSTs the lines it reads from ``local``, writes back what the streams carry."""
+
+    def __init__(
+        self,
+        url: str,
+        http: httpx.AsyncClient,
+        *,
+        headers: Mapping[str, str] | None = None,
+        max_message_bytes: int = 16 * 1024 * 1024,
+    ) -> None:
+        self.url = url
+        self.http = http
+        self.headers = dict(headers or {})
+        self.max_message_bytes = max_message_bytes
+        self.connection_id: str | None = None
+        self.error: HttpError | None = None
+        self._local: anyio.abc.ByteStream | None = None
+        self._write_lock = anyio.Lock()
+        self._streams: dict[str | None, anyio.Event] = {}
+        self._task_group: anyio.abc.TaskGroup | None = None
+
+    async def run(self, local: anyio.abc.ByteStream) -> None:
+        """Serve ``local`` until it closes or the remote connection fails."""
+        self._local = local
+        try:
+            async with anyio.create_task_group() as task_group:
+                self._task_group = task_group
+                await self._guarded(self._send_loop(local))
+                task_group.cancel_scope.cancel()
+        finally:
+            with anyio.CancelScope(shield=True):
+                await anyio.aclose_forcefully(local)
+                await self._delete()
+
+    async def _guarded(self, work: Awaitable[None]) -> None:
+        """Run ``work``; an :class:`HttpError` ends the wire (kept in :attr:`error`)."""
+        try:
+            await work
+        except HttpError as error:
+            if self.error is None:
+                self.error = error
+                log.warning("remote ACP connection ended: %s", error)
+            assert self._task_group is not None
+            self._task_group.cancel_scope.cancel()
+
+    async def _send_loop(self, local: anyio.abc.ByteStream) -> None:
+        partial = b""
+        while True:
+            try:
+                chunk = await local.receive(_READ)
+            except (
+                anyio.EndOfStream,
+                anyio.ClosedResourceError,
+                anyio.BrokenResourceError,
+            ):
+                return
+            lines = (partial + chunk).split(b"\n")
+            partial = lines.pop()
+            for line in lines:
+                if line.strip():
+                    await self._post(line)
+
+    async def _post(self, line: bytes) -> None:
+        try:
+            envelope = decode_envelope(line)
+        except MessageError:
+            envelope = Envelope()
+        if envelope.method == "initialize" and self.connection_id is None:
+            await self._initialize(envelope, line)
+            return
+        headers = {"content-type": "application/json", **self.headers}
+        if self.connection_id is not None:
+            headers["acp-connection-id"] = self.connection_id
+        session = envelope.params_session
+        if session is not None:
+            headers["acp-session-id"] = session
+            await self._open_stream(session)
+        try:
+            response = await self.http.post(self.url, content=line, headers=headers)
+        except httpx.HTTPError as error:
+            raise HttpError(0, f"POST failed: {error!r}"[:300]) from None
+        if response.status_code in (200, 202):
+            return
+        await self._refused(envelope, response)
+
+    async def _refused(self, envelope: Envelope, response: httpx.Response) -> None:
+        status = response.status_code
+        body = response.text[:ERROR_BODY_CHARS]
+        fatal = HttpError(
+            status, f"POST {envelope.method or 'response'} refused: {body}"
+        )
+        if not envelope.is_request:
+            raise fatal
+        message = f"HTTP {status} from the ACP server"
+        try:
+            detail = msgspec.json.decode(response.content)
+            message = f"{message}: {detail['error']['message']}"[:300]
+        except (msgspec.DecodeError, KeyError, TypeError):
+            pass
+        error = {
+            "jsonrpc": "2.0",
+            "id": envelope.id,
+            "error": {
+                "code": -32603,
+                "message": message,
+                "data": {"status": status, "body": body},
+            },
+        }
+        await self._deliver(msgspec.json.encode(error))
+        if status in FATAL_STATUSES:
+            raise fatal
+
+    async def _initialize(self, envelope: Envelope, line: bytes) -> None:
+        headers = {"content-type": "application/json", **self.headers}
+        try:
+            response = await self.http.post(self.url, content=line, headers=headers)
+        except httpx.HTTPError as error:
+            raise HttpError(0, f"initialize failed: {error!r}"[:300]) from None
+        connection_id = response.headers.get("acp-connection-id")
+        if response.status_code != 200 or not connection_id:
+            if response.status_code == 200:
+                raise HttpError(200, "the initialize answer has no Acp-Connection-Id")
+            await self._refused(envelope, response)
+            return
+        self.connection_id = connection_id
+        await self._open_stream(None)
+        await self._deliver(response.content.strip())
+
+    async def _open_stream(self, session: str | None) -> None:
+        """Open (once) the stream of ``session`` (None: the connection's); wait until it is."""
+        ready = self._streams.get(session)
+        if ready is None:
+            ready = self._streams[session] = anyio.Event()
+            assert self._task_group is not None
+            self._task_group.start_soon(
+                self._guarded, self._read_stream(session, ready)
+            )
+        await ready.wait()
+
+    async def _read_stream(self, session: str | None, ready: anyio.Event) -> None:
+        try:
+            await self._read_events(session, ready)
+        except HttpError as error:
+            if session is None:
+                raise
+            # a session's stream alone: its next message reopens it
+            log.info("%s", error)
+            if self._streams.get(session) is ready:
+                del self._streams[session]
+
+    async def _read_events(self, session: str | None, ready: anyio.Event) -> None:
+        headers = {"accept": "text/event-stream", **self.headers}
+        assert self.connection_id is not None
+        headers["acp-connection-id"] = self.connection_id
+        if session is not None:
+            headers["acp-session-id"] = session
+        reader = SseReader(self.max_message_bytes)
+        scope = "connection" if session is None else f"session {session[:64]}"
+        try:
+            async with self.http.stream("GET", self.url, headers=headers) as response:
+                if response.status_code != 200:
+                    body = (await response.aread())[:ERROR_BODY_CHARS]
+                    raise HttpError(
+                        response.status_code,
+                        f"the {scope} stream was refused: {body.decode('utf-8', 'replace')}",
+                    )
+                ready.set()
+                async for chunk in response.aiter_raw():
+                    for data in reader.feed(chunk):
+                        await self._on_event(data)
+        except httpx.HTTPError as error:
+            raise HttpError(0, f"the {scope} stream failed: {error!r}"[:300]) from None
+        except EventTooLarge as error:
+            raise HttpError(0, str(error)) from None
+        finally:
+            ready.set()
+        raise HttpError(0, f"the server ended the {scope} stream")
+
+    async def _on_event(self, data: bytes) -> None:
+        try:
+            envelope = decode_envelope(data)
+        except MessageError:
+            envelope = Envelope()
+        session = envelope.result_session
+        if (
+            session is not None
+            and session not in self._streams
+            and envelope.is_response
+        ):
+            # a session/new (or fork) answer: that session's stream opens now
+            ready = self._streams[session] = anyio.Event()
+            assert self._task_group is not None
+            self._task_group.start_soon(
+                self._guarded, self._read_stream(session, ready)
+            )
+        await self._deliver(data)
+
+    async def _deliver(self, line: bytes) -> None:
+        local = self._local
+        assert local is not None
+        async with self._write_lock:
+            try:
+                await local.send(line + b"\n")
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+                raise HttpError(0, "the local connection closed") from None
+
+    async def _delete(self) -> None:
+        connection_id = self.connection_id
+        if connection_id is None:
+            return
+        self.connection_id = None
+        headers = {"acp-connection-id": connection_id, **self.headers}
+        with anyio.move_on_after(5):
+            try:
+                await self.http.delete(self.url, headers=headers)
+            except httpx.HTTPError:
+                pass

@@ -1,0 +1,230 @@
+"""The client side of ACP over WebSocket (wsproto over an anyio socket).
+
+:class:`WebSocketWire` connects to ``ws://`` (or ``wss://``) ``HOST/acp``
+with the bearer token and the cookie jar's cookies on the upgrade, keeps the
+``Set-Cookie`` it answers with, then carries each line of the local
+connection as one text message, and each text message back as a line.
+Binary messages are ignored; a message over ``max_message_bytes`` ends the
+wire (close code 1009).
+"""
+
+from __future__ import annotations
+
+import logging
+import ssl
+from collections.abc import Awaitable, Mapping
+from urllib.parse import urlsplit
+
+import anyio
+import anyio.abc
+import httpx
+import wsproto
+import wsproto.events as ws
+
+from ._http_wire import HttpError
+
+__all__ = ["WebSocketWire"]
+
+log = logging.getLogger("acp_http")
+_READ = 1 << 16
+
+
+class WebSocketWire:
+    """One WebSocket carrying a local connection's lines."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        cookies: httpx.Cookies | None = None,
+        max_message_bytes: int = 16 * 1024 * 1024,
+        ssl_context: ssl.SSLContext | None = None,
+    ) -> None:
+        self.url = url
+        self.headers = dict(headers or {})
+        self.cookies = cookies if cookies is not None else httpx.Cookies()
+        self.max_message_bytes = max_message_bytes
+        self.ssl_context = ssl_context
+        self.connection_id: str | None = None
+        self.error: HttpError | None = None
+        self._ws = wsproto.WSConnection(wsproto.ConnectionType.CLIENT)
+        self._sock: anyio.abc.ByteStream | None = None
+        self._send_lock = anyio.Lock()
+
+    async def connect(self) -> None:
+        """Open the socket and upgrade it (:class:`HttpError` if refused)."""
+        parts = urlsplit(self.url)
+        secure = parts.scheme in ("wss", "https")
+        host = parts.hostname or "127.0.0.1"
+        port = parts.port or (443 if secure else 80)
+        try:
+            if secure:
+                context = self.ssl_context or ssl.create_default_context()
+                self._sock = await anyio.connect_tcp(
+                    host, port, ssl_context=context, tls_hostname=host
+                )
+            else:
+                self._sock = await anyio.connect_tcp(host, port)
+        except OSError as error:
+            raise HttpError(0, f"cannot connect to {host}:{port}: {error}") from None
+        http_url = ("https" if secure else "http") + self.url[len(parts.scheme) :]
+        probe = httpx.Request("GET", http_url)
+        self.cookies.set_cookie_header(probe)
+        extra = [(k.encode(), v.encode()) for k, v in self.headers.items()]
+        if "cookie" in probe.headers:
+            extra.append((b"cookie", probe.headers["cookie"].encode()))
+        target = parts.path or "/"
+        if parts.query:
+            target += "?" + parts.query
+        netloc = parts.netloc.rsplit("@", 1)[-1]
+        await self._sock.send(
+            self._ws.send(ws.Request(host=netloc, target=target, extra_headers=extra))
+        )
+        while True:
+            for event in self._ws.events():
+                if isinstance(event, ws.AcceptConnection):
+                    names = {
+                        k.decode().lower(): v.decode() for k, v in event.extra_headers
+                    }
+                    self.connection_id = names.get("acp-connection-id")
+                    cookies = [
+                        (k.decode(), v.decode())
+                        for k, v in event.extra_headers
+                        if k.lower() == b"set-cookie"
+                    ]
+                    if cookies:
+                        self.cookies.extract_cookies(
+                            httpx.Response(101, headers=cookies, request=probe)
+                        )
+                    return
+                if isinstance(event, ws.RejectConnection):
+                    raise HttpError(
+                        event.status_code, "the WebSocket upgrade was refused"
+                    )
+            data = await self._receive_raw()
+            if not data:
+                raise HttpError(0, "the server closed the socket during the upgrade")
+            self._ws.receive_data(data)
+
+    async def _receive_raw(self) -> bytes:
+        assert self._sock is not None
+        try:
+            return await self._sock.receive(_READ)
+        except (
+            anyio.EndOfStream,
+            anyio.ClosedResourceError,
+            anyio.BrokenResourceError,
+            OSError,
+        ):
+            return b""
+
+    async def _send_raw(self, data: bytes) -> None:
+        assert self._sock is not None
+        async with self._send_lock:
+            await self._sock.send(data)
+
+    async def run(self, local: anyio.abc.ByteStream) -> None:
+        """Carry lines both ways until either side closes."""
+        try:
+            async with anyio.create_task_group() as task_group:
+                scope = task_group.cancel_scope
+                task_group.start_soon(self._guarded, self._inbound(local, scope), scope)
+                await self._guarded(self._outbound(local), scope)
+                scope.cancel()
+        finally:
+            with anyio.CancelScope(shield=True):
+                await anyio.aclose_forcefully(local)
+                await self._close()
+
+    async def _guarded(self, work: Awaitable[None], scope: anyio.CancelScope) -> None:
+        try:
+            await work
+        except HttpError as error:
+            self.error = self.error or error
+            log.warning("remote ACP connection ended: %s", error)
+            scope.cancel()
+
+    async def _outbound(self, local: anyio.abc.ByteStream) -> None:
+        partial = b""
+        while True:
+            try:
+                chunk = await local.receive(_READ)
+            except (
+                anyio.EndOfStream,
+                anyio.ClosedResourceError,
+                anyio.BrokenResourceError,
+            ):
+                return
+            lines = (partial + chunk).split(b"\n")
+            partial = lines.pop()
+            data = b"".join(
+                self._ws.send(ws.TextMessage(data=line.decode("utf-8", "replace")))
+                for line in lines
+                if line.strip()
+            )
+            if data:
+                try:
+                    await self._send_raw(data)
+                except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                    raise HttpError(0, "the WebSocket closed") from None
+
+    async def _inbound(
+        self, local: anyio.abc.ByteStream, scope: anyio.CancelScope
+    ) -> None:
+        parts: list[str] = []
+        size = 0
+        while True:
+            data = await self._receive_raw()
+            if not data:
+                self.error = HttpError(0, "the server closed the WebSocket")
+                scope.cancel()
+                return
+            self._ws.receive_data(data)
+            out: list[bytes] = []
+            for event in self._ws.events():
+                if isinstance(event, ws.TextMessage):
+                    size += len(event.data)
+                    if size > self.max_message_bytes:
+                        await self._send_raw(
+                            self._ws.send(ws.CloseConnection(code=1009))
+                        )
+                        raise HttpError(
+                            0,
+                            f"a WebSocket message is over {self.max_message_bytes} bytes",
+                        )
+                    parts.append(event.data)
+                    if event.message_finished:
+                        out.append("".join(parts).encode() + b"\n")
+                        parts = []
+                        size = 0
+                elif isinstance(event, ws.Ping):
+                    await self._send_raw(self._ws.send(event.response()))
+                elif isinstance(event, ws.CloseConnection):
+                    if (
+                        self._ws.state
+                        is wsproto.connection.ConnectionState.REMOTE_CLOSING
+                    ):
+                        await self._send_raw(self._ws.send(event.response()))
+                    self.error = HttpError(
+                        0, f"the server closed the WebSocket ({event.code})"
+                    )
+                    if out:
+                        await local.send(b"".join(out))
+                    scope.cancel()
+                    return
+            if out:
+                await local.send(b"".join(out))
+
+    async def _close(self) -> None:
+        sock = self._sock
+        if sock is None:
+            return
+        self._sock = None
+        with anyio.move_on_after(2):
+            try:
+                if self._ws.state is wsproto.connection.ConnectionState.OPEN:
+                    await sock.send(self._ws.send(ws.CloseConnection(code=1000)))
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                pass
+        await anyio.aclose_forcefully(sock)

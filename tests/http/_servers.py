@@ -1,0 +1,80 @@
+"""Real servers for the remote-transport tests: hypercorn or uvicorn on 127.0.0.1.
+
+The test binds the listening socket (an ephemeral port) and hands its file
+descriptor to the server process, so there is no port race and no wait for
+readiness: connections queue in the backlog until the server accepts them.
+Each server is stopped by its PID.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+#: server kind -> the command serving ASGI app ``APP`` from socket ``FD``
+SERVERS: Mapping[str, Sequence[str]] = {
+    "hypercorn-trio": ["-m", "hypercorn", "-k", "trio", "--bind", "fd://{fd}", "{app}"],
+    "hypercorn-asyncio": [
+        "-m",
+        "hypercorn",
+        "-k",
+        "asyncio",
+        "--bind",
+        "fd://{fd}",
+        "{app}",
+    ],
+    "uvicorn": ["-m", "uvicorn", "--fd", "{fd}", "--log-level", "warning", "{app}"],
+}
+
+
+def listening_socket() -> socket.socket:
+    """A TCP socket listening on an ephemeral port of 127.0.0.1."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(256)
+    return sock
+
+
+@contextmanager
+def serving(
+    kind: str,
+    app: str = "served_app:app",
+    env: Mapping[str, str] | None = None,
+    sock: socket.socket | None = None,
+) -> Iterator[str]:
+    """Run ``app`` (module:attribute in tests/http) under ``kind``; yield its ``/acp`` URL."""
+    sock = sock or listening_socket()
+    fd = sock.fileno()
+    port = sock.getsockname()[1]
+    argv = [sys.executable] + [a.format(fd=fd, app=app) for a in SERVERS[kind]]
+    process = subprocess.Popen(
+        argv,
+        cwd=HERE,
+        pass_fds=[fd],
+        env={**os.environ, **(env or {})},
+        start_new_session=True,
+    )
+    sock.close()
+    try:
+        yield f"http://127.0.0.1:{port}/acp"
+    finally:
+        stop(process)
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM, then SIGKILL, the server's process group (by its PID)."""
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
