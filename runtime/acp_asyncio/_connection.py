@@ -25,7 +25,7 @@ from collections.abc import AsyncGenerator, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import Any, Final
 
-from acp_core import (
+from acp_core.adapter import (
     END_OF_INPUT,
     NEED_DATA,
     ORIGIN_NOTIFICATION,
@@ -200,10 +200,10 @@ class Connection:
 
     def _flush_outbox(self) -> None:
         engine = self.engine
-        if engine.outbox:
-            lines = engine.take_outbox()
+        lines = engine.take_outbox()
+        if lines:
             self._write(lines[0] if len(lines) == 1 else b"".join(lines))
-        if engine.queue and not engine.queue_blocked:
+        if engine.queue_ready:
             self._wake_consumer()
 
     def _process(self) -> None:
@@ -352,7 +352,7 @@ class Connection:
             item = engine.next_queued()
             self._flush_outbox()
             if item is None:
-                if self._eof and not engine.queue:
+                if self._eof and not engine.backlog:
                     self._finish_if_idle()
                     return
                 self._consumer_idle = loop.create_future()
@@ -432,6 +432,6 @@ class Connection:
             cancel_request = engine.call_finished(call)
             if sent:  # $/cancel_request only for a request the peer got
                 self._write(cancel_request)
-            if engine.queue and not engine.queue_blocked:
+            if engine.queue_ready:
                 self._wake_consumer()
         return call.result()

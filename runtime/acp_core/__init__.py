@@ -75,10 +75,12 @@ from ._records import (
     ORIGIN_USER,
     PAUSED,
     Call,
+    Cancellable,
     CloseConnection,
     IncomingRequest,
     QueuedNotification,
     Running,
+    Settable,
     VersionChosen,
 )
 from ._rules import AgentRules, ClientRules
@@ -112,6 +114,7 @@ __all__ = [
     "AgentT",
     "Call",
     "Caller",
+    "Cancellable",
     "CapabilityError",
     "ClientRules",
     "ClientSide",
@@ -139,6 +142,7 @@ __all__ = [
     "Schema",
     "SessionInfoState",
     "SessionTranscript",
+    "Settable",
     "ToolCallState",
     "TranscriptMessage",
     "VersionChosen",

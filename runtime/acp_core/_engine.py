@@ -1073,6 +1073,11 @@ class Engine:
         """A released caller has not resumed yet: the queue waits (ResumeOrder)."""
         return self.order.held > 0
 
+    @property
+    def queue_ready(self) -> bool:
+        """:meth:`next_queued` has something for the consumer now: wake it."""
+        return bool(self.queue) and not self.queue_blocked
+
     def abandon_queued(self) -> None:
         """Answer, as cancelled, the requests still queued (a half-closed peer reads)."""
         for item in self.queue:
