@@ -103,7 +103,10 @@ class Backlog:
     async def room(self) -> None:
         """Wait until the backlog is under its bound again."""
         while self.bytes > self.max_bytes:
-            self._room = trio.Event()
+            # one event for every waiter (both forwarders may wait at once):
+            # a new one only once the last was set
+            if self._room.is_set():
+                self._room = trio.Event()
             await self._room.wait()
 
     def _one(self) -> None:

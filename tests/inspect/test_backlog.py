@@ -94,3 +94,27 @@ def test_a_line_over_the_limit_is_said_in_the_trace_not_checked() -> None:
     ]
     assert [r["n"] for r in records if "dir" in r] == [1]  # NEW only
     assert observer.inspector.index == 1
+
+
+async def test_room_wakes_both_forwarders_waiting_at_once(
+    mock_clock: trio.testing.MockClock,
+) -> None:
+    observer = Observer()
+    backlog = Backlog(observer, max_bytes=len(NEW))
+    backlog.quiet = 1.0
+    backlog.push("to_agent", NEW + b"\n" + NEW_2 + b"\n", 0.0)
+    woken: list[str] = []
+
+    async def forwarder(name: str) -> None:
+        await backlog.room()
+        woken.append(name)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(forwarder, "to_agent")
+        nursery.start_soon(forwarder, "from_agent")
+        await trio.testing.wait_all_tasks_blocked()
+        assert woken == []
+        nursery.start_soon(backlog.run)
+        await trio.testing.wait_all_tasks_blocked()
+        assert sorted(woken) == ["from_agent", "to_agent"]  # no lost wake-up
+        nursery.cancel_scope.cancel()
