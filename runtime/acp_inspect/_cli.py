@@ -15,8 +15,8 @@ from ._cases import CASES
 from ._check import DEFAULT_JOBS, DEFAULT_TIMEOUT, run_check
 from ._html import check_html, trace_html
 from ._observer import DEFAULT_MAX_REPORTS
-from ._proxy import DEFAULT_GRACE, DEFAULT_MAX_BACKLOG, run_proxy
-from ._trace import read_trace
+from ._proxy import DEFAULT_GRACE, DEFAULT_KILL_AFTER, DEFAULT_MAX_BACKLOG, run_proxy
+from ._trace import DEFAULT_MAX_TRACE_BYTES, read_traces
 
 __all__ = ["main"]
 
@@ -32,7 +32,19 @@ def _parser() -> argparse.ArgumentParser:
         "--grace",
         type=float,
         default=DEFAULT_GRACE,
-        help="seconds the agent has to exit after EOF",
+        help=f"seconds the agent has to exit after its stdin closed, then SIGTERM (default {DEFAULT_GRACE:g})",
+    )
+    proxy.add_argument(
+        "--kill-after",
+        type=float,
+        default=DEFAULT_KILL_AFTER,
+        help=f"seconds from SIGTERM to SIGKILL of the agent's group (default {DEFAULT_KILL_AFTER:g})",
+    )
+    proxy.add_argument(
+        "--max-trace-bytes",
+        type=int,
+        default=DEFAULT_MAX_TRACE_BYTES,
+        help=f"bytes of trace per run, then a closing record (default {DEFAULT_MAX_TRACE_BYTES})",
     )
     proxy.add_argument(
         "--max-reports",
@@ -86,6 +98,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 command,
                 trace=args.trace,
                 grace_period=args.grace,
+                kill_after=args.kill_after,
+                max_trace_bytes=args.max_trace_bytes,
                 max_reports=args.max_reports,
                 max_backlog=args.max_backlog,
             )
@@ -118,7 +132,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1 if report.must_failed else 0
     trace: Path = args.trace
     out: Path = args.html or trace.with_suffix(trace.suffix + ".html")
-    out.write_text(trace_html(read_trace(trace), str(trace)), encoding="utf-8")
+    out.write_text(trace_html(read_traces(trace), str(trace)), encoding="utf-8")
     print(out)
     return 0
 

@@ -9,6 +9,7 @@ and the whole line folded under it.
 from __future__ import annotations
 
 import html
+import time
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -156,12 +157,26 @@ def _case(case: dict[str, Any]) -> str:
     return "".join(out)
 
 
-def trace_html(trace: TraceRecord, name: str) -> str:
-    """A proxy trace as one timeline, its findings at their lines."""
+def trace_html(trace: TraceRecord | list[TraceRecord], name: str) -> str:
+    """A proxy trace as timelines, its findings at their lines: one section
+    per run (a proxy appends each run to the same file)."""
+    runs = trace if isinstance(trace, list) else [trace]
+    parts = [
+        f"<h1>acp-inspect trace</h1><p>{html.escape(name)}: {len(runs)} run"
+        + ("s" if len(runs) != 1 else "")
+        + "</p>"
+    ]
+    for number, run in enumerate(runs, 1):
+        parts.append(_run(run, number))
+    return _page(f"acp-inspect trace {name}", "".join(parts))
+
+
+def _run(trace: TraceRecord, number: int) -> str:
     by_line: dict[int, list[str]] = {}
     for f in trace.findings:
+        times = f" (x{f['count']} on this line)" if f.get("count", 1) > 1 else ""
         by_line.setdefault(int(f.get("n", 0)), []).append(
-            f"{f.get('level')} {f.get('cite')} [{f.get('rule')}] {f.get('text')}"
+            f"{f.get('level')} {f.get('cite')} [{f.get('rule')}] {f.get('text')}{times}"
         )
     rows: list[tuple[float, str]] = []
     for line in trace.lines:
@@ -180,9 +195,14 @@ def trace_html(trace: TraceRecord, name: str) -> str:
             )
     rows.sort(key=lambda r: r[0])
     command = " ".join(str(c) for c in trace.header.get("command", []))
-    body = (
-        f"<h1>acp-inspect trace</h1><p>{html.escape(name)}: <code>{html.escape(command)}</code>; "
+    started = trace.header.get("started")
+    when = (
+        time.strftime(" %Y-%m-%d %H:%M:%S UTC", time.gmtime(started))
+        if isinstance(started, int | float)
+        else ""
+    )
+    return (
+        f'<h2 id="run-{number}">run {number}{when}</h2><p><code>{html.escape(command)}</code>; '
         f"{len(trace.lines)} lines, {len(trace.findings)} findings</p>"
         "<table>" + "".join(r for _, r in rows) + "</table>"
     )
-    return _page(f"acp-inspect trace {name}", body)

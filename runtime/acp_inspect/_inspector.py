@@ -9,7 +9,7 @@ version and against every rule, then records it in its
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ._message import (
     CLIENT,
@@ -25,10 +25,19 @@ from ._state import ConnectionState
 from ._typed import TypedCheck
 from .rules import ALL_MESSAGES, DEFAULT_RULES, Rule
 
-__all__ = ["DEFAULT_MAX_LINE", "Finding", "Inspector", "LineSplitter"]
+__all__ = [
+    "DEFAULT_MAX_FINDINGS",
+    "DEFAULT_MAX_LINE",
+    "Finding",
+    "Inspector",
+    "LineSplitter",
+]
 
 #: Longest line checked (bytes); a longer one is forwarded but not parsed.
 DEFAULT_MAX_LINE = 64 * 1024 * 1024
+#: Findings an :class:`Inspector` keeps in ``findings``; the rest are counted
+#: per rule in ``dropped`` (still returned by ``feed``).
+DEFAULT_MAX_FINDINGS = 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +54,8 @@ class Finding:
     index: int
     time: float
     text: str
+    #: how many times the rule broke on this line (a batch's members): one finding
+    count: int = 1
 
     @property
     def is_must(self) -> bool:
@@ -52,7 +63,10 @@ class Finding:
 
     def line(self) -> str:
         """One line for a terminal: ``MUST v1/...:332 [rule] #12 text``."""
-        return f"{self.level} {self.cite} [{self.rule}] #{self.index} {self.text}"
+        times = f" (x{self.count} on this line)" if self.count > 1 else ""
+        return (
+            f"{self.level} {self.cite} [{self.rule}] #{self.index} {self.text}{times}"
+        )
 
 
 class Inspector:
@@ -60,8 +74,16 @@ class Inspector:
     returns the findings of that line; ``finish(time)`` those of the end
     (requests never answered)."""
 
-    def __init__(self, rules: Iterable[Rule] = DEFAULT_RULES) -> None:
+    def __init__(
+        self,
+        rules: Iterable[Rule] = DEFAULT_RULES,
+        *,
+        max_findings: int = DEFAULT_MAX_FINDINGS,
+    ) -> None:
         self.rules = tuple(rules)
+        self.max_findings = max_findings
+        #: findings past ``max_findings``, counted per rule
+        self.dropped: dict[str, int] = {}
         #: the rules to run per (direction, kind), in the given order
         self.rules_for: dict[tuple[Direction, Kind], tuple[Rule, ...]] = {
             key: tuple(r for r in self.rules if key in r.applies_to)
@@ -81,7 +103,7 @@ class Inspector:
         time: float,
         text: str,
     ) -> Finding:
-        f = Finding(
+        return Finding(
             rule,
             spec,
             spec.cite(self.state.current_version),
@@ -91,8 +113,23 @@ class Inspector:
             time,
             text,
         )
-        self.findings.append(f)
-        return f
+
+    def _keep(self, found: list[Finding]) -> list[Finding]:
+        """One finding per rule per line (counted), kept up to ``max_findings``."""
+        if len(found) > 1:
+            first: dict[tuple[str, int, Direction], Finding] = {}
+            counts: dict[tuple[str, int, Direction], int] = {}
+            for f in found:
+                key = (f.rule, f.index, f.direction)
+                first.setdefault(key, f)
+                counts[key] = counts.get(key, 0) + f.count
+            found = [replace(f, count=counts[k]) for k, f in first.items()]
+        for f in found:
+            if len(self.findings) < self.max_findings:
+                self.findings.append(f)
+            else:
+                self.dropped[f.rule] = self.dropped.get(f.rule, 0) + f.count
+        return found
 
     def feed(self, direction: Direction, time: float, line: bytes) -> list[Finding]:
         """One line (without ``\\n``; a trailing ``\\r`` is ignored)."""
@@ -114,7 +151,7 @@ class Inspector:
                 )
                 continue
             out.extend(self._message(item, own))
-        return out
+        return self._keep(out)
 
     def _message(self, msg: Message, own: SpecRef) -> list[Finding]:
         out: list[Finding] = []
@@ -161,7 +198,7 @@ class Inspector:
                 out.append(
                     self._finding("unanswered", spec, direction, p.index, time, text)
                 )
-        return out
+        return self._keep(out)
 
 
 class LineSplitter:

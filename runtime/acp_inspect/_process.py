@@ -1,30 +1,54 @@
-"""The agent as a subprocess in a process group of its own, and its reaping.
+"""The agent as a subprocess in a process group of its own, and its ending.
 
-The same rules as ``acp_trio.spawn_agent`` (``acp_host.group_options``, and
-``acp_host.ShutdownPlan``: stdin closed, grace, SIGTERM to the group, grace,
-SIGKILL to the group, always reaped), carried out with trio's waits.
+The agent leads a process group (``acp_host.group_options``), so whatever it starts
+ends with it.  It is ended in two steps with two delays of their own, so
+that both the polite and the prompt way fit inside an editor's schedule
+(``acp_trio.spawn_agent`` closes the agent's stdin, waits 2 s, SIGTERMs it,
+waits 2 s, SIGKILLs it; here "the agent" is the proxy):
+
+- :func:`reap`: its stdin is closed, it has ``eof_grace`` seconds to exit
+  (:data:`DEFAULT_EOF_GRACE`), then :func:`terminate`;
+- :func:`terminate`: SIGTERM to the group, ``kill_after`` seconds
+  (:data:`DEFAULT_KILL_AFTER`) for the agent and its group to go, SIGKILL
+  to the group; the agent is always reaped.
+
+With the defaults an agent that ignores everything is gone 3 s after the
+proxy's stdin closed, and 1 s after the proxy's own SIGTERM: before the
+editor's SIGKILL (4 s) could leave it behind.
 """
 
 from __future__ import annotations
 
+import signal
 import subprocess
 from collections.abc import Sequence
-from math import inf
 
 import trio
-from acp_host import (
-    GROUP_POLL,
-    AwaitExit,
-    ShutdownPlan,
-    group_alive,
-    group_options,
-)
+from acp_host import GROUP_POLL, group_alive, group_options, signal_group
 
-__all__ = ["GROUP_POLL", "group_alive", "open_agent", "reap"]
+__all__ = [
+    "DEFAULT_EOF_GRACE",
+    "DEFAULT_KILL_AFTER",
+    "GROUP_POLL",
+    "group_alive",
+    "open_agent",
+    "reap",
+    "terminate",
+    "wait_gone",
+]
+
+#: Seconds the agent has to exit after its stdin closed, before SIGTERM.
+DEFAULT_EOF_GRACE = 2.0
+#: Seconds between SIGTERM to the agent's group and SIGKILL.
+DEFAULT_KILL_AFTER = 1.0
 
 
 async def open_agent(
-    command: Sequence[str], *, stderr: int | None = None
+    command: Sequence[str],
+    *,
+    stderr: int | None = None,
+    cwd: str | None = None,
+    env: dict[str, str] | None = None,
 ) -> trio.Process:
     """Start ``command`` with piped stdin/stdout as the leader of a new
     process group (POSIX)."""
@@ -33,31 +57,62 @@ async def open_agent(
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=stderr,
+        cwd=cwd,
+        env=env,
         **group_options(),
     )
 
 
-async def reap(process: trio.Process, grace_period: float) -> None:
+def _pgid(process: trio.Process) -> int | None:
+    return process.pid if group_options() else None
+
+
+async def wait_gone(process: trio.Process, within: float) -> bool:
+    """Wait until the agent exited and nothing is left in its group, at most
+    ``within`` seconds; whether it is all gone."""
+    pgid = _pgid(process)
+    with trio.move_on_after(within):
+        await process.wait()
+        # polled: no event tells the exit of a process not our child
+        while pgid is not None and group_alive(pgid):  # noqa: ASYNC110
+            await trio.sleep(GROUP_POLL)
+        return True
+    return False
+
+
+async def terminate(process: trio.Process, kill_after: float) -> None:
+    """SIGTERM to the agent's group, ``kill_after`` seconds, SIGKILL; reaped.
+    Shielded from cancellation."""
+    pgid = _pgid(process)
+    with trio.CancelScope(shield=True):
+        if pgid is None:
+            if process.returncode is None:
+                process.terminate()
+        else:
+            signal_group(pgid, signal.SIGTERM)
+        if not await wait_gone(process, kill_after):
+            if pgid is None:
+                process.kill()
+            else:
+                signal_group(pgid, signal.SIGKILL)
+        await process.wait()
+
+
+async def reap(
+    process: trio.Process,
+    eof_grace: float = DEFAULT_EOF_GRACE,
+    kill_after: float = DEFAULT_KILL_AFTER,
+) -> bool:
     """End the agent and everything in its group; shielded from cancellation.
 
-    Its stdin is closed; it has ``grace_period`` seconds to exit; then its
-    group gets SIGTERM, another ``grace_period``, then SIGKILL.  An agent that
-    exited leaving nothing in its group is only reaped.
+    Its stdin is closed; it has ``eof_grace`` seconds to exit (and its group
+    to empty); then :func:`terminate`.  Whether it had to be signalled.
     """
-    pgid = process.pid if group_options() else None
-
-    async def close_input() -> None:
+    signalled = False
+    with trio.CancelScope(shield=True):
         if process.stdin is not None:
             await trio.aclose_forcefully(process.stdin)
-
-    async def await_exit(step: AwaitExit) -> None:
-        with trio.move_on_after(inf if step.timeout is None else step.timeout):
-            await process.wait()
-            # polled: no event tells the exit of a process not our child
-            while step.group and pgid is not None and group_alive(pgid):  # noqa: ASYNC110
-                await trio.sleep(GROUP_POLL)
-
-    with trio.CancelScope(shield=True):
-        await ShutdownPlan(pgid, grace_period).carry_out(
-            process, await_exit=await_exit, close_input=close_input
-        )
+        if not await wait_gone(process, eof_grace):
+            signalled = True
+            await terminate(process, kill_after)
+    return signalled

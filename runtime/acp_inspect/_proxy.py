@@ -14,8 +14,12 @@ forwarding waits for the checks (memory stays bounded; nothing is dropped).
 
 The agent runs in a process group of its own; when the editor closes the
 proxy's stdin the agent's stdin is closed and it gets ``grace_period``
-seconds to exit, then its group is terminated (as :func:`acp_trio.spawn_agent`
-does); when the agent closes its stdout the proxy ends with its exit status.
+seconds to exit, then its group gets SIGTERM and, ``kill_after`` seconds
+later, SIGKILL; the proxy's own SIGTERM, SIGHUP or SIGINT sends SIGTERM to
+the group at once (see ``_process``: both fit inside an editor's close
+schedule).  When the agent closes its stdout the proxy ends with its exit
+status; when it exits, what it left in its group is ended, and a process
+outside its group still holding its stdout is not waited for.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import signal
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import cast
@@ -35,13 +40,21 @@ import trio
 from ._inspector import Finding
 from ._message import AGENT, CLIENT, Direction
 from ._observer import DEFAULT_MAX_REPORTS, Observer, Reporter
-from ._process import open_agent, reap
+from ._process import (
+    DEFAULT_EOF_GRACE,
+    DEFAULT_KILL_AFTER,
+    open_agent,
+    reap,
+    terminate,
+    wait_gone,
+)
 from ._spec import REFS
-from ._trace import TraceWriter
+from ._trace import DEFAULT_MAX_TRACE_BYTES, TraceWriter
 
 __all__ = [
     "CHUNK",
     "DEFAULT_GRACE",
+    "DEFAULT_KILL_AFTER",
     "DEFAULT_MAX_BACKLOG",
     "DEFAULT_QUIET",
     "Backlog",
@@ -51,7 +64,7 @@ __all__ = [
 #: Bytes read per chunk.
 CHUNK = 65536
 #: Seconds the agent has to exit after its stdin closed (then SIGTERM, then SIGKILL).
-DEFAULT_GRACE = 2.0
+DEFAULT_GRACE = DEFAULT_EOF_GRACE
 #: Bytes forwarded but not yet checked, past which forwarding waits for the checks.
 DEFAULT_MAX_BACKLOG = 16 * 1024 * 1024
 #: Seconds without traffic before the backlog is checked (forwarding goes first).
@@ -159,6 +172,15 @@ async def _write_all(fd: int, data: bytes) -> None:
             await trio.lowlevel.wait_writable(fd)
 
 
+@dataclass(slots=True)
+class Pipe:
+    """How one direction's forwarding goes: chunks read, and whether it is
+    waiting to read (rather than to write or for the checks)."""
+
+    chunks: int = 0
+    reading: bool = True
+
+
 async def _forward(
     src: int,
     dst: int,
@@ -167,6 +189,7 @@ async def _forward(
     backlog: Backlog,
     *,
     drain: bool,
+    pipe: Pipe | None = None,
 ) -> bool:
     """Copy ``src`` to ``dst`` until EOF on ``src`` (``True``); every chunk is
     written before it is looked at.  When ``dst`` is closed: with ``drain``,
@@ -174,7 +197,10 @@ async def _forward(
     (so the writer never blocks on a peer that is gone), else ``False``."""
     streak = 0
     delivered = True
+    pipe = pipe or Pipe()
     while data := await _read(src):
+        pipe.reading = False
+        pipe.chunks += 1
         t = observer.now()
         if delivered:
             try:
@@ -193,6 +219,7 @@ async def _forward(
         if streak >= _FAIR:  # a flood must not starve the other direction
             streak = 0
             await trio.lowlevel.checkpoint()
+        pipe.reading = True
     return True
 
 
@@ -206,24 +233,32 @@ async def run_proxy(
     *,
     trace: Path | None = None,
     grace_period: float = DEFAULT_GRACE,
+    kill_after: float = DEFAULT_KILL_AFTER,
     max_reports: int = DEFAULT_MAX_REPORTS,
     max_backlog: int = DEFAULT_MAX_BACKLOG,
+    max_trace_bytes: int = DEFAULT_MAX_TRACE_BYTES,
     quiet: float = DEFAULT_QUIET,
     stdin_fd: int = 0,
     stdout_fd: int = 1,
     report_fd: int = 2,
 ) -> int:
-    """Run the proxy until the agent closes its stdout; the agent's exit
-    status (128 + signal when it was killed).
+    """Run the proxy until the agent closes its stdout (or exits, and nothing
+    it left comes through it any more); the agent's exit status (128 +
+    signal when it was killed).
 
-    ``trace``: append a JSONL trace there; ``grace_period``: seconds the agent
-    has to exit after its stdin closed; ``max_reports``: findings written to
-    ``report_fd`` at most; ``max_backlog``: bytes forwarded but not yet
-    checked before forwarding waits for the checks; ``quiet``: seconds the
-    wire must be still before the backlog is checked.
+    ``trace``: append a JSONL trace there, at most ``max_trace_bytes`` of it
+    per run; ``grace_period``: seconds the agent has to exit after its stdin
+    closed, then SIGTERM to its group and ``kill_after`` seconds before
+    SIGKILL (the proxy's own SIGTERM, SIGHUP or SIGINT: SIGTERM to the group
+    at once); ``max_reports``: findings written to ``report_fd`` at most;
+    ``max_backlog``: bytes forwarded but not yet checked before forwarding
+    waits for the checks; ``quiet``: seconds the wire must be still before
+    the backlog is checked.
     """
     trace_file = trace.open("ab") if trace is not None else None
-    writer = TraceWriter(trace_file) if trace_file is not None else None
+    writer = (
+        TraceWriter(trace_file, max_trace_bytes) if trace_file is not None else None
+    )
     observer = Observer(trace=writer, reporter=Reporter(report_fd, max_reports))
     backlog = Backlog(observer, max_backlog)
     backlog.quiet = quiet
@@ -238,6 +273,8 @@ async def run_proxy(
     # trio's pipe streams (FdStream): their descriptors are non-blocking
     agent_in = cast("trio.lowlevel.FdStream", process.stdin)
     agent_out = cast("trio.lowlevel.FdStream", process.stdout).fileno()
+    agent_closed = trio.Event()
+    from_agent = Pipe()
 
     def event(text: str) -> None:
         backlog.call(lambda: observer.event(text))
@@ -255,36 +292,50 @@ async def run_proxy(
                 await agent_in.aclose()
                 with trio.move_on_after(grace_period):
                     await process.wait()
-                    return
-                finding = Finding(
-                    "eof-ignored",
-                    REFS["close-stdin-terminate"],
-                    REFS["close-stdin-terminate"].cite(
-                        observer.inspector.state.current_version
-                    ),
-                    "SHOULD",
-                    CLIENT,
-                    observer.inspector.index,
-                    observer.now(),
-                    f"agent still running {grace_period:g}s after its stdin closed; terminating its process group",
-                )
-                backlog.call(lambda: observer.extra(finding))
-                await reap(process, grace_period)
+                    return  # what it left in its group: watch_agent
+                if process.returncode is None:  # said when it is signalled
+                    ref = REFS["close-stdin-terminate"]
+                    finding = Finding(
+                        "eof-ignored",
+                        ref,
+                        ref.cite(observer.inspector.state.current_version),
+                        "SHOULD",
+                        CLIENT,
+                        observer.inspector.index,
+                        observer.now(),
+                        f"agent still running {grace_period:g}s after its stdin closed (--grace); SIGTERM to its process group",
+                    )
+                    backlog.call(lambda: observer.extra(finding))
+                await terminate(process, kill_after)
 
             async def watch_agent() -> None:
-                # the agent gone: what it left in its group (a child holding
-                # its stdout) would keep the editor waiting; end it
                 await process.wait()
                 event(f"agent exited {process.returncode}")
-                await reap(process, grace_period)
+                # what it left in its group would keep the editor waiting
+                if not await wait_gone(process, kill_after):
+                    event("ending what the agent left in its process group")
+                    await terminate(process, kill_after)
+                # a process that left its group may still hold the agent's
+                # stdout: once nothing more comes through it, stop reading
+                while True:
+                    seen = from_agent.chunks
+                    with trio.move_on_after(kill_after):
+                        await agent_closed.wait()
+                        return
+                    if from_agent.chunks == seen and from_agent.reading:
+                        break
+                event(
+                    "the agent's stdout is held open by a process outside its group: not waiting for it"
+                )
+                nursery.cancel_scope.cancel()
 
             async def on_signal() -> None:
                 with trio.open_signal_receiver(
                     signal.SIGTERM, signal.SIGINT, signal.SIGHUP
                 ) as signals:
                     async for sig in signals:
-                        event(f"signal {sig}: ending the agent")
-                        await reap(process, grace_period)
+                        event(f"signal {sig}: SIGTERM to the agent's process group")
+                        await terminate(process, kill_after)
                         return
 
             nursery.start_soon(backlog.run)
@@ -292,14 +343,24 @@ async def run_proxy(
             nursery.start_soon(on_signal)
             nursery.start_soon(watch_agent)
             if await _forward(
-                agent_out, our_out, AGENT, observer, backlog, drain=False
+                agent_out,
+                our_out,
+                AGENT,
+                observer,
+                backlog,
+                drain=False,
+                pipe=from_agent,
             ):
                 backlog.call(lambda: observer.eof(AGENT))
             else:
                 event("the client's end closed")
+            agent_closed.set()
             nursery.cancel_scope.cancel()
     finally:
-        await reap(process, grace_period)
+        if process.returncode is None:
+            await reap(process, grace_period, kill_after)
+        elif not await wait_gone(process, kill_after):
+            await terminate(process, kill_after)
         backlog.drain()
         observer.finish()
         code = process.returncode if process.returncode is not None else 1

@@ -5,18 +5,21 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
 
+import pytest
 from acp_inspect._process import group_alive
-from acp_inspect._trace import read_trace
+from acp_inspect._trace import read_trace, read_traces
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 PROXY = [sys.executable, "-m", "acp_inspect", "proxy"]
+RAW_COPY = [sys.executable, str(HERE / "raw_copy_agent.py")]
 ECHO_AGENT = [sys.executable, str(ROOT / "examples" / "echo_agent.py")]
 
 
@@ -112,8 +115,6 @@ def test_proxy_ends_the_agents_process_group_no_orphans(tmp_path: Path) -> None:
     proc = subprocess.Popen(
         [
             *PROXY,
-            "--grace",
-            "0.5",
             "--",
             sys.executable,
             str(family),
@@ -198,3 +199,156 @@ def test_client_input_after_the_agent_closed_its_stdin_is_read_not_left_blocking
     record = read_trace(trace)
     assert len([x for x in record.lines if x.dir == "to_agent"]) == 40
     assert any("not delivered" in text for _, text in record.events)
+
+
+HOSTILE = [sys.executable, str(HERE / "hostile_agent.py")]
+
+
+def _start(
+    tmp_path: Path, mode: str, *options: str
+) -> tuple[subprocess.Popen[bytes], dict[str, int]]:
+    pidfile = tmp_path / "pids.json"
+    proc = subprocess.Popen(
+        [*PROXY, *options, "--", *HOSTILE, mode, str(pidfile)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 30
+    while not pidfile.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return proc, json.loads(pidfile.read_text())
+
+
+def _gone(pgid: int, within: float) -> bool:
+    deadline = time.monotonic() + within
+    while group_alive(pgid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_editor_close_schedule_never_strands_an_agent_that_ignores_everything(
+    tmp_path: Path, sig: int
+) -> None:
+    # acp_trio.spawn_agent's schedule, scaled: close stdin, G, SIGTERM (or
+    # the terminal's SIGHUP), G, SIGKILL; the proxy's own delays scaled alike
+    # (its defaults: 2 s, then 1 s, against the editor's 2 s steps)
+    proc, pids = _start(tmp_path, "stubborn", "--grace", "0.6", "--kill-after", "0.3")
+    assert proc.stdin is not None
+    proc.stdin.close()
+    time.sleep(0.6)
+    proc.send_signal(sig)
+    try:
+        proc.wait(timeout=0.6)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    try:
+        assert _gone(pids["agent"], 0.5), "the agent outlived the proxy"
+    finally:
+        if group_alive(pids["agent"]):
+            os.killpg(pids["agent"], signal.SIGKILL)
+
+
+def test_proxy_exits_with_the_agent_though_a_detached_child_holds_its_stdout(
+    tmp_path: Path,
+) -> None:
+    proc, pids = _start(tmp_path, "detach", "--kill-after", "0.3")
+    try:
+        assert proc.wait(timeout=15) == 0  # the editor's stdin still open
+    finally:
+        os.kill(pids["child"], signal.SIGKILL)
+
+
+def _batch(n: int, first_id: int) -> bytes:
+    members = [
+        {
+            "jsonrpc": "2.0",
+            "id": first_id + i,
+            "method": "session/new",
+            "params": {"cwd": "here", "mcpServers": []},
+        }
+        for i in range(n)
+    ]
+    return json.dumps(members).encode() + b"\n"
+
+
+def test_trace_findings_one_per_rule_per_line_each_quote_once(tmp_path: Path) -> None:
+    trace = tmp_path / "trace.jsonl"
+    data = _batch(2000, 1) + _batch(3, 5000)
+    out = subprocess.run(
+        [*PROXY, "--trace", str(trace), "--", *RAW_COPY, str(tmp_path / "got")],
+        input=data,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    records = [json.loads(r) for r in trace.read_bytes().splitlines()]
+    findings = [r["finding"] for r in records if "finding" in r]
+    sent = [f for f in findings if f["dir"] == "to_agent" and f["rule"] != "unanswered"]
+    # each line: before-initialize and relative-path, counted, not repeated
+    assert [(f["rule"], f["count"]) for f in sent] == [
+        ("before-initialize", 2000),
+        ("relative-path", 2000),
+        ("before-initialize", 3),
+        ("relative-path", 3),
+    ]
+    unanswered = [f["count"] for f in findings if f["rule"] == "unanswered"]
+    assert sorted(unanswered) == [3, 3, 2000, 2000]  # both ways: one per line
+    quoted = [f["cite"] for f in findings if "quote" in f]
+    assert len(quoted) == len(set(quoted))  # each spec line's quote once
+    assert trace.stat().st_size < 3 * len(data)
+    # read back, every finding has its quote
+    assert all(f["quote"] for f in read_trace(trace).findings)
+
+
+def test_trace_stops_at_max_trace_bytes_with_a_closing_record(tmp_path: Path) -> None:
+    trace = tmp_path / "trace.jsonl"
+    line = b'{"jsonrpc":"2.0","method":"x","params":{"pad":"' + b"a" * 1000 + b'"}}\n'
+    out = subprocess.run(
+        [
+            *PROXY,
+            "--trace",
+            str(trace),
+            "--max-trace-bytes",
+            "20000",
+            "--",
+            *RAW_COPY,
+            str(tmp_path / "got"),
+        ],
+        input=line * 100,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert out.returncode == 0 and out.stdout == line * 100  # forwarding goes on
+    records = [json.loads(r) for r in trace.read_bytes().splitlines()]
+    assert records[-1]["limit"] == 20000 and "--max-trace-bytes" in records[-1]["event"]
+    assert sum(len(r) + 1 for r in trace.read_bytes().splitlines()[:-1]) <= 20000
+
+
+def test_view_shows_each_run_of_an_appended_trace_separately(tmp_path: Path) -> None:
+    trace = tmp_path / "trace.jsonl"
+    for n in (1, 2):
+        subprocess.run(
+            [*PROXY, "--trace", str(trace), "--", *RAW_COPY, str(tmp_path / "got")],
+            input=_batch(1, n * 100),
+            capture_output=True,
+            timeout=60,
+            check=True,
+        )
+    runs = read_traces(trace)
+    assert [[line.n for line in run.lines] for run in runs] == [[1, 2], [1, 2]]
+    out = subprocess.run(
+        [sys.executable, "-m", "acp_inspect", "view", str(trace)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    page = Path(out.stdout.strip()).read_text()
+    assert 'id="run-1"' in page and 'id="run-2"' in page and "2 runs" in page
