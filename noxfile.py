@@ -21,8 +21,6 @@ CODEGEN_DEPS = ["jinja2>=3.1", "msgspec>=0.19"]
 TYPED_EXAMPLES = [
     "examples/simple_agent.py",
     "examples/simple_client.py",
-    "examples/client.py",
-    "examples/echo_agent.py",
     "examples/asyncio_echo_agent.py",
 ]
 
@@ -122,6 +120,8 @@ def typecheck(session: nox.Session) -> None:
         "runtime/acp_inspect",
         "runtime/acp_asyncio",
         "runtime/acp_http",
+        "runtime/acp_client",
+        "runtime/acp_echo",
     )
     session.run("mypy", "--strict", "examples", env={"MYPYPATH": "generated:runtime"})
     session.run("pyright")
@@ -142,8 +142,9 @@ def bench(session: nox.Session) -> None:
 
 @nox.session
 def demo(session: nox.Session) -> None:
-    """The main job: regenerate from spec/, then one prompt turn of examples/client.py
-    against examples/echo_agent.py, printing the transcript as it streams.
+    """The main job: regenerate from spec/, then one prompt turn of ``acp-client``
+    (runtime/acp_client) against the reference echo agent (runtime/acp_echo),
+    printing the transcript as it streams.
 
     `nox -s demo -- "your prompt"` sends your own prompt.
     """
@@ -153,11 +154,13 @@ def demo(session: nox.Session) -> None:
     prompt = " ".join(session.posargs) or "Hello, agent! Please echo this back."
     session.run(
         "python",
-        "examples/client.py",
+        "-m",
+        "acp_client",
         "--yes",
         "--prompt",
         prompt,
         "--",
         "python",
-        "examples/echo_agent.py",
+        "-m",
+        "acp_echo",
     )

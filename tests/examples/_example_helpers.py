@@ -1,4 +1,4 @@
-"""Running ``examples/client.py`` and ``examples/echo_agent.py`` as processes."""
+"""Running ``acp-client`` (``python -m acp_client``) and ``acp_echo`` (the reference agent) as processes."""
 
 from __future__ import annotations
 
@@ -12,15 +12,15 @@ import acp_trio
 import trio
 
 ROOT = Path(__file__).resolve().parents[2]
-CLIENT = str(ROOT / "examples" / "client.py")
-ECHO_AGENT = str(ROOT / "examples" / "echo_agent.py")
+PYTHON = sys.executable
+CLIENT = [PYTHON, "-m", "acp_client"]
+ECHO_AGENT = [PYTHON, "-m", "acp_echo"]
 HOSTILE_AGENT = str(Path(__file__).with_name("hostile_agent.py"))
 SIMPLE_AGENT = str(ROOT / "examples" / "simple_agent.py")
 SIMPLE_CLIENT = str(ROOT / "examples" / "simple_client.py")
 SDK_TOOL_AGENT = str(Path(__file__).with_name("sdk_tool_agent.py"))
 REPEAT_AGENT = str(Path(__file__).with_name("repeat_agent.py"))
 OFFICIAL_AGENT = str(ROOT / "tests" / "interop" / "official_agent.py")
-PYTHON = sys.executable
 TIMEOUT = 30
 
 
@@ -39,7 +39,7 @@ def child_env() -> dict[str, str]:
 
 
 def agent_command(*args: str) -> list[str]:
-    return [PYTHON, ECHO_AGENT, "--chunk-delay", "0", *args]
+    return [*ECHO_AGENT, "--chunk-delay", "0", *args]
 
 
 async def run_client(
@@ -48,9 +48,9 @@ async def run_client(
     cwd: Path | None = None,
     env: dict[str, str] | None = None,
 ) -> tuple[int, str, str]:
-    """``client.py OPTIONS -- AGENT`` to completion: (status, stdout, stderr);
+    """``acp-client OPTIONS -- AGENT`` to completion: (status, stdout, stderr);
     ``env`` is added to the environment."""
-    command = [PYTHON, CLIENT, *options, "--", *(agent or agent_command())]
+    command = [*CLIENT, *options, "--", *(agent or agent_command())]
     with trio.fail_after(TIMEOUT):
         done = await trio.run_process(
             command,

@@ -1,4 +1,4 @@
-"""``examples/client.py`` against ``examples/echo_agent.py``, both real processes."""
+"""``acp-client`` (``python -m acp_client``) against ``acp_echo`` (the reference agent), both real processes."""
 
 from __future__ import annotations
 
@@ -108,7 +108,7 @@ async def test_without_yes_and_without_a_terminal_the_permission_is_rejected() -
 async def test_the_prompt_can_come_from_stdin() -> None:
     with trio.fail_after(TIMEOUT):
         done = await trio.run_process(
-            [PYTHON, CLIENT, "--yes", "--", *agent_command()],
+            [*CLIENT, "--yes", "--", *agent_command()],
             stdin=b"from standard input\n",
             capture_stdout=True,
             env=child_env(),
@@ -200,7 +200,7 @@ async def test_wait_then_ctrl_c_cancels_the_turn(
     protocol: int, whole_group: bool
 ) -> None:
     """SIGINT to the client (or, as a terminal's Ctrl-C, to its process group)."""
-    command = [PYTHON, CLIENT, "--protocol", str(protocol), "--prompt", "wait"]
+    command = [*CLIENT, "--protocol", str(protocol), "--prompt", "wait"]
     with trio.fail_after(TIMEOUT):
         process = await trio.lowlevel.open_process(
             [*command, "--", *agent_command()],

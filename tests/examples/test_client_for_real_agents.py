@@ -1,4 +1,4 @@
-"""``examples/client.py`` as a client for real agents (issue 11).
+"""``acp-client`` (``python -m acp_client``) as a client for real agents (issue 11).
 
 Every test runs the client as a process against an agent process: the echo
 agent, agents written with the official Python SDK (``sdk_tool_agent.py``,
@@ -39,7 +39,7 @@ def one_line_error(status: int, err: str, expected_status: int = 1) -> str:
     assert "Traceback" not in err
     lines = err.splitlines()
     assert len(lines) == 1, err
-    assert lines[0].startswith("client.py: ")
+    assert lines[0].startswith("acp-client: ")
     return lines[0]
 
 
@@ -78,7 +78,7 @@ def reply(out: str) -> str:
 async def test_a_command_not_found_is_one_line_error() -> None:
     status, out, err = await run_client("--prompt", "hi", agent=["no-such-agent-x"])
     assert (
-        one_line_error(status, err) == "client.py: no-such-agent-x: command not found"
+        one_line_error(status, err) == "acp-client: no-such-agent-x: command not found"
     )
     assert out == ""
 
@@ -95,7 +95,7 @@ async def test_an_agent_that_exits_is_reported_with_its_status_and_last_stderr_l
     status, _, err = await run_client("--prompt", "hi", agent=[PYTHON, "-c", code])
     assert status == 1 and "Traceback" not in err
     lines = err.splitlines()
-    assert lines[0] == "client.py: the agent exited with status 3 (initialize)"
+    assert lines[0] == "acp-client: the agent exited with status 3 (initialize)"
     assert lines[1] == "agent stderr:"
     assert lines[-1] == "  | fatal: no config \\x1b[2J"
     assert lines[2] == "  | log line 13"  # the last 8 lines
@@ -107,7 +107,7 @@ async def test_an_agent_killed_by_a_signal_is_reported() -> None:
     status, _, err = await run_client("--prompt", "hi", agent=[PYTHON, "-c", code])
     assert (
         one_line_error(status, err)
-        == "client.py: the agent was killed by SIGKILL (initialize)"
+        == "acp-client: the agent was killed by SIGKILL (initialize)"
     )
 
 
@@ -116,7 +116,7 @@ async def test_a_protocol_version_the_agent_refuses_is_one_line_error() -> None:
         "--protocol", "2", "--prompt", "hi", agent=[PYTHON, OFFICIAL_AGENT]
     )
     assert status == 1 and "Traceback" not in err
-    assert err.splitlines()[0] == "client.py: the agent refused protocol v2"
+    assert err.splitlines()[0] == "acp-client: the agent refused protocol v2"
     assert "protocol version 1" in err
 
 
@@ -136,14 +136,14 @@ async def test_a_bad_option_value_is_one_line_error(
 ) -> None:
     status, out, err = await run_client(*options, "--prompt", "hi")
     line = one_line_error(status, err, expected_status=2)
-    assert line.startswith(f"client.py: error: {message}"), line
+    assert line.startswith(f"acp-client: error: {message}"), line
     assert line.endswith("(see --help)") and out == ""
 
 
 async def test_a_missing_agent_command_is_one_line_error() -> None:
     with trio.fail_after(TIMEOUT):
         done = await trio.run_process(
-            [PYTHON, CLIENT, "--prompt", "hi"],
+            [*CLIENT, "--prompt", "hi"],
             capture_stdout=True,
             capture_stderr=True,
             check=False,
@@ -160,23 +160,21 @@ async def test_a_request_over_the_timeout_is_one_line_error() -> None:
     )
     assert (
         one_line_error(status, err)
-        == "client.py: initialize: no answer within 0.5 s (--timeout)"
+        == "acp-client: initialize: no answer within 0.5 s (--timeout)"
     )
 
 
 async def test_a_request_the_agent_fails_is_one_line_error(tmp_path: Path) -> None:
-    status, _, err = await run_client(
-        "--load", "sess_nope", agent=[PYTHON, *agent_args(tmp_path)]
-    )
+    status, _, err = await run_client("--load", "sess_nope", agent=agent_args(tmp_path))
     assert one_line_error(status, err).startswith(
-        "client.py: session/load failed: Resource not found (-32002)"
+        "acp-client: session/load failed: Resource not found (-32002)"
     )
 
 
 def agent_args(state: Path) -> list[str]:
     from _example_helpers import ECHO_AGENT
 
-    return [ECHO_AGENT, "--chunk-delay", "0", "--state-dir", str(state)]
+    return [*ECHO_AGENT, "--chunk-delay", "0", "--state-dir", str(state)]
 
 
 # -- authentication ------------------------------------------------------------------
@@ -186,7 +184,7 @@ async def test_authentication_required_lists_the_agents_methods(tmp_path: Path) 
     status, _, err = await run_client("--prompt", "hi", agent=TOOL_AGENT, cwd=tmp_path)
     assert status == 1 and "Traceback" not in err
     assert err.splitlines() == [
-        "client.py: the agent requires authentication: run again with --auth ID",
+        "acp-client: the agent requires authentication: run again with --auth ID",
         "the agent's methods:",
         "  --auth key  API key [agent]: Reads SDK_AGENT_KEY",
         "  --auth token  Token [agent]: Never works",
@@ -221,7 +219,7 @@ async def test_a_v1_agents_env_var_method_without_its_variable_is_one_line_error
         "--auth", "env", "--prompt", "hi", agent=TOOL_AGENT, cwd=tmp_path
     )
     assert one_line_error(status, err) == (
-        "client.py: --auth env needs SDK_AGENT_KEY set in the environment"
+        "acp-client: --auth env needs SDK_AGENT_KEY set in the environment"
     )
 
 
@@ -254,7 +252,7 @@ async def test_a_failed_authentication_is_one_line_error(tmp_path: Path) -> None
         "--auth", "key", "--prompt", "hi", agent=TOOL_AGENT, cwd=tmp_path
     )  # SDK_AGENT_KEY not set: the agent refuses
     assert one_line_error(status, err) == (
-        "client.py: authenticate failed: Authentication required (-32000):"
+        "acp-client: authenticate failed: Authentication required (-32000):"
         " {'reason': 'key failed'}"
     )
 
@@ -266,7 +264,7 @@ async def test_an_auth_id_the_agent_does_not_offer_is_one_line_error(
         "--auth", "nope", "--prompt", "hi", agent=TOOL_AGENT, cwd=tmp_path
     )
     assert one_line_error(status, err) == (
-        "client.py: --auth nope: not a method of the agent (it offers: key, token, env)"
+        "acp-client: --auth nope: not a method of the agent (it offers: key, token, env)"
     )
 
 
@@ -291,7 +289,7 @@ async def run_client_on_a_terminal(
     master, slave = os.openpty()
     with trio.fail_after(TIMEOUT):
         process = await trio.lowlevel.open_process(
-            [PYTHON, CLIENT, *options, "--", *agent],
+            [*CLIENT, *options, "--", *agent],
             stdin=slave,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -563,7 +561,7 @@ async def test_a_turn_of_the_official_sdk_agent(tmp_path: Path) -> None:
 async def test_ctrl_c_cancels_a_turn_of_the_official_sdk_agent() -> None:
     with trio.fail_after(TIMEOUT):
         process = await trio.lowlevel.open_process(
-            [PYTHON, CLIENT, "--prompt", "wait", "--", PYTHON, OFFICIAL_AGENT],
+            [*CLIENT, "--prompt", "wait", "--", PYTHON, OFFICIAL_AGENT],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             env=child_env(),

@@ -1,4 +1,4 @@
-"""``examples/echo_agent.py --state-dir`` pointed at a real directory (issue 8 item 12).
+"""``python -m acp_echo --state-dir`` pointed at a real directory (issue 8 item 12).
 
 The agent runs as a process; the client is ``acp_trio`` in this process.
 """

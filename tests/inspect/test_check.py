@@ -42,9 +42,7 @@ def statuses(report: dict[str, object]) -> dict[str, str]:
 
 
 def test_echo_agent_passes_every_case(tmp_path: Path) -> None:
-    code, report, out = check(
-        tmp_path, [sys.executable, str(ROOT / "examples" / "echo_agent.py")]
-    )
+    code, report, out = check(tmp_path, [sys.executable, "-m", "acp_echo"])
     got = statuses(report)
     assert code == 0, out
     assert set(got.values()) <= {"pass", "n/a"}, out

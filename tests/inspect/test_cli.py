@@ -13,7 +13,7 @@ from acp_inspect._trace import read_trace
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 INSPECT = [sys.executable, "-m", "acp_inspect"]
-ECHO_AGENT = [sys.executable, str(ROOT / "examples" / "echo_agent.py")]
+ECHO_AGENT = [sys.executable, "-m", "acp_echo"]
 
 
 def test_check_protocol_2_echo_agent_passes_every_case_on_v2_lines(

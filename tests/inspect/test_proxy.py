@@ -20,7 +20,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 PROXY = [sys.executable, "-m", "acp_inspect", "proxy"]
 RAW_COPY = [sys.executable, str(HERE / "raw_copy_agent.py")]
-ECHO_AGENT = [sys.executable, str(ROOT / "examples" / "echo_agent.py")]
+ECHO_AGENT = [sys.executable, "-m", "acp_echo"]
 
 
 def test_proxy_forwards_every_byte_unchanged_both_ways(tmp_path: Path) -> None:

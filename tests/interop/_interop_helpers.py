@@ -13,12 +13,12 @@ import acp_trio
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-ECHO_AGENT = str(ROOT / "examples" / "echo_agent.py")
+PYTHON = sys.executable
+ECHO_AGENT = [PYTHON, "-m", "acp_echo"]
 ASYNCIO_ECHO_AGENT = str(ROOT / "examples" / "asyncio_echo_agent.py")
-CLIENT = str(ROOT / "examples" / "client.py")
+CLIENT = [PYTHON, "-m", "acp_client"]
 OFFICIAL_AGENT = str(HERE / "official_agent.py")
 WIRETAP = str(HERE / "wiretap.py")
-PYTHON = sys.executable
 
 
 def child_env() -> dict[str, str]:

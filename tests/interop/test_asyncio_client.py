@@ -2,7 +2,7 @@
 
 - an agent written with the official SDK (``official_agent.py``, asyncio);
 - ``examples/asyncio_echo_agent.py`` (acp_asyncio on both ends);
-and ``examples/client.py`` (acp_trio) drives the asyncio echo agent.
+and ``acp-client`` (``python -m acp_client``) (acp_trio) drives the asyncio echo agent.
 pytest runs async tests on trio here, so these are synchronous and run
 their own asyncio loop.
 """
@@ -254,8 +254,7 @@ def test_asyncio_client_drives_the_asyncio_echo_agent_a_turn_then_a_cancelled_wa
 def test_the_trio_example_client_drives_the_asyncio_echo_agent(tmp_path: Path) -> None:
     done = subprocess.run(
         [
-            PYTHON,
-            CLIENT,
+            *CLIENT,
             "--protocol",
             "1",
             "--yes",

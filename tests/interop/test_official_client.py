@@ -1,4 +1,4 @@
-"""The official Python SDK's client drives ``examples/echo_agent.py`` (v1, real stdio).
+"""The official Python SDK's client drives ``acp_echo`` (the reference agent) (v1, real stdio).
 
 The SDK is asyncio: these tests are synchronous and run their own event loop.
 Traffic passes through ``wiretap.py`` so the bytes on the wire can be checked.
@@ -96,8 +96,7 @@ def run_with_echo_agent(
             PYTHON,
             WIRETAP,
             str(wire),
-            PYTHON,
-            ECHO_AGENT,
+            *ECHO_AGENT,
             "--chunk-delay",
             "0",
             *agent_args,

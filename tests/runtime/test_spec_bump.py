@@ -117,7 +117,8 @@ def test_a_tree_bumped_to_v2_alpha3_runs_a_v1_and_a_v2_turn(tmp_path: Path) -> N
         turn = subprocess.run(
             [
                 sys.executable,
-                "examples/client.py",
+                "-m",
+                "acp_client",
                 "--yes",
                 "--protocol",
                 protocol,
@@ -125,7 +126,8 @@ def test_a_tree_bumped_to_v2_alpha3_runs_a_v1_and_a_v2_turn(tmp_path: Path) -> N
                 "hello bump",
                 "--",
                 sys.executable,
-                "examples/echo_agent.py",
+                "-m",
+                "acp_echo",
                 "--chunk-delay",
                 "0",
             ],

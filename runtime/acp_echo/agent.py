@@ -1,56 +1,40 @@
-"""An ACP agent that echoes its prompts: ``python examples/echo_agent.py [--state-dir DIR] [--unstable]``.
-
-A stdio agent any ACP client can launch (``examples/client.py``, the
-official SDK's ``spawn_agent_process``, an editor).  It speaks protocol v1 and v2 and exercises most of
-what a real agent sends:
-
-* ``session/new``, ``session/load`` (replays the history: v2 as
-  ``user_message`` / ``agent_message`` upserts with a ``messageId``, v1 as
-  chunks), ``session/resume``, ``session/close``, ``additionalDirectories``,
-  stdio and http MCP servers (recorded, echoed in the responses' ``_meta``
-  and in the reply text; no server is started);
-* a prompt streams a plan, ``agent_message_chunk``s with a ``messageId``, a
-  tool call that asks ``session/request_permission``, its updates, a
-  ``usage_update``, and ends with ``end_turn``;
-* a prompt containing the word "wait" starts a tool call and runs until the
-  client sends ``session/cancel``; the runtime then answers ``cancelled``.
-
-Sessions live in memory (load and resume work within the process) and, with
-``--state-dir DIR``, in ``DIR/<sessionId>.jsonl`` so they survive a restart
-(append-only: one line per setup change and per turn; see ``Store``).
-With ``--unstable`` it speaks the schema's unstable surface (the same
-classes, the ``*_UNSTABLE`` method tables) and also serves ``session/fork``
-(a new session with a copy of the history).
-Logs go to stderr; stdout carries the protocol only.
-
-Written against the generated types (mypy --strict, pyright strict): one
-class per protocol version serves it, ``EchoAgentV1(v1.Agent)`` and
-``EchoAgentV2(v2.Agent)`` (subclassing the generated Protocol has the type
-checker check each handler; a method left out is answered -32601; a
-handler's name is the method's wire name with ``/`` as ``_``,
-``session/new`` -> ``session_new``), over ``EchoCore``, which keeps the
-sessions and the turn's script whatever the version.
-"""
+"""The echo agent's protocol classes: ``EchoCore`` (sessions and the turn's
+script, whatever the version) under ``EchoAgentV1(v1.Agent)`` and
+``EchoAgentV2(v2.Agent)``."""
 
 from __future__ import annotations
 
-import argparse
-import contextlib
-import fcntl
-import functools
 import logging
-import os
 import re
-import stat
-import sys
-import uuid
-from pathlib import Path
-from typing import Literal, TypeAlias, TypeVar
+from typing import Literal
 
 import acp_trio
 import msgspec
 import trio
 from acp_schema import v1, v2
+
+from acp_echo.content import (
+    PLAN_STEPS,
+    chunks_of,
+    describe_setup,
+    new_id,
+    not_found,
+    prompt_text,
+    setup_meta,
+    to_json,
+)
+from acp_echo.store import (
+    SETTINGS,
+    HistoryItem,
+    Json,
+    Message,
+    PlanItem,
+    PlanRecord,
+    Session,
+    ToolCallRecord,
+    UsageRecord,
+    optional,
+)
 
 log = logging.getLogger("echo_agent")
 
@@ -59,319 +43,6 @@ AGENT_VERSION = "0.1.0"
 CONTEXT_SIZE = 200_000
 PRICE_PER_TOKEN = 0.000003  # USD
 WAIT = re.compile(r"\bwait\b", re.IGNORECASE)
-SESSION_ID = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
-Json: TypeAlias = dict[str, object]  # a JSON object
-T = TypeVar("T")
-
-
-def optional(value: T | msgspec.UnsetType | None) -> T | None:
-    """An optional field's value, ``None`` when absent or null."""
-    return None if isinstance(value, msgspec.UnsetType) else value
-
-
-# -- what is remembered of a session (version-neutral, JSON on disk) -------------------
-
-
-class Message(msgspec.Struct, tag="message"):
-    role: Literal["user", "agent"]
-    message_id: str
-    content: list[Json]  # content blocks as wire JSON (same shape in v1 and v2)
-
-
-class ToolCallRecord(msgspec.Struct, tag="tool_call"):
-    tool_call_id: str
-    title: str
-    status: Literal["pending", "in_progress", "completed", "failed"] = "pending"
-    output: str | None = None  # the tool's text result
-    locations: list[str] = []
-    raw_input: Json | None = None
-
-
-class PlanItem(msgspec.Struct):
-    content: str
-    priority: Literal["high", "medium", "low"]
-    status: Literal["pending", "in_progress", "completed"]
-
-
-class PlanRecord(msgspec.Struct, tag="plan"):
-    plan_id: str
-    entries: list[PlanItem]
-
-
-class UsageRecord(msgspec.Struct, tag="usage"):
-    used: int
-    size: int
-    cost: float
-
-
-HistoryItem = Message | ToolCallRecord | PlanRecord | UsageRecord
-
-
-class Session(msgspec.Struct):
-    session_id: str
-    cwd: str
-    additional_directories: list[str] = []
-    mcp_servers: list[object] = []  # as received, wire JSON
-    history: list[HistoryItem] = []
-    turns: int = 0
-    used_tokens: int = 0
-
-
-# -- on disk: one append-only JSON Lines file per session -------------------------------
-#
-# ``DIR/<sessionId>.jsonl``: a ``setup`` record first (it names the session), then
-# one record per change: a ``setup`` when the cwd, directories or MCP servers change,
-# a ``turn`` with the items one prompt turn added.  Saving a turn appends one line
-# (its cost is the turn's, not the history's); appends hold an exclusive ``flock``
-# so agents sharing the directory interleave whole turns and lose none.
-
-
-class SetupRecord(msgspec.Struct, tag="setup"):
-    session_id: str
-    cwd: str
-    additional_directories: list[str] = []
-    mcp_servers: list[object] = []
-
-
-class TurnRecord(msgspec.Struct, tag="turn"):
-    items: list[HistoryItem]
-    tokens: int = 0  # tokens this turn used
-
-
-StateRecord = SetupRecord | TurnRecord
-MAX_STATE_FILE = 64 * 1024 * 1024  # bytes; a bigger session file is not read
-_FILE_FLAGS = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC  # no symlink, no FIFO wait
-_ENCODER = msgspec.json.Encoder()
-_DECODER = msgspec.json.Decoder(StateRecord)
-
-
-class Store:
-    """Sessions by id: in memory, and in ``directory`` when given.
-
-    Saving is best effort: a failed write (disk full, permissions) is logged
-    and the session goes on in memory; what was appended is then cut back, so
-    no partial line or temporary file is left.  A file is read only if it is
-    a regular file (not a FIFO, device or symlink) whose first record names
-    the session its file name says.
-    """
-
-    def __init__(self, directory: Path | None) -> None:
-        self.directory = directory
-        self.sessions: dict[str, Session] = {}
-        if directory is not None:
-            directory.mkdir(parents=True, exist_ok=True)
-
-    def new(self, cwd: str) -> Session:
-        session = Session(session_id=f"sess_{uuid.uuid4().hex[:16]}", cwd=cwd)
-        self.sessions[session.session_id] = session
-        return session
-
-    def get(self, session_id: str, *, reread: bool = False) -> Session | None:
-        """The session, from memory; from disk when not in memory or ``reread``
-        (another agent sharing the directory may have added turns)."""
-        session = self.sessions.get(session_id)
-        if (session is None or reread) and self.directory is not None:
-            stored = self._read(session_id)
-            if stored is not None:
-                session = self.sessions[session_id] = stored
-        return session
-
-    def _path(self, session_id: str) -> Path | None:
-        if self.directory is None or not SESSION_ID.match(session_id):
-            return None
-        return self.directory / f"{session_id}.jsonl"
-
-    def _read(self, session_id: str) -> Session | None:
-        path = self._path(session_id)
-        if path is None:
-            return None
-        try:
-            fd = os.open(path, os.O_RDONLY | _FILE_FLAGS)
-        except OSError:  # absent, a symlink, unreadable
-            return None
-        try:
-            info = os.fstat(fd)
-            if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_STATE_FILE:
-                log.warning("%s: not a regular file of a session, skipped", path)
-                return None
-            fcntl.flock(fd, fcntl.LOCK_SH)  # no half-written turn
-            with os.fdopen(os.dup(fd), "rb") as f:
-                data = f.read(MAX_STATE_FILE + 1)
-        finally:
-            os.close(fd)
-        session: Session | None = None
-        for number, line in enumerate(data.splitlines(), 1):
-            try:
-                record = _DECODER.decode(line)
-            except msgspec.DecodeError:  # e.g. cut short by a crash: skip it
-                log.warning("%s:%d: unreadable record, skipped", path, number)
-                continue
-            if isinstance(record, SetupRecord):
-                if record.session_id != session_id:
-                    log.warning(
-                        "%s: names session %r, refused", path, record.session_id
-                    )
-                    return None
-                if session is None:
-                    session = Session(session_id=session_id, cwd=record.cwd)
-                session.cwd = record.cwd
-                session.additional_directories = record.additional_directories
-                session.mcp_servers = record.mcp_servers
-            elif session is not None:
-                session.history.extend(record.items)
-                session.turns += 1
-                session.used_tokens += record.tokens
-        return session
-
-    def save_setup(self, session: Session) -> None:
-        self._append(session, [])
-
-    def save_turn(
-        self, session: Session, items: list[HistoryItem], tokens: int
-    ) -> None:
-        self._append(session, [TurnRecord(items=items, tokens=tokens)])
-
-    def _setup_record(self, session: Session) -> SetupRecord:
-        return SetupRecord(
-            session_id=session.session_id,
-            cwd=session.cwd,
-            additional_directories=session.additional_directories,
-            mcp_servers=session.mcp_servers,
-        )
-
-    def _append(self, session: Session, records: list[StateRecord]) -> None:
-        """Append ``records`` (a ``setup`` first when the file is new or
-        ``records`` is empty) as whole lines; on failure, log and cut back."""
-        path = self._path(session.session_id)
-        if path is None:
-            return
-        try:
-            fd = os.open(
-                path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _FILE_FLAGS, 0o600
-            )
-        except OSError as exc:
-            log.warning("session %s not saved: %s", session.session_id, exc)
-            return
-        try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                log.warning("%s: not a regular file, session not saved", path)
-                return
-            fcntl.flock(fd, fcntl.LOCK_EX)  # one writer at a time: whole lines
-            size = os.fstat(fd).st_size
-            if size == 0 or not records:
-                records = [self._setup_record(session), *records]
-            data = b"".join(_ENCODER.encode(r) + b"\n" for r in records)
-            try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view) :]
-            except OSError as exc:
-                log.warning("session %s not saved: %s", session.session_id, exc)
-                with contextlib.suppress(OSError):
-                    os.ftruncate(fd, size)  # no partial line left behind
-        finally:
-            os.close(fd)
-
-
-class Settings:
-    """What the command line sets (``main``)."""
-
-    store = Store(None)  # sessions (--state-dir)
-    chunk_delay = 0.0  # seconds between streamed chunks (--chunk-delay)
-
-
-SETTINGS = Settings()
-
-
-def not_found(session_id: str) -> acp_trio.RequestError:
-    return acp_trio.RequestError(
-        v1.ERROR_CODE_RESOURCE_NOT_FOUND,
-        "Resource not found",
-        {"sessionId": session_id},
-    )
-
-
-def new_id(prefix: str) -> str:
-    return f"{prefix}_{uuid.uuid4().hex[:12]}"
-
-
-def to_json(value: object) -> list[Json]:
-    """Generated Structs (a list of them) as wire JSON objects."""
-    return msgspec.convert(msgspec.to_builtins(value), list[Json])
-
-
-def prompt_text(blocks: list[Json]) -> str:
-    """The prompt (as wire JSON) as one line of text: links and embedded
-    resources by name; read from JSON, it is the same in every version."""
-    parts: list[str] = []
-    for block in blocks:
-        kind, text = block.get("type"), block.get("text")
-        resource = block.get("resource")
-        if kind == "text" and isinstance(text, str):
-            parts.append(text)
-        elif kind == "resource_link":
-            parts.append(f"[{block.get('name')}]")
-        elif kind == "resource" and isinstance(resource, dict):
-            parts.append(f"[{resource.get('uri')}]")  # pyright: ignore[reportUnknownMemberType]
-    return " ".join(" ".join(parts).split())
-
-
-def chunks_of(text: str, size: int = 24) -> list[str]:
-    """``text`` in pieces of about ``size`` characters, split after spaces."""
-    pieces: list[str] = []
-    current = ""
-    for word in re.findall(r"\S+\s*", text):
-        current += word
-        if len(current) >= size:
-            pieces.append(current)
-            current = ""
-    if current:
-        pieces.append(current)
-    return pieces
-
-
-def describe_setup(session: Session) -> str:
-    lines = [f"Working in {session.cwd}"]
-    if session.additional_directories:
-        lines[0] += " (also " + ", ".join(session.additional_directories) + ")"
-    for server in session.mcp_servers:
-        lines.append(describe_server(server))
-    return "\n".join(lines)
-
-
-def describe_server(server: object) -> str:
-    """One MCP server entry as a line; any JSON (a custom ``_`` transport, an
-    entry edited on disk) is described, never an error."""
-    if not isinstance(server, dict):
-        return f"MCP server (unreadable entry {str(server)[:40]!r})"
-    entry = msgspec.convert(server, Json)
-    transport, where = entry.get("type", "stdio"), entry.get("url")
-    if not isinstance(where, str):
-        command, args = entry.get("command"), entry.get("args")
-        words: list[object] = [command]
-        if isinstance(args, list):
-            words.extend(msgspec.convert(args, list[object]))
-        where = " ".join(str(w) for w in words if w is not None) or "(no address)"
-    return f"MCP server {entry.get('name', '(unnamed)')} ({transport}): {where}"
-
-
-def setup_meta(session: Session) -> Json:
-    """What the agent recorded of the session setup, echoed in ``_meta``."""
-    return {
-        "echoAgent": {
-            "sessionId": session.session_id,
-            "cwd": session.cwd,
-            "additionalDirectories": session.additional_directories,
-            "mcpServers": session.mcp_servers,
-        }
-    }
-
-
-PLAN_STEPS: list[tuple[str, Literal["high", "medium", "low"]]] = [
-    ("Read the prompt", "high"),
-    ("Ask permission to run the echo tool", "medium"),
-    ("Echo the prompt back", "low"),
-]
 
 
 # -- the agent: what both versions share ---------------------------------------------
@@ -994,40 +665,3 @@ class EchoAgentV1Unstable(EchoAgentV1):
 
 class EchoAgentV2Unstable(EchoAgentV2):
     unstable = True
-
-
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument(
-        "--state-dir", type=Path, help="keep sessions in DIR (survive a restart)"
-    )
-    parser.add_argument(
-        "--chunk-delay",
-        type=float,
-        default=0.02,
-        help="seconds between streamed chunks (default 0.02)",
-    )
-    parser.add_argument(
-        "--unstable",
-        action="store_true",
-        help="speak the schema's unstable surface (session/fork, ...)",
-    )
-    args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=os.environ.get("ECHO_AGENT_LOG", "WARNING"),
-        stream=sys.stderr,
-        format="echo_agent: %(message)s",
-    )
-    SETTINGS.store = Store(args.state_dir)
-    SETTINGS.chunk_delay = args.chunk_delay
-    if args.unstable:
-        agents: acp_trio.Offer = {1: EchoAgentV1Unstable, 2: EchoAgentV2Unstable}
-    else:
-        agents = {1: EchoAgentV1, 2: EchoAgentV2}
-    trio.run(
-        functools.partial(acp_trio.serve_agent_stdio, agents, unstable=args.unstable)
-    )
-
-
-if __name__ == "__main__":
-    main()

@@ -1,0 +1,165 @@
+"""Calling the agent: ``AgentCalls``, whatever the protocol version, over the
+generated ``Agent`` Protocols (``AgentV1``, ``AgentV2``)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+from typing import Protocol
+
+import msgspec
+from acp_schema import v1, v2
+
+from acp_client.text import Failure
+
+
+@dataclass(frozen=True)
+class McpSpec:
+    """An ``--mcp NAME=COMMAND|URL`` value."""
+
+    name: str
+    url: str | None = None
+    command: str = ""
+    args: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Setup:
+    """What a session is opened with."""
+
+    cwd: str
+    additional_directories: list[str]
+    mcp: list[McpSpec]
+
+
+class AgentCalls(Protocol):
+    """The calls the app makes, whatever the protocol version."""
+
+    async def new_session(self, setup: Setup) -> str: ...
+    async def load_session(self, session_id: str, setup: Setup) -> None: ...
+    async def authenticate(self, method_id: str) -> None: ...
+    async def prompt(self, session_id: str, text: str) -> str: ...
+    async def cancel(self, session_id: str) -> None: ...
+
+
+def command_path(command: str) -> str:
+    return shutil.which(command) or os.path.abspath(command)
+
+
+class AgentV1:
+    def __init__(self, agent: v1.Agent) -> None:
+        self.agent = agent
+
+    def servers(self, setup: Setup) -> list[v1.McpServer]:
+        servers: list[v1.McpServer] = []
+        for spec in setup.mcp:
+            if spec.url is not None:
+                servers.append(
+                    v1.McpServerHttp(name=spec.name, url=spec.url, headers=[])
+                )
+            else:
+                servers.append(
+                    v1.McpServerStdio(
+                        name=spec.name,
+                        command=command_path(spec.command),
+                        args=list(spec.args),
+                        env=[],
+                    )
+                )
+        return servers
+
+    async def new_session(self, setup: Setup) -> str:
+        new = await self.agent.session_new(
+            v1.NewSessionRequest(
+                cwd=setup.cwd,
+                mcp_servers=self.servers(setup),
+                additional_directories=setup.additional_directories or msgspec.UNSET,
+            )
+        )
+        return new.session_id
+
+    async def load_session(self, session_id: str, setup: Setup) -> None:
+        await self.agent.session_load(
+            v1.LoadSessionRequest(
+                session_id=session_id,
+                cwd=setup.cwd,
+                mcp_servers=self.servers(setup),
+                additional_directories=setup.additional_directories or msgspec.UNSET,
+            )
+        )
+
+    async def authenticate(self, method_id: str) -> None:
+        await self.agent.authenticate(v1.AuthenticateRequest(method_id=method_id))
+
+    async def prompt(self, session_id: str, text: str) -> str:
+        result = await self.agent.session_prompt(
+            v1.PromptRequest(session_id=session_id, prompt=[v1.TextContent(text=text)])
+        )
+        return result.stop_reason
+
+    async def cancel(self, session_id: str) -> None:
+        await self.agent.session_cancel(v1.CancelNotification(session_id=session_id))
+
+
+class AgentV2:
+    def __init__(self, agent: v2.Agent) -> None:
+        self.agent = agent
+
+    def servers(self, setup: Setup) -> list[v2.McpServer]:
+        servers: list[v2.McpServer] = []
+        for spec in setup.mcp:
+            if spec.url is not None:
+                servers.append(
+                    v2.McpServerHttp(name=spec.name, url=spec.url, headers=[])
+                )
+            else:
+                servers.append(
+                    v2.McpServerStdio(
+                        name=spec.name,
+                        command=command_path(spec.command),
+                        args=list(spec.args),
+                        env=[],
+                    )
+                )
+        return servers
+
+    async def new_session(self, setup: Setup) -> str:
+        new = await self.agent.session_new(
+            v2.NewSessionRequest(
+                cwd=setup.cwd,
+                mcp_servers=self.servers(setup),
+                additional_directories=setup.additional_directories or msgspec.UNSET,
+            )
+        )
+        return new.session_id
+
+    async def load_session(self, session_id: str, setup: Setup) -> None:
+        if not hasattr(v2, "LoadSessionRequest"):  # gone in 2.0.0-alpha.3
+            raise Failure("--load: this draft of protocol v2 has no session/load")
+        await self.agent.session_load(
+            v2.LoadSessionRequest(
+                session_id=session_id,
+                cwd=setup.cwd,
+                mcp_servers=self.servers(setup),
+                additional_directories=setup.additional_directories or msgspec.UNSET,
+            )
+        )
+
+    async def authenticate(self, method_id: str) -> None:
+        if not hasattr(v2, "AuthenticateRequest"):  # auth/login in 2.0.0-alpha.3
+            raise Failure("--auth: this draft of protocol v2 has no authenticate")
+        await self.agent.authenticate(v2.AuthenticateRequest(method_id=method_id))
+
+    async def prompt(self, session_id: str, text: str) -> str:
+        result = await self.agent.session_prompt(
+            v2.PromptRequest(session_id=session_id, prompt=[v2.TextContent(text=text)])
+        )
+        # 2.0.0-alpha.3 reports the stop reason in a state update instead
+        stop_reason: object = getattr(result, "stop_reason", None)
+        return stop_reason if isinstance(stop_reason, str) else "(not in the answer)"
+
+    async def cancel(self, session_id: str) -> None:
+        # by the method table: 2.0.0-alpha.3 renames CancelNotification
+        cancel = v2.AGENT_METHODS["session/cancel"].params
+        await self.agent.session_cancel(cancel(session_id=session_id))
