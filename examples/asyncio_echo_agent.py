@@ -2,7 +2,7 @@
 
 The asyncio twin of ``examples/simple_agent.py``, on ``acp_asyncio`` (the
 same protocol engine as ``acp_trio``): it serves protocol v1 on stdin/stdout
-and any ACP client can drive it (``examples/client.py``, the official SDK's
+and any ACP client can drive it (``acp-client``, the official SDK's
 ``spawn_agent_process``, an editor).  A prompt turn streams a plan, the reply
 as ``agent_message_chunk``s of one ``messageId``, then an "echo" tool call
 that asks ``session/request_permission`` first, the tool call's updates, and
