@@ -25,7 +25,7 @@ import anyio.abc
 import httpx
 import msgspec
 
-from ._routing import Envelope, MessageError, decode_envelope
+from ._routing import Envelope, MessageError, decode_envelope, id_key
 from ._sse import EventTooLarge, SseReader
 
 __all__ = ["HttpError", "HttpWire"]
@@ -36,6 +36,8 @@ log = logging.getLogger("acp_http")
 FATAL_STATUSES = frozenset({401, 403, 404, 410})
 #: how much of an error body goes into the JSON-RPC error's data
 ERROR_BODY_CHARS = 2048
+#: requests from the agent whose answer's session is remembered (oldest forgotten)
+MAX_ANSWER_ROUTES = 4096
 _READ = 1 << 16
 
 
@@ -69,6 +71,8 @@ class HttpWire:
         self._write_lock = anyio.Lock()
         self._streams: dict[str | None, anyio.Event] = {}
         self._task_group: anyio.abc.TaskGroup | None = None
+        #: id of a request from the agent -> its session (the answer's POST names it)
+        self._answer_sessions: dict[str, str] = {}
 
     async def run(self, local: anyio.abc.ByteStream) -> None:
         """Serve ``local`` until it closes or the remote connection fails."""
@@ -123,6 +127,8 @@ class HttpWire:
         if self.connection_id is not None:
             headers["acp-connection-id"] = self.connection_id
         session = envelope.params_session
+        if envelope.is_response:
+            session = self._answer_sessions.pop(id_key(envelope.id) or "", None)
         if session is not None:
             headers["acp-session-id"] = session
             await self._open_stream(session)
@@ -218,7 +224,7 @@ class HttpWire:
                 ready.set()
                 async for chunk in response.aiter_raw():
                     for data in reader.feed(chunk):
-                        await self._on_event(data)
+                        await self._on_event(data, session)
         except httpx.HTTPError as error:
             raise HttpError(0, f"the {scope} stream failed: {error!r}"[:300]) from None
         except EventTooLarge as error:
@@ -227,11 +233,18 @@ class HttpWire:
             ready.set()
         raise HttpError(0, f"the server ended the {scope} stream")
 
-    async def _on_event(self, data: bytes) -> None:
+    async def _on_event(self, data: bytes, stream_session: str | None) -> None:
         try:
             envelope = decode_envelope(data)
         except MessageError:
             envelope = Envelope()
+        if envelope.is_request:
+            asking = envelope.params_session or stream_session
+            key = id_key(envelope.id)
+            if asking is not None and key is not None:
+                if len(self._answer_sessions) >= MAX_ANSWER_ROUTES:
+                    self._answer_sessions.pop(next(iter(self._answer_sessions)))
+                self._answer_sessions[key] = asking
         session = envelope.result_session
         if (
             session is not None
