@@ -4,7 +4,8 @@ Per prompt: its words streamed back as agent message chunks, then a tool call
 behind a permission request; a prompt saying "slow" waits between words so
 that it can be cancelled.  Sessions live in a class-level store shared by
 the connections of one process, so ``session/load`` on a new connection
-replays them.  ``python remote_agent.py`` serves it on stdio.
+replays them.  ``python remote_agent.py`` serves it on stdio (and, if
+``$ACP_HTTP_PIDS`` names a folder, leaves a file named after its PID there).
 """
 
 from __future__ import annotations
@@ -96,7 +97,13 @@ class RemoteAgent(v1.Agent):
 
 
 if __name__ == "__main__":
+    import os
+
     import acp_trio
     import trio
 
+    pids = os.environ.get("ACP_HTTP_PIDS")
+    if pids:  # the bridge tests check that each agent process ends
+        with open(os.path.join(pids, str(os.getpid())), "w"):
+            pass
     trio.run(acp_trio.serve_agent_stdio, {1: RemoteAgent})
