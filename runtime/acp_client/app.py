@@ -11,7 +11,7 @@ import signal
 import sys
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import acp_trio
 import trio
@@ -21,14 +21,15 @@ from msgspec import UnsetType
 from acp_client.auth import AuthChoice, NeedsLogin, auth_choices
 from acp_client.calls import AgentCalls, AgentV1, AgentV2, McpSpec, Setup
 from acp_client.display import Screen
+from acp_client.grants import Grants, grant_for
 from acp_client.handlers import ClientV1, ClientV2
 from acp_client.questions import Asker
 from acp_client.terminals import Terminals
-from acp_client.text import Failure
+from acp_client.text import Failure, present
 from acp_client.workspace import Workspace
 
 if TYPE_CHECKING:
-    from acp_client.text import Init
+    from acp_client.text import Init, Option
 
 CLIENT_NAME = "acp-msgspec-client"
 CLIENT_VERSION = "0.2.0"
@@ -49,6 +50,21 @@ class Options:
     timeout: float = 60.0
 
 
+class Ended(Exception):
+    """SIGTERM or SIGHUP: the turn is cancelled, the agent ended, the client exits
+    with ``128 + signum``, as a program killed by the signal reports."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+#: The signals that end the client like a second Ctrl-C, but cleanly.
+ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+#: Seconds the agent has to answer a cancelled turn when the client is ending.
+CANCEL_GRACE = 1.0
+
+
 class App:
     def __init__(self, options: Options) -> None:
         self.options = options
@@ -56,17 +72,53 @@ class App:
         self.asker = Asker(self.screen, options.yes)
         self.cwd = os.getcwd()
         self.setup = Setup(self.cwd, options.add_dir, options.mcp)
-        self.workspace = Workspace([self.cwd, *options.add_dir], self.asker)
-        self.terminals = Terminals(self.workspace, self.cwd)
+        self.grants = Grants()
+        self.workspace = Workspace(
+            [self.cwd, *options.add_dir], self.asker, self.grants
+        )
+        self.terminals = Terminals(self.workspace, self.cwd, self.grants)
         self.conn: acp_trio.ClientSideConnection[object] | None = None
         self.step = "starting the agent"
         self.logged_in = False
+        self.turn: tuple[AgentCalls, str] | None = None  # (agent, session) of a turn
+        self.ended: int | None = None  # the ending signal received
 
     def tool_title(self, tool_call_id: str, title: str | UnsetType | None) -> str:
         if isinstance(title, str):
             return title
         known = self.screen.transcript.tool_calls.get(tool_call_id)
         return (known.title if known is not None else None) or tool_call_id
+
+    def remember(self, session_id: str, call: object, option: Option | None) -> None:
+        """A tool call the user allowed: the fs or terminal request carrying
+        it out is not asked again (:mod:`acp_client.grants`)."""
+        if option is None or not option.kind.startswith("allow"):
+            return
+        tool_call_id: object = getattr(call, "tool_call_id", None)
+        if not isinstance(tool_call_id, str):
+            return
+        known = self.screen.transcript.tool_calls.get(tool_call_id)
+        title: object = getattr(call, "title", None)
+        raw_input: object = getattr(call, "raw_input", None)
+        given: object = getattr(call, "locations", None)
+        wheres: list[object] = [
+            *(cast("list[object]", given) if isinstance(given, list) else []),
+            *(known.locations if known is not None else []),
+        ]
+        locations = [
+            path for w in wheres if isinstance(path := getattr(w, "path", None), str)
+        ]
+        grant = grant_for(
+            session_id,
+            tool_call_id,
+            title if isinstance(title, str) else (known.title if known else None),
+            locations,
+            [
+                raw_input if present(raw_input) else None,
+                known.raw_input if known is not None else None,
+            ],
+        )
+        self.grants.allow(grant)
 
     def offer(
         self,
@@ -112,6 +164,7 @@ class App:
                 self.conn = conn
                 async with trio.open_nursery() as nursery:  # the terminals' tasks
                     self.terminals.nursery = nursery
+                    await nursery.start(self.on_ending_signals)
                     try:
                         return await self.session(conn)
                     except NeedsLogin as login:
@@ -126,6 +179,30 @@ class App:
             # wrapped in the runtime's exception groups)
             raise Failure(f"{command[0]}: {exc.strerror or exc}") from None
         raise AssertionError("unreachable")
+
+    async def on_ending_signals(self, task_status: trio.TaskStatus[None]) -> None:
+        """SIGTERM, SIGHUP: cancel the turn, leave (the agent's group is ended
+        by ``spawn_agent`` on the way out), raise :class:`Ended`."""
+        with trio.open_signal_receiver(*ENDING_SIGNALS) as signals:
+            task_status.started()
+            async for signum in signals:
+                self.ended = signum
+                self.screen.line(f"{signal.Signals(signum).name}: ending")
+                if self.turn is not None:
+                    agent, session_id = self.turn
+                    with trio.move_on_after(CANCEL_GRACE):
+                        await agent.cancel(session_id)
+                await self.leave()
+                raise Ended(signum)
+
+    async def leave(self) -> None:
+        """Close the connection before abandoning its requests: a request the
+        client stops waiting for gets no ``$/cancel_request`` (an agent that
+        does not implement it logs "Method not found")."""
+        if self.conn is not None:
+            self.conn.close()
+            with trio.move_on_after(CANCEL_GRACE):
+                await self.conn.closed.wait()
 
     async def initialize(self, conn: acp_trio.ClientSideConnection[object]) -> Init:
         """One ``initialize`` carrying each offered version's fields, so a v1
@@ -279,6 +356,7 @@ class App:
                     task_status.started()
                     async for _ in signals:
                         if interrupted:  # the second Ctrl-C: give up waiting
+                            await self.leave()
                             raise KeyboardInterrupt
                         interrupted = True
                         self.screen.line("^C: cancelling (Ctrl-C again to quit)")
@@ -286,7 +364,11 @@ class App:
                         self.screen.cancelled()
 
             await nursery.start(on_ctrl_c)  # Ctrl-C now cancels the turn
-            stop_reason = await agent.prompt(session_id, self.options.prompt)
+            self.turn = (agent, session_id)
+            try:
+                stop_reason = await agent.prompt(session_id, self.options.prompt)
+            finally:
+                self.turn = None
             nursery.cancel_scope.cancel()
         self.screen.end_turn()
         if stop_reason == "cancelled":

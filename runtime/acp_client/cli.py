@@ -12,7 +12,7 @@ from typing import NoReturn
 
 import trio
 
-from acp_client.app import App, Options
+from acp_client.app import App, Ended, Options
 from acp_client.calls import McpSpec
 from acp_client.text import Failure, visible
 
@@ -143,9 +143,13 @@ def main(argv: list[str] | None = None) -> int:
         return fail(Failure("empty prompt", status=2))
     app = App(options)
     try:
-        return trio.run(app.run)
+        status = trio.run(app.run)
+        return status if app.ended is None else 128 + app.ended
     except BaseException as group:  # trio's nurseries raise exception groups
         errors = list(leaves(group))
+        ended = [e for e in errors if isinstance(e, Ended)]
+        if ended:  # SIGTERM, SIGHUP: the turn and the agent are ended
+            return 128 + ended[0].signum
         if any(isinstance(e, KeyboardInterrupt) for e in errors):
             app.screen.line("interrupted")
             return 130

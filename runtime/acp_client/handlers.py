@@ -31,6 +31,7 @@ class ClientV1(v1.Client):
             params.tool_call.tool_call_id, params.tool_call.title
         )
         option = await self.app.asker.choose(title, params.options)
+        self.app.remember(params.session_id, params.tool_call, option)
         if option is None:
             return v1.RequestPermissionResponse(
                 outcome=v1.RequestPermissionOutcomeCancelled()
@@ -50,7 +51,7 @@ class ClientV1(v1.Client):
     async def fs_write_text_file(
         self, params: v1.WriteTextFileRequest
     ) -> v1.WriteTextFileResponse:
-        await self.app.workspace.write(params.path, params.content)
+        await self.app.workspace.write(params.session_id, params.path, params.content)
         return v1.WriteTextFileResponse()
 
     async def terminal_create(
@@ -128,6 +129,7 @@ class ClientV2(v2.Client):
             given if isinstance(given, str) else None,
         )
         option = await self.app.asker.choose(title, params.options)
+        self.app.remember(params.session_id, call, option)
         if option is None:
             return v2.RequestPermissionResponse(
                 outcome=v2.RequestPermissionOutcomeCancelled()

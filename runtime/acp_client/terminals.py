@@ -1,4 +1,12 @@
-"""The ``terminal/*`` methods: commands the agent runs, in process groups of their own."""
+"""The ``terminal/*`` methods: commands the agent runs, in process groups of their own.
+
+A ``command`` without ``args`` is a shell command line, as agents send them
+(``"mkdir -p sub && ls -la"``): it runs through the user's shell (``$SHELL -c``,
+else ``/bin/sh -c``), as editors do; with ``args`` the program runs without a
+shell.  Bounded: ``MAX_TERMINALS`` at once, ``MAX_TERMINAL_OUTPUT`` bytes of
+output kept per terminal.  Every terminal's process group, released or not, is
+killed before the client exits (``kill_all``).
+"""
 
 from __future__ import annotations
 
@@ -8,20 +16,38 @@ import shlex
 import signal
 import subprocess
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import acp_trio
 import trio
 
+from acp_client.grants import Grants
 from acp_client.workspace import Workspace
 
 #: Bytes of output a terminal keeps at most (the agent may ask for fewer).
 MAX_TERMINAL_OUTPUT = 1024 * 1024
 #: Seconds between SIGTERM and SIGKILL when a terminal is killed.
 KILL_GRACE = 2.0
+#: Terminals alive at once at most (released ones count until they exit).
+MAX_TERMINALS = 16
 
 
-@dataclass
+def user_shell(environ: Mapping[str, str]) -> str:
+    """The user's shell: ``$SHELL`` when it is an absolute path, else ``/bin/sh``."""
+    shell = environ.get("SHELL", "")
+    return shell if os.path.isabs(shell) else "/bin/sh"
+
+
+def program_of(command: str, args: list[str] | None, shell: str) -> list[str]:
+    """The argv a ``terminal/create`` runs: a shell command line without ``args``,
+    the program itself with them."""
+    if not args:
+        return [shell, "-c", command]
+    return [command, *args]
+
+
+@dataclass(eq=False)  # by identity: kept in a set
 class Terminal:
     """One command the agent started: its process group and bounded output."""
 
@@ -68,25 +94,41 @@ class Terminals:
     """The ``terminal/*`` methods: commands in process groups of their own,
     inside the workspace, each behind a question to the user."""
 
-    def __init__(self, workspace: Workspace, cwd: str) -> None:
+    def __init__(self, workspace: Workspace, cwd: str, grants: Grants) -> None:
         self.workspace = workspace
         self.cwd = cwd
+        self.grants = grants
         self.running: dict[str, Terminal] = {}
+        self.released: set[Terminal] = set()  # until they exit: killed at exit too
         self.nursery: trio.Nursery | None = None
 
     async def create(
         self,
         session_id: str,
         command: str,
-        args: list[str],
+        args: list[str] | None,
         env: dict[str, str],
         cwd: str | None,
         output_byte_limit: int | None,
     ) -> str:
         assert self.nursery is not None
         where = self.workspace.inside(cwd) if cwd is not None else self.cwd
-        shown = shlex.join([command, *args])
-        if not await self.workspace.asker.confirm(f"run {shown} (in {where})"):
+        if len(self.running) + len(self.released) >= MAX_TERMINALS:
+            raise acp_trio.RequestError(
+                acp_trio.INVALID_REQUEST,
+                f"Invalid request: {MAX_TERMINALS} terminals at once at most",
+                {"command": command[:200]},
+            )
+        argv = program_of(command, args, user_shell(os.environ))
+        if args:
+            what = f"run {shlex.join(argv)} (in {where})"
+        else:
+            what = f"run {command!r} via {argv[0]} -c (in {where})"
+        lines = [shlex.join(argv), " ".join(argv)] if args else [command]
+        covered = self.grants.command(session_id, lines)
+        if covered is not None:
+            self.workspace.asker.screen.line(f"{what}: allowed for {covered}")
+        elif not await self.workspace.asker.confirm(what):
             raise acp_trio.RequestError(
                 acp_trio.INVALID_REQUEST,
                 "Permission denied by the user",
@@ -94,7 +136,7 @@ class Terminals:
             )
         try:
             process = await trio.lowlevel.open_process(
-                [command, *args],
+                argv,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
@@ -105,7 +147,7 @@ class Terminals:
         except OSError as exc:
             raise acp_trio.RequestError(
                 acp_trio.INVALID_PARAMS,
-                f"Invalid params: cannot run {command!r}: {exc.strerror}",
+                f"Invalid params: cannot run {argv[0]!r}: {exc.strerror}",
             ) from None
         limit = min(output_byte_limit or MAX_TERMINAL_OUTPUT, MAX_TERMINAL_OUTPUT)
         terminal = Terminal(f"term_{uuid.uuid4().hex[:12]}", session_id, process, limit)
@@ -142,10 +184,21 @@ class Terminals:
     async def release(self, session_id: str, terminal_id: str) -> None:
         terminal = self.get(session_id, terminal_id)
         del self.running[terminal_id]
+        if not terminal.exited.is_set():
+            self.released.add(terminal)
         if self.nursery is not None:
-            self.nursery.start_soon(self.kill, terminal)
+            self.nursery.start_soon(self.end, terminal)
+
+    async def end(self, terminal: Terminal) -> None:
+        """A released terminal: killed, then forgotten once it exited."""
+        await self.kill(terminal)
+        await terminal.exited.wait()
+        self.released.discard(terminal)
 
     def kill_all(self) -> None:
-        for terminal in self.running.values():
+        """SIGKILL to every terminal's group, released or not (at exit: a
+        released one may still be in its grace period)."""
+        for terminal in [*self.running.values(), *self.released]:
             terminal.signal_group(signal.SIGKILL)
         self.running.clear()
+        self.released.clear()
