@@ -26,6 +26,7 @@ import sys
 import time
 
 import acp_trio
+import msgspec
 import trio
 from acp_schema import v1
 
@@ -66,7 +67,11 @@ class ScriptedAgent(v1.Agent):
 
     async def terminal(self, command: str, args: list[str] | None = None) -> str:
         made = await self.client.terminal_create(
-            v1.CreateTerminalRequest(session_id="s1", command=command, args=args)
+            v1.CreateTerminalRequest(
+                session_id="s1",
+                command=command,
+                args=msgspec.UNSET if args is None else args,
+            )
         )
         return made.terminal_id
 
