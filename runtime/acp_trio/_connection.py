@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import contextvars
 import logging
-import time
 import types
 from collections.abc import Awaitable, Callable, Generator, Mapping
 from typing import Any, Final, cast
@@ -74,9 +73,7 @@ from ._framing import (
     LineWriter,
     SchedulePoint,
     Wakeup,
-    input_fd,
 )
-from ._schedule import FAST_CANCEL_CHECK, IO_POLL_INTERVAL, cancel_pending
 
 __all__ = [
     "Connection",
@@ -200,9 +197,6 @@ def _resume_in(
 _RETIRE: Final = _Suspended(None, None, None)
 
 
-_perf_counter = time.perf_counter
-
-
 def _origin() -> int:
     if _in_notification.get():
         return ORIGIN_NOTIFICATION
@@ -238,7 +232,7 @@ class Connection:
         self._writer = LineWriter(
             stream,
             budget=limits.write_buffer_bytes,
-            schedule_point=SchedulePoint(input_fd(stream)),
+            schedule_point=SchedulePoint(),
         )
         self._read_wakeup = Wakeup()
         self._read_paused: str | None = None  # why the reading task waits, if it does
@@ -808,23 +802,13 @@ class Connection:
         if self._closed:
             raise ConnectionClosed("connection closed")
         writer = self._writer
-        if not FAST_CANCEL_CHECK or cancel_pending():
-            await trio.lowlevel.checkpoint_if_cancelled()
+        await trio.lowlevel.checkpoint_if_cancelled()
         if writer.queued >= writer.budget:
             await writer.wait_for_space()
             if self._closed:
                 raise ConnectionClosed("connection closed")
         writer.send_nowait(self.engine.notification(method, params))
-        # SchedulePoint.needed(), its most common "no" decided without a call
-        point = writer.schedule_point
-        watch = point.watch
-        if (
-            watch is None
-            or watch.runq
-            or watch.size > 1
-            or watch.heap
-            or _perf_counter() - watch.polled >= IO_POLL_INTERVAL
-        ) and point.needed():
+        if writer.schedule_point.needed():
             await trio.lowlevel.cancel_shielded_checkpoint()
 
     async def request(self, method: MethodSpec, params: Any) -> Any:
@@ -854,8 +838,7 @@ class Connection:
         engine = self.engine
         # A checkpoint before and (waiting for the answer) after, as
         # LineWriter.send is, without its schedule point in between.
-        if not FAST_CANCEL_CHECK or cancel_pending():
-            await trio.lowlevel.checkpoint_if_cancelled()
+        await trio.lowlevel.checkpoint_if_cancelled()
         if writer.queued >= writer.budget:
             await writer.wait_for_space()
         if self._closed:

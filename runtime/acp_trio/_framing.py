@@ -41,7 +41,6 @@ __all__ = [
     "Oversized",
     "SchedulePoint",
     "Wakeup",
-    "input_fd",
     "sniff_oversized",
 ]
 
@@ -217,18 +216,6 @@ class LineReader:
                 raise _os_error(exc) from exc
             self._hot = not waited
             return data
-
-
-def input_fd(stream: object) -> int | None:
-    """The file descriptor ``stream`` reads from, when it is a pipe or a socket."""
-    fds = _fd_stream(stream, "receive_stream")
-    if fds is not None:
-        return int(fds.fileno())
-    if isinstance(stream, trio.StapledStream):
-        stream = cast(Any, stream).receive_stream
-    if isinstance(stream, trio.SocketStream):
-        return int(stream.socket.fileno())
-    return None
 
 
 #: Most buffers handed to one ``os.writev`` (POSIX guarantees 16, Linux takes 1024).

@@ -8,134 +8,94 @@ handler streaming updates starves every other task, including the one that
 would read the peer's ``session/cancel``.
 
 A real schedule point (``trio.lowlevel.cancel_shielded_checkpoint``) costs
-one pass of trio's run loop: ~8 us on the machine of ``bench/``, as much as
-the rest of sending an update.  :class:`SchedulePoint` skips the pass when it
-would change nothing, that is when the pass would resume this very task at
-once:
+one pass of trio's run loop, as much as the rest of sending an update.
+:class:`SchedulePoint` skips the pass when it would change nothing, that is
+when the pass would resume this very task at once:
 
-- no other task is runnable: none became runnable since the current batch
-  of tasks started (trio's run queue is empty), and this task was alone in
-  its batch (counted by :class:`BatchWatch`, an instrument, when the batch
-  formed: tasks later in the same batch are not in the run queue);
-- no deadline has passed (a timeout or ``move_on_after`` must fire);
-- no I/O is ready: the I/O manager's own descriptor (epoll / kqueue: it is
-  readable when any registered event is, and polling it consumes nothing)
-  and ``input_fd``, the connection's input, which no task waits on while the
-  reading task runs a handler's first step (``Connection._run_inline``).
-  That poll is a system call (~1.3 us), made only when neither trio's loop
-  nor another such poll looked in the last ``IO_POLL_INTERVAL`` (200 us):
-  ready I/O is noticed that late at most, as trio itself notices it only
-  between batches.
+- no other task is runnable: this task was alone in its batch and no task
+  became runnable since the batch formed (:class:`BatchWatch`, a public
+  :class:`trio.abc.Instrument`, counts the tasks trio schedules);
+- this task has not run long since trio's loop last looked at I/O and
+  deadlines: after ``IO_POLL_INTERVAL`` (200 us) of wall time without a
+  pass, the thread's CPU time starts to be counted, and once it too passed
+  ``IO_POLL_INTERVAL`` the next schedule point makes a pass.  Ready I/O (the
+  peer's ``session/cancel`` included, even while the reading task runs a
+  handler's first step) and deadlines that pass during the batch are
+  noticed that late at most, as trio itself notices them only between
+  batches.  CPU time, not wall time: on a loaded machine the process may
+  be descheduled for milliseconds mid-step; that is no reason to yield.
+  A deadline that passed before the batch formed wakes its task (counted)
+  or cancels this one (the send's ``checkpoint_if_cancelled`` raises).
 
-Anything else makes a real pass.  This reads trio's private run state
-(``trio._core._run``: the run queue, deadlines, I/O manager), read-only;
-where it is not what this expects (another trio version, guest mode,
-Windows) or the input is no file descriptor, every call is a real pass.
+Only trio's public API: the instrument hooks and ``trio.lowlevel``
+checkpoints.
 """
 
 from __future__ import annotations
 
-import select
 import time
-from typing import Any, Final
+from typing import Final
 
 import trio
 
-__all__ = [
-    "FAST_CANCEL_CHECK",
-    "IO_POLL_INTERVAL",
-    "BatchWatch",
-    "SchedulePoint",
-    "cancel_pending",
-]
+__all__ = ["IO_POLL_INTERVAL", "BatchWatch", "SchedulePoint"]
 
-#: Longest time skipped schedule points go without polling for ready I/O.
+#: Skipped schedule points make a pass of trio's loop once this long passed
+#: since the last one, in wall time and then in the thread's CPU time.
 IO_POLL_INTERVAL: Final = 0.0002
 
 _perf_counter = time.perf_counter
-
-
-def _run_context() -> Any:
-    """trio's private run state (read-only), or None on a trio without it."""
-    try:
-        from trio._core import _run  # pyright: ignore[reportPrivateUsage]
-    except ImportError:  # pragma: no cover (another trio: real passes)
-        return None
-    return getattr(_run, "GLOBAL_RUN_CONTEXT", None)
-
-
-_RUN_CONTEXT: Any = _run_context()
-
-
-def _cancel_check_supported() -> bool:
-    """Whether :func:`cancel_pending` can read trio's task state here."""
-    try:
-        import attrs
-        from trio._core._run import (  # pyright: ignore[reportPrivateUsage]
-            CancelStatus,
-            Runner,
-            Task,
-        )
-
-        fields = {f.name for f in attrs.fields(Task)}
-        runner = {f.name for f in attrs.fields(Runner)}
-        status = {f.name for f in attrs.fields(CancelStatus)}
-    except Exception:  # pragma: no cover (another trio)
-        return False
-    return (
-        _RUN_CONTEXT is not None
-        and {"_cancel_status", "_runner", "_cancel_points"} <= fields
-        and "main_task" in runner
-        and "effectively_cancelled" in status
-    )
-
-
-#: Whether sends may check for cancellation without a coroutine call.
-FAST_CANCEL_CHECK: Final = _cancel_check_supported()
-
-
-def cancel_pending() -> bool:
-    """``checkpoint_if_cancelled``'s test, without its coroutine; counts the checkpoint.
-
-    ``True``: the caller must ``await trio.lowlevel.checkpoint_if_cancelled()``
-    (the task is cancelled, or is the main task, which may have a
-    KeyboardInterrupt pending: trio decides).  ``False``: not cancelled,
-    and the checkpoint is counted as trio counts it.  Only where
-    :data:`FAST_CANCEL_CHECK`.
-    """
-    task = _RUN_CONTEXT.task
-    if task._cancel_status.effectively_cancelled or task is task._runner.main_task:
-        return True
-    task._cancel_points += 1
-    return False
+_thread_time = time.thread_time
 
 
 class BatchWatch(trio.abc.Instrument):
-    """Counts the tasks of each batch as it forms (one per trio run).
+    """What one trio run's batches look like, from trio's public hooks.
 
-    Called after trio's I/O wait, when the run queue holds what the next
-    batch will run, less the tasks a deadline passing now wakes: one more
-    is counted then, to be safe.
+    ``scheduled`` counts every task trio made runnable (``task_scheduled``);
+    at each pass of the loop (``after_io_wait``, when the run queue holds
+    the next batch) ``size`` is how many were made runnable since the last
+    pass (an upper bound on the batch: none of them can have run yet but
+    the last batch's own deadline wakeups are counted again, which is
+    harmless) and ``mark`` the count then: ``scheduled != mark`` while the
+    batch runs means another task became runnable.  ``until`` is when the
+    wall-time bound is looked at next, ``cpu`` the thread's CPU time when
+    counting started (negative: not yet, in this batch).
     """
 
-    __slots__ = ("clock", "heap", "polled", "runq", "size")
+    __slots__ = ("cpu", "mark", "scheduled", "size", "until")
 
-    def __init__(self, runner: Any) -> None:
-        self.runq = runner.runq
-        self.heap = runner.deadlines._heap  # (deadline, id, scope); stale ones too
-        self.clock = runner.clock
-        self.size = 2  # unknown until the next batch: not alone
-        self.polled = 0.0  # when I/O was last polled, by trio or a SchedulePoint
+    def __init__(self) -> None:
+        self.scheduled = 0
+        self.mark = 0
+        self.size = 2  # unknown until the next pass: not alone
+        self.until = 0.0
+        self.cpu = 0.0  # a real pass first
+
+    def task_scheduled(self, task: trio.lowlevel.Task) -> None:
+        # Called for every task trio makes runnable: one addition.
+        self.scheduled += 1
 
     def after_io_wait(self, timeout: float) -> None:
         # Called once per pass of trio's loop: kept to a few operations.
-        self.polled = _perf_counter()
-        # (a stale head of the heap makes it count one too many: harmless)
-        heap = self.heap
-        if heap and heap[0][0] <= self.clock.current_time():
-            self.size = len(self.runq) + 1
-        else:
-            self.size = len(self.runq)
+        scheduled = self.scheduled
+        self.size = scheduled - self.mark
+        self.mark = scheduled
+        self.until = _perf_counter() + IO_POLL_INTERVAL
+        self.cpu = -1.0
+
+    def needed(self) -> bool:
+        """Whether a schedule point in the running task must make a real pass."""
+        if self.scheduled != self.mark or self.size > 1:
+            return True  # another task can run
+        now = _perf_counter()
+        if now < self.until:
+            return False
+        self.until = now + IO_POLL_INTERVAL  # a system call at most that often
+        cpu = _thread_time()
+        if self.cpu < 0:
+            self.cpu = cpu  # count from here
+            return False
+        return cpu - self.cpu >= IO_POLL_INTERVAL
 
 
 _WATCH: trio.lowlevel.RunVar[BatchWatch | None] = trio.lowlevel.RunVar(
@@ -143,25 +103,27 @@ _WATCH: trio.lowlevel.RunVar[BatchWatch | None] = trio.lowlevel.RunVar(
 )
 
 
+def batch_watch() -> BatchWatch:
+    """This trio run's :class:`BatchWatch`, installed at the first call."""
+    watch = _WATCH.get(None)
+    if watch is None:
+        watch = BatchWatch()
+        trio.lowlevel.add_instrument(watch)
+        _WATCH.set(watch)
+    return watch
+
+
 class SchedulePoint:
     """A schedule point for one connection; ``await point()``.
 
-    ``input_fd``: the descriptor the connection reads, or ``None`` (then
-    every call is a real pass).  See the module's docstring for the rule.
+    See the module's docstring for the rule.  ``watch`` is the run's
+    :class:`BatchWatch` once the first call (inside ``trio.run``) found it.
     """
 
-    __slots__ = ("_input_fd", "_poller", "watch")
+    __slots__ = ("watch",)
 
-    def __init__(self, input_fd: int | None = None) -> None:
-        self._input_fd = input_fd
-        self._poller: Any = _UNRESOLVED  # built at the first call, inside trio.run
-        #: The run's BatchWatch, once resolved (None: every call is a real pass).
+    def __init__(self) -> None:
         self.watch: BatchWatch | None = None
-
-    @property
-    def fast(self) -> bool:
-        """Whether passes can be skipped here (known after the first call)."""
-        return self._poller not in (None, _UNRESOLVED)
 
     async def __call__(self) -> None:
         if self.needed():
@@ -175,50 +137,5 @@ class SchedulePoint:
         """
         watch = self.watch
         if watch is None:
-            if self._poller is not _UNRESOLVED or self._resolve() is None:
-                return True
-            watch = self.watch
-            assert watch is not None
-        if watch.runq or watch.size > 1:  # another task can run
-            return True
-        heap = watch.heap  # its head may be stale: then one pass too many
-        if heap and heap[0][0] <= watch.clock.current_time():
-            return True
-        now = _perf_counter()
-        if now - watch.polled < IO_POLL_INTERVAL:
-            return False
-        watch.polled = now
-        return bool(self._poller.poll(0))
-
-    def _resolve(self) -> Any:
-        self._poller = None
-        if self._input_fd is None or not hasattr(select, "poll"):
-            return None
-        try:
-            runner = _RUN_CONTEXT.runner
-            if runner.is_guest:
-                return None
-            manager = runner.io_manager
-            selector = getattr(manager, "_epoll", None) or getattr(
-                manager, "_kqueue", None
-            )
-            io_fd = selector.fileno()  # type: ignore[union-attr]
-            runner.runq.__len__  # noqa: B018  (what needed() reads)
-            runner.deadlines._heap.__len__  # noqa: B018
-            runner.clock.current_time  # noqa: B018
-        except Exception:  # another trio: real passes
-            return None
-        watch = _WATCH.get(None)
-        if watch is None:
-            watch = BatchWatch(runner)
-            trio.lowlevel.add_instrument(watch)
-            _WATCH.set(watch)
-        poller = select.poll()
-        poller.register(io_fd, select.POLLIN)
-        poller.register(self._input_fd, select.POLLIN)
-        self._poller = poller
-        self.watch = watch
-        return poller
-
-
-_UNRESOLVED: Final[Any] = object()
+            watch = self.watch = batch_watch()
+        return watch.needed()
