@@ -106,6 +106,13 @@ _UNSET: Final = msgspec.UNSET
 _decode_envelope: Final = envelope_decoder.decode
 
 Rules = AgentRules | ClientRules
+
+
+async def _resolve_at_start(params: Any) -> Any:
+    """The handler of a request held before its handler object was set."""
+    raise AssertionError("resolved by next_queued before the request starts")
+
+
 QueueItem = QueuedNotification | IncomingRequest | HeldResponse
 
 
@@ -246,6 +253,8 @@ class Engine:
         self.queue: collections.deque[QueueItem] = collections.deque()
         self.queued_bytes = 0  # JSON bytes of what queue holds
         self.backlog = 0  # items queued or being handled
+        #: Requests in :attr:`queue` (accepted, in :attr:`running`, not started).
+        self.waiting = 0
         # Calls of ours waiting for the peer made by request / notification
         # handlers: while any waits, the bound it holds does not stop reading.
         self.waits_in_requests = 0
@@ -300,7 +309,8 @@ class Engine:
                     counted=True,
                 )
                 return
-            self._admit(ident, method, params, handler, batch, size)
+            # received before whatever was queued since: it goes first
+            self._admit(ident, method, params, handler, batch, size, first=True)
 
     def handler_for(self, method: MethodSpec) -> Handler | None:
         """The coroutine function answering ``method`` (``None``: -32601)."""
@@ -339,38 +349,23 @@ class Engine:
         """
         events = self.events
         incoming = self._incoming
-        running = self.running
         queue = self.queue
         gate = self.gate
-        max_requests, max_items, max_bytes = (
-            gate.max_requests,
-            gate.max_items,
-            gate.max_bytes,
-        )
+        max_items, max_bytes = gate.max_items, gate.max_bytes
         write_full = write_queued >= gate.max_write
         while True:
             if events:
                 return events.popleft()
             # ReadGate.full, its common "no" decided inline (it runs per line)
             if (
-                write_full
-                or len(running) >= max_requests
-                or len(queue) >= max_items
-                or self.queued_bytes >= max_bytes
+                write_full or len(queue) >= max_items or self.queued_bytes >= max_bytes
             ) and gate.full(
-                write_queued,
-                len(running),
-                len(queue),
-                self.queued_bytes,
-                self.waits_in_requests,
-                self.waits_in_notifications,
+                write_queued, len(queue), self.queued_bytes, self.waits_in_notifications
             ):
                 self.pause_reason = gate.reason(
                     write_queued=write_queued,
-                    running=len(running),
                     queued=len(queue),
                     queued_bytes=self.queued_bytes,
-                    requests_wait=self.waits_in_requests,
                     notifications_wait=self.waits_in_notifications,
                 )
                 return PAUSED
@@ -620,8 +615,8 @@ class Engine:
         if batch is not None:
             batch.expected += 1
         if self.waits_in_requests and self.gate.refuse_request(
-            len(self.running), self.waits_in_requests
-        ):  # read past the bound only so that a handler's answer can come
+            len(self.running) - self.waiting, self.waits_in_requests
+        ):  # at the bound, handlers wait for us: one waiting could wait for ever
             limit = self.limits.max_concurrent_requests
             log.warning("refused %s: %d requests running", clip(name, 64), limit)
             self._reply_error(
@@ -696,7 +691,10 @@ class Engine:
             self._awaiting_handler = (ident, method, params, batch, _size(raw))
             self.events.append(VersionChosen(version))
             return
-        handler = self.handler_for(method)
+        if rules.holds(method):  # its handler object may come later (a batch)
+            handler: Handler | None = _resolve_at_start
+        else:
+            handler = self.handler_for(method)
         if handler is None:
             self._reply_error(
                 ident,
@@ -779,6 +777,8 @@ class Engine:
         handler: Handler,
         batch: Batch | None,
         size: int,
+        *,
+        first: bool = False,
     ) -> None:
         running = Running(method, getattr(params, "session_id", None))
         request = IncomingRequest(ident, running, handler, params, batch, size)
@@ -789,10 +789,25 @@ class Engine:
             log.exception("failed to handle request %s", method.name[:64])
             self._finish(request, self._internal_error(ident))
             return
-        if self.backlog == 0:
+        if (first or self.backlog == 0) and not self._must_wait(request, 1):
             self._start(request)
-        else:  # once the notifications received before it were handled
+        else:  # once what came before it was handled, and it may start (_must_wait)
+            self.waiting += 1
             self._enqueue(request, size)
+
+    def _must_wait(self, request: IncomingRequest, new: int = 0) -> bool:
+        """Whether ``request`` (accepted, in :attr:`running`) may not start yet.
+
+        It waits while the rules hold it (the agent's ``initialize`` runs)
+        and while ``max_concurrent_requests`` others run; not when one of
+        those waits for the peer (``ReadGate.refuse_request``: it is refused
+        at its start, the answer awaited may be behind it).  ``new``: 1 when it is
+        not counted in :attr:`waiting` yet.
+        """
+        if self.rules.holds(request.running.method):
+            return True
+        others = len(self.running) - self.waiting - new
+        return others >= self.gate.max_requests and not self.waits_in_requests
 
     def _start(self, request: IncomingRequest) -> None:
         try:
@@ -821,10 +836,13 @@ class Engine:
             )
             return
         params = msgspec.json.decode(_EMPTY_OBJECT if raw is msgspec.UNSET else raw)
-        running = Running(ExtMethod(name), None)
-        self.running[ident] = running
-        self.events.append(
-            IncomingRequest(ident, running, functools.partial(ext, name), params, batch)
+        self._admit(
+            ident,
+            ExtMethod(name),  # type: ignore[arg-type]
+            params,
+            functools.partial(ext, name),
+            batch,
+            _size(raw),
         )
 
     # -- answers -------------------------------------------------------------------
@@ -1038,7 +1056,10 @@ class Engine:
             self.backlog -= 1
         queue = self.queue
         while queue and not self.order.held:
-            item = queue.popleft()
+            item = queue[0]
+            if type(item) is IncomingRequest and self._must_wait(item):
+                return None  # a request finishing, or initialize, lets it go
+            queue.popleft()
             self.queued_bytes -= item.size
             if type(item) is QueuedNotification:
                 return item
@@ -1048,6 +1069,26 @@ class Engine:
                     self.release(item.call, item.envelope)
                     continue
                 assert type(item) is IncomingRequest
+                self.waiting -= 1
+                if self.gate.refuse_request(
+                    len(self.running) - self.waiting - 1, self.waits_in_requests
+                ):
+                    self._refuse_too_many(item)
+                    continue
+                if item.handler is _resolve_at_start:
+                    handler = self.handler_for(item.running.method)
+                    if handler is None:
+                        line = encode_error(
+                            encode_id(item.id),
+                            METHOD_NOT_FOUND,
+                            clip(
+                                f"Method not found: {item.running.method.name}",
+                                self.limits.max_error_text,
+                            ),
+                        )
+                        self._finish(item, line)
+                        continue
+                    item.handler = handler
                 if self.rules_start(item):
                     return item
             except Exception:  # a bug: lose this item, keep the connection
@@ -1058,11 +1099,27 @@ class Engine:
         """A request held in the queue is about to run (``False``: answered already)."""
         try:
             self.rules.request_started(request.running)
+        except RequestError as exc:  # not initialized after all
+            line = encode_error(encode_id(request.id), exc.code, exc.message, exc.data)
+            self._finish(request, line)
+            return False
         except Exception:
             log.exception("failed to start request %s", request.running.method.name)
             self._finish(request, self._internal_error(request.id))
             return False
         return True
+
+    def _refuse_too_many(self, request: IncomingRequest) -> None:
+        limit = self.limits.max_concurrent_requests
+        name = request.running.method.name
+        log.warning("refused %s: %d requests running", clip(name, 64), limit)
+        line = encode_error(
+            encode_id(request.id),
+            INTERNAL_ERROR,
+            "Too many concurrent requests",
+            {"maxConcurrentRequests": limit},
+        )
+        self._finish(request, line)
 
     def notification_done(self, item: QueuedNotification) -> None:
         """The handler of ``item`` (from :meth:`next_queued`) returned or failed."""
@@ -1070,8 +1127,15 @@ class Engine:
 
     @property
     def queue_blocked(self) -> bool:
-        """A released caller has not resumed yet: the queue waits (ResumeOrder)."""
-        return self.order.held > 0
+        """The queue waits: for a released caller to resume (ResumeOrder), or
+        its first item is a request that may not start yet (``_must_wait``)."""
+        if self.order.held > 0:
+            return True
+        queue = self.queue
+        if queue:
+            head = queue[0]
+            return type(head) is IncomingRequest and self._must_wait(head)
+        return False
 
     @property
     def queue_ready(self) -> bool:
@@ -1080,6 +1144,7 @@ class Engine:
 
     def abandon_queued(self) -> None:
         """Answer, as cancelled, the requests still queued (a half-closed peer reads)."""
+        self.waiting = 0
         for item in self.queue:
             if type(item) is IncomingRequest:
                 self._finish(item, self.answer_cancelled(item))

@@ -6,8 +6,8 @@ and what the peer wrote after it.  The adapters (``acp_trio``, ``acp_asyncio``) 
 :class:`acp_core.Engine`) and do the waiting; they touch no event loop, so
 they are tested with plain calls::
 
-    gate = ReadGate(Limits(max_concurrent_requests=2))
-    gate.reason(write_queued=0, running=2, queued=0, queued_bytes=0)  # "requests"
+    gate = ReadGate(Limits(notification_queue_size=2))
+    gate.reason(write_queued=0, queued=2, queued_bytes=0)  # "notifications"
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from ._limits import Limits
 
 __all__ = [
     "NOTIFICATIONS",
-    "REQUESTS",
     "WRITE_BUFFER",
     "LogThrottle",
     "ReadGate",
@@ -27,12 +26,11 @@ __all__ = [
 
 #: Reasons :meth:`ReadGate.reason` gives for not reading.
 WRITE_BUFFER: Final = "write buffer"
-REQUESTS: Final = "requests"
 NOTIFICATIONS: Final = "notifications"
 
 
 class ReadGate:
-    """Whether to read the peer's next chunk, from what is buffered and running.
+    """Whether to read the peer's next chunk, from what is buffered.
 
     Reading stops (the peer's writes then block on the pipe or socket) while
 
@@ -42,16 +40,19 @@ class ReadGate:
       answers) goes past it, so this bounds those without stopping reading
       while a handler streams to a slow reader (a ``session/cancel`` must
       still be read);
-    - ``max_concurrent_requests`` incoming requests are unanswered, unless
-      one of their handlers waits for an answer from the peer
-      (``requests_wait``): that answer may be behind what would not be
-      read, and both sides would wait for ever.  Requests past the bound
-      are then refused instead (``Connection``: -32603 "Too many
-      concurrent requests");
     - ``notification_queue_size`` items or ``notification_queue_bytes``
-      bytes of JSON wait in the notification queue, unless the notification
+      bytes of JSON wait in the ordered queue (notifications, and the
+      responses and requests held behind them), unless the notification
       handler running waits for an answer from the peer
       (``notifications_wait``; the queue cannot drain before it comes).
+
+    ``max_concurrent_requests`` does not stop reading: requests past it wait
+    in the ordered queue (so within its bounds) while notifications and
+    responses are still read (a ``session/cancel`` or ``$/cancel_request``
+    acts at once).  While a running handler waits for the peer's answer
+    to a request it made, requests past the bound are refused instead
+    (:meth:`refuse_request`; the engine answers -32603 "Too many concurrent
+    requests"): the answers they wait for may be behind them.
 
     The bounds are checked after every line, so each may be passed by what
     one message brings (a batch: up to ``max_batch_members`` requests and
@@ -69,43 +70,32 @@ class ReadGate:
     def full(
         self,
         write_queued: int,
-        running: int,
         queued: int,
         queued_bytes: int,
-        requests_wait: int = 0,
         notifications_wait: int = 0,
     ) -> bool:
         """Whether reading must stop (``reason(...) is not None``, positional)."""
-        return (
-            write_queued >= self.max_write
-            or (running >= self.max_requests and not requests_wait)
-            or (
-                (queued >= self.max_items or queued_bytes >= self.max_bytes)
-                and not notifications_wait
-            )
+        return write_queued >= self.max_write or (
+            (queued >= self.max_items or queued_bytes >= self.max_bytes)
+            and not notifications_wait
         )
 
     def reason(
         self,
         *,
         write_queued: int,
-        running: int,
         queued: int,
         queued_bytes: int,
-        requests_wait: int = 0,
         notifications_wait: int = 0,
     ) -> str | None:
-        """Why not to read now (:data:`WRITE_BUFFER`, :data:`REQUESTS`,
-        :data:`NOTIFICATIONS`), or ``None``: read.
+        """Why not to read now (:data:`WRITE_BUFFER`, :data:`NOTIFICATIONS`),
+        or ``None``: read.
 
-        ``requests_wait`` / ``notifications_wait``: how many requests of
-        ours, made by incoming requests' / notifications' handlers, wait for
-        the peer's answer.
+        ``notifications_wait``: how many requests of ours, made by the
+        notification handler, wait for the peer's answer.
         """
         if write_queued >= self.max_write:
             return WRITE_BUFFER
-        if running >= self.max_requests and not requests_wait:
-            return REQUESTS
         if (
             queued >= self.max_items or queued_bytes >= self.max_bytes
         ) and not notifications_wait:
@@ -113,8 +103,9 @@ class ReadGate:
         return None
 
     def refuse_request(self, running: int, requests_wait: int) -> bool:
-        """Whether a request read now is refused: at the bound, read only
-        because a handler waits for the peer."""
+        """Whether a request is refused rather than wait: ``running``
+        (started) at the bound, and one of those handlers waits for the peer
+        (whose answer may be behind the request: it could wait for ever)."""
         return running >= self.max_requests and requests_wait > 0
 
 

@@ -49,13 +49,14 @@ class Limits:
         Not while the notification handler waits for the peer's answer to a
         request it made (that answer may be behind what is unread).
     ``max_concurrent_requests`` (128)
-        Incoming requests received and not yet answered.  At the bound the
-        reading task stops reading until one is answered (one batch may
-        start up to ``max_batch_members`` more).  While one of their
-        handlers waits for the peer's answer to a request it made, reading
-        goes on (the answer may be behind what is unread) and requests past
-        the bound are answered -32603 "Too many concurrent requests"
-        (``data.maxConcurrentRequests``) instead.
+        Incoming requests running at once.  Those past the bound wait, in
+        order, in the notification queue (counted in its two bounds) and
+        start as running ones are answered; reading goes on meanwhile, so
+        a ``session/cancel``, a ``$/cancel_request`` or a response is still
+        read and acted on.  While one of the running handlers waits for the
+        peer's answer to a request it made (the answer may be behind the
+        waiting requests), requests past the bound are answered -32603 "Too
+        many concurrent requests" (``data.maxConcurrentRequests``) instead.
     ``max_batch_members`` (128)
         Members of one incoming JSON-RPC batch.  A longer batch is answered
         with one -32600 error (``id: null``, ``data.maxBatchMembers``) and

@@ -93,7 +93,12 @@ class VersionOffer:
 
 
 class InitializeGate:
-    """The agent's initialization state: ``waiting``, ``running`` or ``done``."""
+    """The agent's initialization state: ``waiting``, ``running`` or ``done``.
+
+    Requests that arrive while ``initialize`` runs (a client that pipelines)
+    are accepted and wait for its answer (:meth:`holds`); if it fails they
+    are refused when their turn comes (:meth:`refuse_start`).
+    """
 
     __slots__ = ("state",)
 
@@ -110,9 +115,19 @@ class InitializeGate:
                 "already initialized" if state == "done" else "initialize in progress"
             )
             return RequestError(INVALID_REQUEST, f"Invalid request: {reason}")
-        if state == "done" or (state == "running" and not request):
-            return None
+        if state != "waiting":
+            return None  # running: a request waits for the answer (holds)
         return not_initialized(name, "send initialize first")
+
+    def holds(self, handler: str) -> bool:
+        """Whether a request accepted now must wait before it runs."""
+        return self.state == "running" and handler != INITIALIZE
+
+    def refuse_start(self, name: str, handler: str) -> RequestError | None:
+        """The error answering an accepted request about to run, if any."""
+        if self.state == "done" or handler == INITIALIZE:
+            return None
+        return not_initialized(name, "initialize failed")
 
 
 class SessionCancel:
@@ -219,8 +234,16 @@ class AgentRules:
         elif handler == "session_close":
             self.prompts.cancel(running.session_id)
 
+    def holds(self, method: MethodSpec) -> bool:
+        """Whether a request accepted now waits before it runs (``initialize`` runs)."""
+        return self.gate.holds(method.handler)
+
     def request_started(self, running: Running) -> None:
-        pass
+        """Raises the :class:`RequestError` answering it if it may not run."""
+        method = running.method
+        refusal = self.gate.refuse_start(method.name, method.handler)
+        if refusal is not None:
+            raise refusal
 
     def request_finished(self, running: Running) -> None:
         handler = running.method.handler
@@ -347,6 +370,9 @@ class ClientRules:
 
     def request_received(self, running: Running) -> None:
         pass
+
+    def holds(self, method: MethodSpec) -> bool:
+        return False
 
     def request_started(self, running: Running) -> None:
         self.permissions.add(running)

@@ -51,7 +51,7 @@ from typing import Any, Final, cast
 import trio
 from acp_core._engine import Engine, peek_protocol_version, validation_data
 from acp_core._errors import ConnectionClosed
-from acp_core._flow import NOTIFICATIONS, REQUESTS, WRITE_BUFFER
+from acp_core._flow import NOTIFICATIONS, WRITE_BUFFER
 from acp_core._jsonrpc import Envelope, Id
 from acp_core._limits import Limits
 from acp_core._records import (
@@ -446,10 +446,9 @@ class Connection:
         engine = self.engine
         gate = engine.gate
         # ReadGate.full, inlined below (it runs after every line)
-        max_write, max_requests = gate.max_write, gate.max_requests
+        max_write = gate.max_write
         max_items, max_bytes = gate.max_items, gate.max_bytes
         writer = self._writer
-        running = engine.running
         queue = engine.queue
         receive_line = engine.receive_line
         # (what it returns here is a QueuedNotification: checked before)
@@ -460,15 +459,12 @@ class Connection:
         while True:
             if (  # ReadGate.full's common "no", decided without the call
                 writer.queued >= max_write
-                or len(running) >= max_requests
                 or len(queue) >= max_items
                 or engine.queued_bytes >= max_bytes
             ) and gate.full(
                 writer.queued,
-                len(running),
                 len(queue),
                 engine.queued_bytes,
-                engine.waits_in_requests,
                 engine.waits_in_notifications,
             ):
                 await self._pause_reading()
@@ -528,10 +524,6 @@ class Connection:
                     if i < last and (
                         writer.queued >= max_write
                         or (
-                            len(running) >= max_requests
-                            and not engine.waits_in_requests
-                        )
-                        or (
                             (
                                 len(queue) >= max_items
                                 or engine.queued_bytes >= max_bytes
@@ -555,10 +547,8 @@ class Connection:
         while True:
             reason = gate.reason(
                 write_queued=self._writer.queued,
-                running=len(engine.running),
                 queued=len(engine.queue),
                 queued_bytes=engine.queued_bytes,
-                requests_wait=engine.waits_in_requests,
                 notifications_wait=engine.waits_in_notifications,
             )
             if reason is None:
@@ -602,8 +592,9 @@ class Connection:
                 burst = 0
                 await self._notify_wakeup.wait()
                 continue
+            paused = self._read_paused
             if (
-                self._read_paused == NOTIFICATIONS
+                paused == NOTIFICATIONS
                 and 2 * len(queue) <= gate.max_items
                 and 2 * engine.queued_bytes <= gate.max_bytes
             ):  # half empty: read again
@@ -782,9 +773,10 @@ class Connection:
 
     def _request_done(self, job: IncomingRequest, line: bytes | None) -> None:
         """Forget ``job`` and send its answer (``None``: none, the connection is closing)."""
-        out = self.engine.request_done(job, line)
-        if self._read_paused == REQUESTS:
-            self._read_wakeup.wake()
+        engine = self.engine
+        out = engine.request_done(job, line)
+        if self._order_waiting and not engine.queue_blocked:
+            self._order_wakeup.wake()  # a request waiting for a slot may start
         if out is not None and not self._closed:
             self._writer.send_nowait(out)
 
@@ -851,6 +843,8 @@ class Connection:
             call = engine.start_ext_call(ext, params, event, _origin())
         if (call.exempt or call.in_request) and self._read_paused is not None:
             self._read_wakeup.wake()  # a handler waits: reading must go on (ReadGate)
+        if self._order_waiting and not engine.queue_blocked:
+            self._order_wakeup.wake()  # a waiting request is refused now
         try:
             writer.send_nowait(call.line)
             await event.wait()

@@ -11,6 +11,7 @@ engine, the trio-specific ones in tests/runtime.
 
 from __future__ import annotations
 
+import json
 import time
 
 from _raw_peer import RawPeer, update_text
@@ -244,3 +245,38 @@ def test_a_peer_that_reads_nothing_stops_the_flood_at_the_write_budget(
 def test_the_agent_exits_when_the_client_closes_its_stdin(peer: RawPeer) -> None:
     peer.initialize()
     assert peer.close() == 0
+
+
+# -- control messages at the request bound (issue 18, item 5) ---------------------------
+
+
+def test_at_the_request_bound_a_session_cancel_is_read_and_answered_cancelled(
+    peer: RawPeer,
+) -> None:
+    # 200 sessions each in a running prompt: 128 (the default bound) run, the
+    # rest wait; the cancel behind them is still read and acted on
+    peer.initialize()
+    prompts = [peer.prompt(f"s{n}", "wait") for n in range(200)]
+    for _ in range(128):  # each running prompt says "waiting"
+        assert update_text(peer.receive()) == "waiting"
+    peer.notify("session/cancel", {"sessionId": "s0"})
+    seen: list[dict[str, object]] = []
+    assert peer.answer_of(prompts[0], seen)["result"] == {"stopReason": "cancelled"}
+    # its slot went to the first waiting prompt
+    while not seen:
+        seen.append(peer.receive())
+    assert seen[0]["params"]["sessionId"] == "s128"  # type: ignore[index]
+
+
+def test_a_session_new_pipelined_behind_initialize_waits_for_its_answer(
+    peer: RawPeer,
+) -> None:
+    init = {"protocolVersion": 1, "clientCapabilities": {}}
+    new = {"cwd": "/tmp", "mcpServers": []}
+    peer.send(
+        b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":%s}\n'
+        b'{"jsonrpc":"2.0","id":1,"method":"session/new","params":%s}'
+        % (json.dumps(init).encode(), json.dumps(new).encode())
+    )  # one write: `agent < requests.jsonl`
+    assert peer.answer_of(0)["result"]["protocolVersion"] == 1
+    assert peer.answer_of(1)["result"] == {"sessionId": "s1"}

@@ -6,7 +6,6 @@ one builds are what the other receives.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import msgspec
@@ -22,7 +21,6 @@ from acp_core import (
     ConnectionClosed,
     Engine,
     IncomingRequest,
-    Limits,
     ProtocolVersionError,
     QueuedNotification,
     VersionChosen,
@@ -232,17 +230,6 @@ def test_a_handler_result_of_the_wrong_type_is_answered_internal_error() -> None
     (request,) = events(engine)
     answer = msgspec.json.decode(engine.answer(request, {"sessionId": "s"}))
     assert answer["error"]["code"] == -32603
-
-
-def test_reading_pauses_at_max_concurrent_requests() -> None:
-    engine = Engine(
-        AgentRules([1]), dataclasses.replace(Limits(), max_concurrent_requests=1)
-    )
-    engine.receive_data(line(INIT) + line({**INIT, "id": 1}))
-    assert isinstance(engine.next_event(), VersionChosen)
-    engine.set_handler(Agent())
-    assert isinstance(engine.next_event(), IncomingRequest)
-    assert engine.next_event() is PAUSED and engine.pause_reason == "requests"
 
 
 def client_pair() -> tuple[Engine, Engine]:

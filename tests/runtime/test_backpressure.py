@@ -274,7 +274,7 @@ async def test_a_full_notification_queue_stops_reading() -> None:
     assert handled == list(range(count))
 
 
-async def test_incoming_requests_beyond_the_concurrency_limit_stop_reading() -> None:
+async def test_incoming_requests_beyond_the_concurrency_limit_wait_in_order() -> None:
     limits = acp_trio.Limits(max_concurrent_requests=4)
     release = trio.Event()
     running = 0
@@ -313,7 +313,7 @@ async def test_incoming_requests_beyond_the_concurrency_limit_stop_reading() -> 
         with trio.fail_after(10):
             await trio.testing.wait_all_tasks_blocked(0.05)
         assert (running, most) == (4, 4)
-        assert notes == []  # not read yet: reading stopped at the limit
+        assert notes == []  # read, and waiting behind the requests before it
         release.set()
         answers = [await peer.receive() for _ in range(10)]
         assert sorted(a["result"]["n"] for a in answers) == list(range(10))

@@ -15,7 +15,7 @@ import pytest
 import trio
 import trio.testing
 from _acp_helpers import ECHO_AGENT, PYTHON, EchoAgent, RecordingClient
-from acp_core._flow import NOTIFICATIONS, REQUESTS, WRITE_BUFFER, ReadGate, ResumeOrder
+from acp_core._flow import NOTIFICATIONS, WRITE_BUFFER, ReadGate, ResumeOrder
 from acp_core._jsonrpc import (
     BatchTooLong,
     InvalidMessage,
@@ -75,7 +75,7 @@ def test_read_gate_stops_reading_at_each_limit() -> None:
     gate = ReadGate(limits)
 
     def reason(**kw: int) -> str | None:
-        args = {"write_queued": 0, "running": 0, "queued": 0, "queued_bytes": 0} | kw
+        args = {"write_queued": 0, "queued": 0, "queued_bytes": 0} | kw
         assert gate.full(*args.values()) == (gate.reason(**args) is not None)
         return gate.reason(**args)
 
@@ -84,8 +84,6 @@ def test_read_gate_stops_reading_at_each_limit() -> None:
     assert reason(write_queued=100) is None
     assert reason(write_queued=199) is None
     assert reason(write_queued=200) == WRITE_BUFFER
-    assert reason(running=2) is None
-    assert reason(running=3) == REQUESTS
     assert reason(queued=4) is None
     assert reason(queued=5) == NOTIFICATIONS
     assert reason(queued_bytes=999) is None
@@ -96,19 +94,18 @@ def test_read_gate_keeps_reading_while_a_handler_waits_on_the_peer() -> None:
     gate = ReadGate(
         acp_trio.Limits(max_concurrent_requests=2, notification_queue_size=2)
     )
-    base = {"write_queued": 0, "running": 0, "queued": 0, "queued_bytes": 0}
-    assert gate.reason(**{**base, "running": 2}) == REQUESTS
-    assert gate.reason(**{**base, "running": 2}, requests_wait=1) is None
+    base = {"write_queued": 0, "queued": 0, "queued_bytes": 0}
+    # at the request bound a request waits, unless a handler waits for the peer
     assert gate.refuse_request(2, 1) and not gate.refuse_request(1, 1)
-    assert not gate.refuse_request(2, 0)  # not reading past the bound: no refusal
+    assert not gate.refuse_request(2, 0)
     assert gate.reason(**{**base, "queued": 2}) == NOTIFICATIONS
     assert gate.reason(**{**base, "queued": 2}, notifications_wait=1) is None
     # a handler waiting does not lift the write bound (it bounds our own replies)
     assert (
-        gate.reason(**{**base, "write_queued": 1 << 30}, requests_wait=1)
+        gate.reason(**{**base, "write_queued": 1 << 30}, notifications_wait=1)
         == WRITE_BUFFER
     )
-    assert not gate.full(0, 2, 2, 0, 1, 1) and gate.full(0, 2, 2, 0, 0, 1)
+    assert not gate.full(0, 2, 0, 1) and gate.full(0, 2, 0, 0)
 
 
 def test_resume_order_holds_later_messages_until_every_released_caller_resumed() -> (
