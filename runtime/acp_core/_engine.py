@@ -838,7 +838,7 @@ class Engine:
         params = msgspec.json.decode(_EMPTY_OBJECT if raw is msgspec.UNSET else raw)
         self._admit(
             ident,
-            ExtMethod(name),  # type: ignore[arg-type]
+            ExtMethod(name),
             params,
             functools.partial(ext, name),
             batch,

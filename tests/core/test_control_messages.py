@@ -23,7 +23,7 @@ from acp_core import (
     VersionChosen,
 )
 from acp_schema import v1
-from test_engine_rules import INIT, Agent, Scope, events, line, replies
+from test_engine_rules import INIT, Agent, Flag, Scope, events, line, replies
 
 
 def prompt(ident: int, session: str) -> dict[str, Any]:
@@ -121,7 +121,7 @@ def test_a_request_waiting_while_a_running_handler_waits_on_the_peer_is_refused(
             tool_call=v1.ToolCallUpdate(tool_call_id="c"),
             options=[],
         ),
-        Scope(),  # a waiter: anything with set()
+        Flag(),
         1,  # ORIGIN_REQUEST
     )
     assert engine.queue_ready  # the answer it waits for may be behind: no waiting
