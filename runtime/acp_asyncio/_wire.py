@@ -89,6 +89,7 @@ class PipeWire:
         self.write_closed = asyncio.Event()
         self.eof_seen = False
         self.closing = False
+        self._aborted = False
         self._write_fd = -1
         # both set by open(), before the connection may use the wire
         self._read: asyncio.ReadTransport
@@ -156,7 +157,13 @@ class PipeWire:
         self._write.close()  # after what is queued was written
 
     def abort(self) -> None:
+        """Close now, dropping what is queued.  Once: the ``FLUSH_GRACE``
+        timer and the end of the grace both call it, maybe after the pipe
+        closed, and asyncio's pipe transport fails on a second abort."""
         self.close()
+        if self._aborted or self.write_closed.is_set():
+            return
+        self._aborted = True
         self._write.abort()
 
     async def wait_closed(self) -> None:
