@@ -200,6 +200,8 @@ class AcpHttpApp:
                 await self._initialize(envelope, body, send)
                 return
             connection = self._connection(connection_id)
+            if connection.single_stream:
+                raise Refusal(409, -32600, "a WebSocket connection takes no POST")
             await connection.send(envelope, rule, body)
         except Refusal as refusal:
             await self._refuse(send, refusal, request_id)
@@ -337,10 +339,22 @@ class AcpHttpApp:
                 await send(
                     {"type": "websocket.send", "text": line.decode("utf-8", "replace")}
                 )
-        scope.cancel()  # the agent ended: close the socket
-        await send({"type": "websocket.close", "code": 1000})
+        # the connection ended (its agent, a stall, a limit): close the socket
+        with anyio.move_on_after(1):
+            await send({"type": "websocket.close", "code": 1000})
+        scope.cancel()
 
     async def _ws_in(
+        self, connection: Connection, receive: Receive, send: Send
+    ) -> None:
+        try:
+            await self._ws_read(connection, receive, send)
+        except TimeoutError:  # our answers waited stall_seconds: a reader gone
+            await connection.close(
+                f"its reader took nothing for {self.limits.stall_seconds} s"
+            )
+
+    async def _ws_read(
         self, connection: Connection, receive: Receive, send: Send
     ) -> None:
         limit = self.limits.max_body_bytes
@@ -358,7 +372,8 @@ class AcpHttpApp:
             try:
                 envelope = decode_envelope(data)
             except MessageError as error:
-                await connection.outbox.put(_error_body(error.code, error.message))
+                error_line = _error_body(error.code, error.message)
+                await connection.queue(connection.outbox, error_line)
                 continue
             try:
                 await connection.send(envelope, post_rule(envelope, None), data)
@@ -367,9 +382,8 @@ class AcpHttpApp:
                     return
                 if envelope.is_request:  # a refused notification gets no answer
                     request_id = None if envelope.id is msgspec.UNSET else envelope.id
-                    await connection.outbox.put(
-                        _error_body(refusal.code, refusal.message, request_id)
-                    )
+                    error_line = _error_body(refusal.code, refusal.message, request_id)
+                    await connection.queue(connection.outbox, error_line)
 
 
 def asgi_app(
@@ -413,6 +427,12 @@ async def _respond(
 
 
 async def _read_body(receive: Receive, limit: int) -> bytes:
+    """The body, or :class:`Refusal` 413 once it is read past ``limit``.
+
+    An oversized body is still read to its end (and dropped): answering
+    before the client finished sending makes some servers (hypercorn's
+    HTTP/2) fail the whole connection.
+    """
     chunks: list[bytes] = []
     size = 0
     while True:
@@ -421,10 +441,13 @@ async def _read_body(receive: Receive, limit: int) -> bytes:
             raise Refusal(400, -32600, "the client went away")
         chunk: bytes = message.get("body", b"")
         size += len(chunk)
-        if size > limit:
-            raise Refusal(413, -32600, f"the body is over {limit} bytes")
-        chunks.append(chunk)
+        if size <= limit:
+            chunks.append(chunk)
+        elif chunks:
+            chunks = []  # over the limit: keep nothing more
         if not message.get("more_body", False):
+            if size > limit:
+                raise Refusal(413, -32600, f"the body is over {limit} bytes")
             return b"".join(chunks)
 
 

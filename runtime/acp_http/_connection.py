@@ -127,8 +127,11 @@ class Connection:
         except MessageError:
             envelope = Envelope()
         outbox = self._target(envelope, line)
-        if outbox is None:
-            return
+        if outbox is not None:
+            await self.queue(outbox, line)
+
+    async def queue(self, outbox: Outbox, line: bytes) -> None:
+        """Put ``line`` on ``outbox``; TimeoutError after ``stall_seconds`` full."""
         if outbox.full_for(len(line)):
             with anyio.fail_after(self.limits.stall_seconds):
                 await outbox.put(line)

@@ -43,13 +43,28 @@ def listening_socket() -> socket.socket:
     return sock
 
 
+class Served(str):
+    """The ``/acp`` URL of a running server, with the server's PID."""
+
+    pid: int
+
+
+def rss_kib(pid: int) -> int:
+    """The resident memory of a process (KiB), from /proc."""
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    raise RuntimeError(f"no VmRSS for {pid}")
+
+
 @contextmanager
 def serving(
     kind: str,
     app: str = "served_app:app",
     env: Mapping[str, str] | None = None,
     sock: socket.socket | None = None,
-) -> Iterator[str]:
+) -> Iterator[Served]:
     """Run ``app`` (module:attribute in tests/http) under ``kind``; yield its ``/acp`` URL."""
     sock = sock or listening_socket()
     fd = sock.fileno()
@@ -63,8 +78,10 @@ def serving(
         start_new_session=True,
     )
     sock.close()
+    served = Served(f"http://127.0.0.1:{port}/acp")
+    served.pid = process.pid
     try:
-        yield f"http://127.0.0.1:{port}/acp"
+        yield served
     finally:
         stop(process)
 

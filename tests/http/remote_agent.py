@@ -2,7 +2,7 @@
 
 Per prompt: its words streamed back as agent message chunks, then a tool call
 behind a permission request; a prompt saying "slow" waits between words so
-that it can be cancelled.  Sessions live in a class-level store shared by
+that it can be cancelled; the prompt "flood" streams 100 000 chunks.  Sessions live in a class-level store shared by
 the connections of one process, so ``session/load`` on a new connection
 replays them.  ``python remote_agent.py`` serves it on stdio (and, if
 ``$ACP_HTTP_PIDS`` names a folder, leaves a file named after its PID there).
@@ -58,6 +58,12 @@ class RemoteAgent(v1.Agent):
         text = " ".join(b.text for b in params.prompt if isinstance(b, v1.TextContent))
         self.store.setdefault(sid, []).append(text)
         delay = 0.2 if "slow" in text else 0.0
+        if text == "flood":  # far more output than a stream queues or a socket holds
+            for n in range(100_000):
+                await self.client.session_update(
+                    acp_core.notification(sid, acp_core.agent_text(f"flood {n} "))
+                )
+            return v1.PromptResponse(stop_reason="end_turn")
         for word in text.split():
             await self.client.session_update(
                 acp_core.notification(sid, acp_core.agent_text(word + " "))

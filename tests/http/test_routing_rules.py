@@ -1,0 +1,139 @@
+"""The routing and bounding rules as tables, without an event loop or a server."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import msgspec
+import pytest
+from acp_http import HttpLimits
+from acp_http._outbox import Outbox
+from acp_http._routing import MessageError, Scope, decode_envelope, id_key, post_rule
+from acp_http._sse import EventTooLarge, SseReader
+
+
+def rule(
+    body: dict[str, object], header: str | None = None
+) -> tuple[Scope, str | None, int]:
+    found = post_rule(decode_envelope(msgspec.json.encode(body)), header)
+    return found.scope, found.session, found.status
+
+
+@pytest.mark.parametrize(
+    ("body", "header", "expected"),
+    [
+        (
+            {"id": 1, "method": "initialize", "params": {}},
+            None,
+            (Scope.INITIALIZE, None, 202),
+        ),
+        (
+            {"id": 1, "method": "session/new", "params": {"cwd": "/"}},
+            None,
+            (Scope.CONNECTION, None, 202),
+        ),
+        (
+            {"id": 1, "method": "session/prompt", "params": {"sessionId": "s"}},
+            "s",
+            (Scope.SESSION, "s", 202),
+        ),
+        (
+            {"id": 1, "method": "session/prompt", "params": {"sessionId": "s"}},
+            None,
+            (Scope.SESSION, None, 400),
+        ),
+        (
+            {"method": "session/cancel", "params": {"sessionId": "s"}},
+            None,
+            (Scope.SESSION, None, 400),
+        ),
+        (
+            {"id": 1, "method": "session/prompt", "params": {"sessionId": "s"}},
+            "t",
+            (Scope.SESSION, None, 400),
+        ),
+        (
+            {"id": 1, "method": "session/load", "params": {"sessionId": "s"}},
+            None,
+            (Scope.REATTACH, "s", 202),
+        ),
+        (
+            {"id": 1, "method": "session/resume", "params": {"sessionId": "s"}},
+            "s",
+            (Scope.REATTACH, "s", 202),
+        ),
+        (
+            {"id": 1, "method": "session/fork", "params": {"sessionId": "s"}},
+            None,
+            (Scope.SESSION, "s", 202),
+        ),
+        ({"id": 7, "result": {}}, None, (Scope.CONNECTION, None, 202)),
+        ({"id": 7, "result": {}}, "s", (Scope.SESSION, "s", 202)),
+        ({"method": "_x/y", "params": [1, 2]}, None, (Scope.CONNECTION, None, 202)),
+    ],
+)
+def test_the_post_routing_table(
+    body: dict[str, object], header: str | None, expected: tuple[Scope, str | None, int]
+) -> None:
+    assert rule({"jsonrpc": "2.0", **body}, header) == expected
+
+
+@pytest.mark.parametrize(
+    ("data", "status", "code"),
+    [
+        (b"[1, 2]", 501, -32600),
+        (b"{nope", 400, -32700),
+        (b"42", 400, -32600),
+        (b"", 400, -32700),
+    ],
+)
+def test_a_body_that_is_not_one_message_is_refused(
+    data: bytes, status: int, code: int
+) -> None:
+    with pytest.raises(MessageError) as refused:
+        decode_envelope(data)
+    assert (refused.value.status, refused.value.code) == (status, code)
+
+
+def test_the_envelope_reads_the_session_of_params_and_result() -> None:
+    answer = decode_envelope(
+        b'{"jsonrpc":"2.0","id":"a","result":{"sessionId":"s1","x":[1]}}'
+    )
+    assert answer.is_response and answer.result_session == "s1" and not answer.is_error
+    failed = decode_envelope(
+        b'{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"m"}}'
+    )
+    assert failed.is_response and failed.is_error
+    assert (
+        id_key(1) != id_key("1")
+        and id_key(None) == "null"
+        and id_key(msgspec.UNSET) is None
+    )
+
+
+def test_the_sse_reader_joins_data_lines_and_is_bounded() -> None:
+    reader = SseReader(64)
+    assert reader.feed(b': keepalive\n\ndata: {"a"') == []
+    assert reader.feed(b":1}\n\nevent: x\ndata:2\r\n\r\n") == [b'{"a":1}', b"2"]
+    with pytest.raises(EventTooLarge):
+        SseReader(8).feed(b"data: 0123456789\n")
+    with pytest.raises(EventTooLarge):
+        SseReader(8).feed(b"x" * 20)  # a line that never ends
+
+
+def test_an_outbox_is_full_by_count_or_bytes_but_takes_one_large_line() -> None:
+    outbox = Outbox(max_events=2, max_bytes=10)
+    assert not outbox.full_for(100)  # empty: even a line over the byte bound goes in
+    outbox._items.extend([b"12345678"])
+    outbox._bytes = 8
+    assert outbox.full_for(3) and not outbox.full_for(2)
+    outbox._items.append(b"1")
+    outbox._bytes = 9
+    assert outbox.full_for(1)  # the count bound
+
+
+def test_limits_are_positive_and_replaceable() -> None:
+    limits = dataclasses.replace(HttpLimits(), max_connections=3)
+    assert limits.max_connections == 3
+    with pytest.raises(ValueError, match="max_body_bytes"):
+        HttpLimits(max_body_bytes=0)
