@@ -144,6 +144,8 @@ class AcpHttpApp:
 
     async def _http(self, scope: Scope_, receive: Receive, send: Send) -> None:
         headers = _headers(scope)
+        receiving = _Receiving(receive)
+        receive = receiving
         try:
             if scope["path"] != self.path:
                 raise Refusal(404, -32600, f"no ACP endpoint at {scope['path'][:100]}")
@@ -161,6 +163,7 @@ class AcpHttpApp:
                     405, -32600, f"method {method[:20]} not allowed on {self.path}"
                 )
         except Refusal as refusal:
+            await receiving.finish()
             await self._refuse(send, refusal, None)
 
     async def _refuse(self, send: Send, refusal: Refusal, request_id: object) -> None:
@@ -449,6 +452,31 @@ async def _read_body(receive: Receive, limit: int) -> bytes:
             if size > limit:
                 raise Refusal(413, -32600, f"the body is over {limit} bytes")
             return b"".join(chunks)
+
+
+class _Receiving:
+    """An ASGI ``receive`` that knows whether the request body was read to its end.
+
+    Every answer waits for the body to end (the rest is read and dropped):
+    answering an HTTP/2 request before its body ended makes hypercorn (0.18)
+    fail, with a KeyError, the connection and, on its trio worker, the server.
+    """
+
+    def __init__(self, receive: Receive) -> None:
+        self._receive = receive
+        self.ended = False
+
+    async def __call__(self) -> Message:
+        message = await self._receive()
+        kind = message["type"]
+        if kind == "http.disconnect" or not message.get("more_body", False):
+            self.ended = True
+        return message
+
+    async def finish(self) -> None:
+        """Read (and drop) what is left of the body."""
+        while not self.ended:
+            await self()
 
 
 async def _drain(receive: Receive, limit: int) -> None:

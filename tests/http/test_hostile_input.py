@@ -196,3 +196,19 @@ def test_an_oversized_websocket_message_closes_1009(url: Served) -> None:
         with pytest.raises(ConnectionClosed) as ended:
             client.recv(timeout=20)
         assert ended.value.rcvd is not None and ended.value.rcvd.code == 1009
+
+
+async def test_a_refusal_before_the_body_is_read_keeps_the_server_serving(
+    url: Served,
+) -> None:
+    # hypercorn 0.18 fails the HTTP/2 connection (and, on trio, the server) when
+    # a request is answered before its body ended: every refusal reads it first
+    async with raw_client(url) as raw:
+        body = b"x" * 300_000  # several DATA frames
+        wrong_path = raw.url.replace("/acp", "/elsewhere")
+        for _ in range(3):
+            response = await raw.http.post(wrong_path, content=body)
+            assert response.status_code == 404 and error_of(response)["code"] == -32600
+            response = await raw.http.put(raw.url, content=body)
+            assert response.status_code == 405
+        assert (await raw.post(INIT)).status_code == 200
