@@ -374,3 +374,11 @@ def test_a_version_we_have_no_schema_for_holds_no_capability_against_the_client(
         params={"sessionId": "s1", "cwd": "/w", "mcpServers": []},
     )
     assert found == []
+
+
+def test_before_initialize_binds_the_client_only_not_an_agent_it_provoked() -> None:
+    w = Wire(init=False)
+    found = w.client(id=1, method="session/new", params={"cwd": "/", "mcpServers": []})
+    found += w.agent(id=1, result={"sessionId": "s1"})  # served: provoked
+    found += w.update()  # the agent streams for the session it was asked for
+    assert [(f.rule, f.direction) for f in found] == [("before-initialize", "to_agent")]
