@@ -14,19 +14,39 @@ from typing import Any
 
 import trio
 
-from ._driver import AgentUnderTest
+from ._driver import AgentUnderTest, permission_outcome
 from ._message import Message, as_list, as_obj
 from ._spec import REFS, Level, SpecRef
 
-__all__ = ["CASES", "Case", "CaseContext", "CaseFailed", "NotApplicable"]
+__all__ = [
+    "CASES",
+    "AuthRequired",
+    "Case",
+    "CaseContext",
+    "CaseFailed",
+    "NotApplicable",
+]
+
+#: JSON-RPC error code of "authentication required" (ACP).
+AUTH_REQUIRED = -32000
 
 
 class CaseFailed(Exception):
-    """The agent did not do what the case's spec line asks."""
+    """The agent did not do what the case's spec line asks; ``step``: the
+    setup step (``initialize``, ``session/new``) that failed, if it was one."""
+
+    def __init__(self, text: str, step: str = "") -> None:
+        super().__init__(text)
+        self.step = step
 
 
 class NotApplicable(Exception):
     """The agent did not advertise what the case needs."""
+
+
+class AuthRequired(NotApplicable):
+    """``session/new`` answered "authentication required" and no ``--auth``
+    was given: the session cases do not apply (the spec allows it)."""
 
 
 @dataclass(slots=True)
@@ -40,6 +60,14 @@ class CaseContext:
     oversized_bytes: int
     wait_prompt: str
     init_result: dict[str, Any] = field(default_factory=dict[str, Any])
+    #: ``--auth``: the authentication method to run after initialize
+    auth: str | None = None
+    #: seconds the agent has to exit after its stdin closed
+    eof_grace: float = 2.0
+    #: seconds of streaming before the mid-turn cancel
+    streaming: float = 1.0
+    #: the setup step under way (``initialize``, ``session/new``), else ""
+    step: str = ""
 
     def expect(self, ok: bool, why: str) -> None:
         if not ok:
@@ -59,10 +87,51 @@ class CaseContext:
         }
 
     async def initialize(self, **caps: Any) -> dict[str, Any]:
+        """initialize (and ``--auth``'s authenticate): the agent's answer."""
+        self.step = "initialize"
         answer = await self.agent.call("initialize", self.initialize_params(**caps))
-        self.expect(answer.error is None, f"initialize failed: {answer.error}")
+        if answer.error is not None:
+            raise CaseFailed(f"initialize failed: {answer.error}", "initialize")
         self.init_result = as_obj(answer.result)
+        if not isinstance(self.init_result.get("protocolVersion"), int):
+            raise CaseFailed(
+                "the initialize answer has no protocolVersion", "initialize"
+            )
+        if self.auth is not None:
+            await self.authenticate(self.auth)
+        self.step = ""
         return self.init_result
+
+    def auth_methods(self) -> list[dict[str, Any]]:
+        return [as_obj(m) for m in as_list(self.init_result.get("authMethods"))]
+
+    async def authenticate(self, method_id: str) -> None:
+        """As examples/client.py does: the method must be offered; an
+        ``env_var`` method's variables must be set (the agent inherits them)."""
+        self.step = "authenticate"
+        method = next(
+            (m for m in self.auth_methods() if m.get("id") == method_id), None
+        )
+        if method is None:
+            offered = ", ".join(str(m.get("id")) for m in self.auth_methods()) or "none"
+            raise CaseFailed(
+                f"--auth {method_id}: not a method of the agent (it offers: {offered})",
+                "authenticate",
+            )
+        missing = [
+            str(v.get("name"))
+            for v in map(as_obj, as_list(method.get("vars")))
+            if v.get("optional") is not True
+            and not self.agent.getenv(str(v.get("name")))
+        ]
+        if missing:
+            raise CaseFailed(
+                f"--auth {method_id} needs {', '.join(missing)} set in the environment",
+                "authenticate",
+            )
+        answer = await self.agent.call("authenticate", {"methodId": method_id})
+        if answer.error is not None:
+            raise CaseFailed(f"authenticate failed: {answer.error}", "authenticate")
 
     @property
     def version(self) -> int:
@@ -76,14 +145,25 @@ class CaseContext:
         return {"cwd": self.cwd, "mcpServers": [], **extra}
 
     async def new_session(self) -> str:
+        self.step = "session/new"
         answer = await self.agent.call("session/new", self.session_params())
-        self.expect(answer.error is None, f"session/new failed: {answer.error}")
+        error = answer.error
+        if (
+            error is not None
+            and error.get("code") == AUTH_REQUIRED
+            and self.auth is None
+        ):
+            ids = ", ".join(str(m.get("id")) for m in self.auth_methods())
+            raise AuthRequired(
+                f"the agent requires authentication (session/new: {AUTH_REQUIRED}) and no --auth was given"
+                + (f" (its methods: {ids})" if ids else "")
+            )
+        if error is not None:
+            raise CaseFailed(f"session/new failed: {error}", "session/new")
         sid = as_obj(answer.result).get("sessionId")
-        self.expect(
-            isinstance(sid, str) and bool(sid),
-            "session/new answered without a sessionId",
-        )
-        assert isinstance(sid, str)
+        if not isinstance(sid, str) or not sid:
+            raise CaseFailed("session/new answered without a sessionId", "session/new")
+        self.step = ""
         return sid
 
     def prompt_params(self, sid: str, text: str) -> dict[str, Any]:
@@ -107,13 +187,16 @@ CaseFn = Callable[[CaseContext], Awaitable[None]]
 class Case:
     """One conformance case: ``key``, a ``title``, the ``spec`` line it
     checks and the ``level`` a failure has (the spec line's unless the case
-    checks what an agent is only recommended to do)."""
+    checks what an agent is only recommended to do); ``needs``: the setup
+    step whose failure makes it pointless (it is then skipped)."""
 
     key: str
     title: str
     spec: SpecRef
     run: CaseFn
     level: Level | None = None
+    #: what it needs to get going: ``none``, ``initialize``, ``session``
+    needs: str = "session"
 
     @property
     def severity(self) -> Level:
@@ -153,7 +236,9 @@ async def batch(ctx: CaseContext) -> None:
     ]
     from ._driver import _encode  # pyright: ignore[reportPrivateUsage]
 
-    await ctx.agent.send_raw(_encode(members))
+    await ctx.agent.send_raw(
+        _encode(members), f"a batch of session/new #{ids[0]}, #{ids[1]}"
+    )
     got = {m.id for m in [await ctx.agent.response(i) for i in ids]}
     ctx.expect(got == set(ids), "not every batch member was answered")
     batched = [
@@ -182,11 +267,10 @@ async def oversized_line(ctx: CaseContext) -> None:
     params = ctx.session_params(_meta={"padding": "x" * ctx.oversized_bytes})
     from ._driver import _encode  # pyright: ignore[reportPrivateUsage]
 
-    await ctx.agent.send_raw(
-        _encode(
-            {"jsonrpc": "2.0", "id": rid, "method": "session/new", "params": params}
-        )
+    line = _encode(
+        {"jsonrpc": "2.0", "id": rid, "method": "session/new", "params": params}
     )
+    await ctx.agent.send_raw(line, f"session/new #{rid} ({len(line)} bytes)")
     await ctx.agent.response(rid)  # any answer: a result or an error
     ctx.expect(
         bool(await ctx.new_session()),
@@ -213,10 +297,9 @@ async def request_before_initialize(ctx: CaseContext) -> None:
 
 
 async def negotiation(ctx: CaseContext) -> None:
-    result = await ctx.initialize()
+    result = await ctx.initialize()  # fails without a protocolVersion
     chosen = result.get("protocolVersion")
-    if not isinstance(chosen, int):
-        raise CaseFailed("the initialize answer has no protocolVersion")
+    assert isinstance(chosen, int)
     ctx.expect(
         chosen <= ctx.protocol or ctx.protocol == 1,
         f"asked for {ctx.protocol}, answered {chosen}",
@@ -308,11 +391,14 @@ async def session_list(ctx: CaseContext) -> None:
         raise NotApplicable("the agent does not advertise session/list")
     answer = await ctx.agent.call("session/list", {})
     ctx.expect(answer.error is None, f"session/list failed: {answer.error}")
-    sessions = as_list(as_obj(answer.result).get("sessions"))
+    sessions = as_obj(answer.result).get("sessions")
+    # the cited line asks for a list; which sessions it holds (a session
+    # without a turn, filtered by cwd) it leaves to the agent
     ctx.expect(
-        any(as_obj(s).get("sessionId") == sid for s in sessions),
-        "the new session is not listed",
+        isinstance(sessions, list), "session/list answered without a sessions list"
     )
+    listed = any(as_obj(s).get("sessionId") == sid for s in as_list(sessions))
+    ctx.agent.note(f"the new session {'is' if listed else 'is not'} listed")
 
 
 # -- prompt turn, permission, cancellation -----------------------------------
@@ -335,15 +421,7 @@ async def permission_rejected(ctx: CaseContext) -> None:
         if msg.method != "session/request_permission":
             return await _default(agent, msg)
         asked.append(msg)
-        options = [as_obj(o) for o in as_list(msg.params.get("options"))]
-        pick = next(
-            (o for o in options if str(o.get("kind", "")).startswith("reject")),
-            options[0] if options else {},
-        )
-        await agent.answer(
-            msg,
-            {"outcome": {"outcome": "selected", "optionId": pick.get("optionId", "")}},
-        )
+        await agent.answer(msg, permission_outcome(msg, "reject_once"))
 
     ctx.agent.responder = reject
     answer = await turn(ctx, sid, "hello")
@@ -368,22 +446,47 @@ async def _first_update(ctx: CaseContext, sid: str) -> None:
         )
 
 
-async def cancel_prompt(ctx: CaseContext) -> None:
-    sid = await ctx.ready()
+async def _cancelled_turn(ctx: CaseContext, sid: str, streaming: float) -> bool:
+    """A "wait" prompt cancelled after its first update and ``streaming``
+    seconds more; whether the cancel was sent (the turn may end first)."""
     rid = await ctx.agent.request(
         "session/prompt", ctx.prompt_params(sid, ctx.wait_prompt)
     )
+
+    def ended(m: Message) -> bool:
+        return m.kind == "response" and m.id == rid
+
     await _first_update(ctx, sid)
-    early = [m for m in ctx.agent.received() if m.kind == "response" and m.id == rid]
-    if early:
-        raise NotApplicable("the turn ended before session/cancel could be sent")
+    if streaming > 0:
+        with trio.move_on_after(streaming):
+            await ctx.agent.wait_for(ended)
+            return False  # ended on its own
+    if any(ended(m) for m in ctx.agent.received()):
+        return False
+    when = (
+        "after its first update"
+        if streaming == 0
+        else f"after {streaming:g} s of streaming"
+    )
+    ctx.agent.note(f"session/cancel {when}")
     await ctx.agent.notify("session/cancel", {"sessionId": sid})
-    answer = await ctx.agent.response(rid)
+    answer = await ctx.agent.wait_for(ended)
     reason = as_obj(answer.result).get("stopReason")
     ctx.expect(
         reason == "cancelled",
-        f"the cancelled prompt ended {reason or answer.error}, not cancelled",
+        f"the prompt cancelled {when} ended {reason or answer.error}, not cancelled",
     )
+    return True
+
+
+async def cancel_prompt(ctx: CaseContext) -> None:
+    """Cancelled at once (after the first update), then mid-turn, as a user
+    does (after ``ctx.streaming`` seconds of streaming), in one session."""
+    sid = await ctx.ready()
+    sent = [await _cancelled_turn(ctx, sid, 0.0)]
+    sent.append(await _cancelled_turn(ctx, sid, ctx.streaming))
+    if not any(sent):
+        raise NotApplicable("the turns ended before session/cancel could be sent")
     await ctx.quiet()
 
 
@@ -422,19 +525,24 @@ async def capabilities_honoured(ctx: CaseContext) -> None:
 async def eof_exit(ctx: CaseContext) -> None:
     await ctx.ready()
     await ctx.agent.close_stdin()
-    await ctx.agent.exited.wait()
+    with trio.move_on_after(ctx.eof_grace):
+        await ctx.agent.exited.wait()
+        return
+    raise CaseFailed(
+        f"the agent was still running {ctx.eof_grace:g} s after its stdin closed (--eof-grace)"
+    )
 
 
 CASES: tuple[Case, ...] = (
     Case("jsonrpc.malformed-line", "a line that is not JSON gets -32700 (id null) and the connection goes on", REFS["jsonrpc-parse-error"], malformed_line),
     Case("jsonrpc.batch", "a batch of two requests is answered with an array", REFS["jsonrpc-batch"], batch),
-    Case("jsonrpc.empty-batch", "an empty batch gets one -32600 with id null", REFS["jsonrpc-invalid-request"], empty_batch),
+    Case("jsonrpc.empty-batch", "an empty batch gets one -32600 with id null", REFS["jsonrpc-invalid-request"], empty_batch, needs="initialize"),
     Case("jsonrpc.oversized-line", "a very long request is answered and the connection goes on", REFS["jsonrpc-response-required"], oversized_line),
-    Case("jsonrpc.unknown-method", "an unknown method gets -32601; an unknown notification is ignored", REFS["unknown-method"], unknown_method),
-    Case("initialize.first", "a request before initialize is not served", REFS["initialize-first"], request_before_initialize, level="SHOULD"),
-    Case("initialize.negotiation", "the answer names the version chosen", REFS["initialize-response"], negotiation),
-    Case("initialize.unknown-version", "an unknown requested version gets the agent's latest", REFS["version-negotiation"], negotiation_unknown_version),
-    Case("session.new", "session/new answers a unique sessionId", REFS["session-id"], session_new),
+    Case("jsonrpc.unknown-method", "an unknown method gets -32601; an unknown notification is ignored", REFS["unknown-method"], unknown_method, needs="initialize"),
+    Case("initialize.first", "a request before initialize is not served", REFS["initialize-first"], request_before_initialize, level="SHOULD", needs="none"),
+    Case("initialize.negotiation", "the answer names the version chosen", REFS["initialize-response"], negotiation, needs="none"),
+    Case("initialize.unknown-version", "an unknown requested version gets the agent's latest", REFS["version-negotiation"], negotiation_unknown_version, needs="none"),
+    Case("session.new", "session/new answers a unique sessionId", REFS["session-id"], session_new, needs="initialize"),
     Case("session.load", "session/load replays the conversation, then answers", REFS["load-replays"], session_load),
     Case("session.resume", "session/resume answers without replaying", REFS["resume-no-replay"], session_resume),
     Case("session.close", "session/close cancels the running prompt", REFS["close-cancels"], session_close),

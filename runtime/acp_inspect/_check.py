@@ -2,23 +2,58 @@
 
 from __future__ import annotations
 
+import os
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 import trio
 
-from ._cases import CASES, Case, CaseContext, CaseFailed, NotApplicable
-from ._driver import AgentExited, AgentUnderTest, Entry
+from ._cases import (
+    CASES,
+    AuthRequired,
+    Case,
+    CaseContext,
+    CaseFailed,
+    NotApplicable,
+)
+from ._driver import AgentExited, AgentUnderTest, Budget, Entry, LineTooLong
 from ._inspector import Finding
 from ._message import AGENT
 from ._trace import finding_json
 
-__all__ = ["DEFAULT_TIMEOUT", "CaseResult", "CheckReport", "run_check"]
+__all__ = [
+    "DEFAULT_CASE_LIMIT",
+    "DEFAULT_EOF_GRACE",
+    "DEFAULT_START_TIMEOUT",
+    "DEFAULT_STREAMING",
+    "DEFAULT_TIMEOUT",
+    "CaseResult",
+    "CheckReport",
+    "Limits",
+    "run_check",
+]
 
-#: Seconds a case may take before it fails (a hung agent fails its case only).
-DEFAULT_TIMEOUT = 10.0
+#: Seconds without a byte from the agent before a case fails ("no progress";
+#: every line, every chunk of one, resets it).
+DEFAULT_TIMEOUT = 30.0
+#: Seconds the agent has to write its first byte (an agent started through
+#: npx, or loading a model, may take many seconds to answer initialize).
+DEFAULT_START_TIMEOUT = 60.0
+#: Seconds a case may take in all, however busy the agent.
+DEFAULT_CASE_LIMIT = 120.0
+#: Seconds the agent has to exit after its stdin closed (``eof.exit``): an
+#: agent that exits, however slowly, does not ignore EOF (an editor's own
+#: grace, 2 s in ``acp_trio.spawn_agent``, is the proxy's ``--grace``).
+DEFAULT_EOF_GRACE = 5.0
+#: Seconds of streaming before the mid-turn ``session/cancel``.
+DEFAULT_STREAMING = 1.0
+#: Lines of the agent's stderr shown under a failing case on stdout.
+STDERR_LINES = 5
+#: Characters of a summary line on stdout.
+WIDTH = 300
 #: Seconds to wait for what may not come (late updates, an optional update).
 DEFAULT_SETTLE = 0.3
 #: Bytes of the oversized line (``jsonrpc.oversized-line``).
@@ -30,7 +65,18 @@ DEFAULT_JOBS = 4
 #: Seconds an agent has to exit after the case (stdin closed), then SIGTERM / SIGKILL.
 CASE_GRACE = 1.0
 
-Status = Literal["pass", "fail", "n/a"]
+Status = Literal["pass", "fail", "n/a", "skip"]
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """The time a case has (see the constants)."""
+
+    timeout: float = DEFAULT_TIMEOUT
+    start_timeout: float = DEFAULT_START_TIMEOUT
+    case_limit: float = DEFAULT_CASE_LIMIT
+    eof_grace: float = DEFAULT_EOF_GRACE
+    streaming: float = DEFAULT_STREAMING
 
 
 @dataclass(slots=True)
@@ -45,6 +91,11 @@ class CaseResult:
     findings: list[Finding]
     stderr: str
     version: int
+    #: the setup step the case could not get past (``initialize``,
+    #: ``session/new``), when that is why it failed
+    step: str = ""
+    #: findings past the case's budget, counted per rule
+    dropped: dict[str, int] = field(default_factory=dict[str, int])
 
     @property
     def must_failed(self) -> bool:
@@ -64,11 +115,13 @@ class CaseResult:
             "detail": self.detail,
             "seconds": round(self.seconds, 3),
             "findings": [finding_json(f) for f in self.findings],
+            "findings_not_kept": self.dropped,
             "timeline": [
                 {
                     "t": round(e.t, 6),
                     "dir": e.dir,
                     "text": e.text,
+                    "size": e.size,
                     "findings": [f.rule for f in e.findings],
                 }
                 for e in self.timeline
@@ -91,7 +144,8 @@ class CheckReport:
 
     def to_json(self) -> dict[str, Any]:
         counts = {
-            s: sum(r.status == s for r in self.results) for s in ("pass", "fail", "n/a")
+            s: sum(r.status == s for r in self.results)
+            for s in ("pass", "fail", "n/a", "skip")
         }
         return {
             "command": self.command,
@@ -101,25 +155,73 @@ class CheckReport:
         }
 
     def summary(self) -> str:
-        """The terminal summary: one line per case, its findings under it."""
+        """The terminal summary: one line per case that ran, one line per
+        finding kind under it, the agent's stderr tail under a failure; the
+        cases skipped or not applicable for one reason on one line."""
         lines: list[str] = []
-        mark = {"pass": "PASS", "fail": "FAIL", "n/a": "n/a "}
+        mark = {"pass": "PASS", "fail": "FAIL", "n/a": "n/a ", "skip": "SKIP"}
+        grouped: dict[tuple[Status, str], list[str]] = {}
         for r in self.results:
+            if r.status in ("skip", "n/a") and r.step:
+                grouped.setdefault((r.status, r.detail), []).append(r.case.key)
+                continue
             cite = r.case.spec.cite(r.version)
             lines.append(
                 f"{mark[r.status]} {r.case.key:<28} {r.case.severity:<10} {cite}"
             )
             if r.status != "pass":
-                lines.append(f"     {r.detail}")
-            for f in r.findings:
-                if f.direction == AGENT:
-                    lines.append(f"     {f.line()}"[:300])
+                lines.append(f"     {r.detail}"[:WIDTH])
+            lines.extend(f"     {line}"[:WIDTH] for line in _finding_kinds(r))
+            if r.status == "fail" and r.stderr.strip():
+                tail = r.stderr.strip().splitlines()[-STDERR_LINES:]
+                lines.extend(f"     stderr| {line}"[:WIDTH] for line in tail)
+        for (status, detail), keys in grouped.items():
+            text = f"{len(keys)} cases {'skipped' if status == 'skip' else 'not applicable'}: {detail}"
+            lines.append(f"{mark[status]} {text}"[:WIDTH])
         data = self.to_json()["summary"]
         lines.append(
             f"{data['pass']} passed, {data['fail']} failed, {data['n/a']} not applicable"
+            + (f", {data['skip']} skipped" if data["skip"] else "")
             + ("; MUST violations found" if self.must_failed else "")
         )
         return "\n".join(lines)
+
+
+def _finding_kinds(r: CaseResult) -> list[str]:
+    """One line per rule the agent broke in a case: the first finding, and
+    how many in all."""
+    first: dict[str, Finding] = {}
+    counts: dict[str, int] = dict(r.dropped)
+    for f in r.findings:
+        if f.direction == AGENT:
+            first.setdefault(f.rule, f)
+            counts[f.rule] = counts.get(f.rule, 0) + f.count
+    out: list[str] = []
+    for rule, f in first.items():
+        n = counts[rule]
+        more = f" ({n} in all)" if n > 1 else ""
+        out.append(f"{f.level} {f.cite} [{rule}] #{f.index} {f.text}{more}")
+    return out
+
+
+def _case_env(root: Path) -> tuple[str, dict[str, str]]:
+    """A case's own working directory (the sessions' ``cwd``) and
+    environment: HOME and the XDG directories in ``root`` (nothing of the
+    user's configuration, nothing shared with the other cases)."""
+    env = dict(os.environ)
+    for name, sub in (
+        ("HOME", "home"),
+        ("XDG_CONFIG_HOME", "home/.config"),
+        ("XDG_DATA_HOME", "home/.local/share"),
+        ("XDG_STATE_HOME", "home/.local/state"),
+        ("XDG_CACHE_HOME", "home/.cache"),
+    ):
+        path = root / sub
+        path.mkdir(parents=True, exist_ok=True)
+        env[name] = str(path)
+    cwd = root / "work"
+    cwd.mkdir()
+    return str(cwd), env
 
 
 async def run_case(
@@ -127,17 +229,57 @@ async def run_case(
     command: Sequence[str],
     *,
     protocol: int,
-    case_timeout: float,
+    limits: Limits,
     settle: float,
     oversized_bytes: int,
     wait_prompt: str,
+    auth: str | None = None,
+    budget: Budget | None = None,
+) -> CaseResult:
+    """One case against a fresh agent process with a temporary directory of
+    its own: the sessions' ``cwd`` and the agent's HOME (the process itself
+    starts in the current directory, where a relative command is found)."""
+    with tempfile.TemporaryDirectory(prefix="acp-inspect-") as root:
+        cwd, env = _case_env(Path(root))
+        return await _run_case(
+            case,
+            AgentUnderTest(command, budget=budget, env=env),
+            protocol=protocol,
+            limits=limits,
+            settle=settle,
+            oversized_bytes=oversized_bytes,
+            wait_prompt=wait_prompt,
+            auth=auth,
+            cwd=cwd,
+        )
+
+
+async def _run_case(
+    case: Case,
+    agent: AgentUnderTest,
+    *,
+    protocol: int,
+    limits: Limits,
+    settle: float,
+    oversized_bytes: int,
+    wait_prompt: str,
+    auth: str | None,
     cwd: str,
 ) -> CaseResult:
-    """One case against a fresh agent process."""
-    agent = AgentUnderTest(command)
-    ctx = CaseContext(agent, protocol, cwd, settle, oversized_bytes, wait_prompt)
+    ctx = CaseContext(
+        agent,
+        protocol,
+        cwd,
+        settle,
+        oversized_bytes,
+        wait_prompt,
+        auth=auth,
+        eof_grace=limits.eof_grace,
+        streaming=limits.streaming,
+    )
     status: Status = "pass"
     detail = ""
+    step = ""
     async with trio.open_nursery() as nursery:
         try:
             await agent.run(nursery)
@@ -152,65 +294,155 @@ async def run_case(
                 "",
                 protocol,
             )
-        with trio.move_on_after(case_timeout) as scope:
-            try:
-                await case.run(ctx)
-            except CaseFailed as exc:
-                status, detail = "fail", str(exc)
-            except NotApplicable as exc:
-                status, detail = "n/a", str(exc)
-            except AgentExited as exc:
-                status, detail = "fail", str(exc)
-        if scope.cancelled_caught:
-            status, detail = (
-                "fail",
-                f"no progress within {case_timeout:g}s (the agent hung?)",
-            )
+        with trio.move_on_after(limits.case_limit) as overall:
+            # until the agent's first byte: start_timeout; then no progress
+            idle = trio.CancelScope(deadline=trio.current_time() + limits.start_timeout)
+
+            started = False
+
+            def progress(from_agent: bool) -> None:
+                nonlocal started
+                started = started or from_agent
+                if started:
+                    idle.deadline = trio.current_time() + limits.timeout
+
+            agent.on_line = progress
+            with idle:
+                try:
+                    await case.run(ctx)
+                except CaseFailed as exc:
+                    status, detail = "fail", str(exc)
+                    step = exc.step
+                except AuthRequired as exc:
+                    status, detail, step = "n/a", str(exc), "session/new"
+                except NotApplicable as exc:
+                    status, detail = "n/a", str(exc)
+                except (AgentExited, LineTooLong) as exc:
+                    status, detail, step = "fail", f"{exc}; {agent.where()}", ctx.step
+            if idle.cancelled_caught:
+                status, step = "fail", ctx.step
+                if not agent.last_received:
+                    detail = f"the agent wrote nothing in {limits.start_timeout:g} s (--start-timeout); {agent.where()}"
+                else:
+                    detail = f"nothing from the agent for {limits.timeout:g} s (--timeout); {agent.where()}"
+                if agent.last_sent == "session/cancel":
+                    detail = "the cancelled prompt was never answered: " + detail
+        if overall.cancelled_caught:
+            status, step = "fail", ctx.step
+            detail = f"the case took over {limits.case_limit:g} s (--case-limit); {agent.where()}"
+        if status == "fail":
             agent.note(detail)
-        await agent.stop(CASE_GRACE)
+        agent.budget_note()
+        await agent.stop(1.0)
         nursery.cancel_scope.cancel()
     findings = list(agent.inspector.findings)
-    if status == "pass" and any(f.is_must and f.direction == AGENT for f in findings):
+    if status == "pass" and (any(f.is_must and f.direction == AGENT for f in findings)):
         status, detail = "fail", "the agent broke a rule (see findings)"
     stderr = agent.stderr[-4096:].decode("utf-8", "replace")
     return CaseResult(
-        case, status, detail, agent.now(), agent.timeline, findings, stderr, ctx.version
+        case,
+        status,
+        detail,
+        agent.now(),
+        agent.timeline,
+        findings,
+        stderr,
+        ctx.version,
+        step=step,
+        dropped=dict(agent.inspector.dropped),
     )
+
+
+def _skipped(
+    case: Case, status: Status, detail: str, step: str, protocol: int
+) -> CaseResult:
+    return CaseResult(case, status, detail, 0.0, [], [], "", protocol, step=step)
 
 
 async def run_check(
     command: Sequence[str],
     *,
     protocol: int = 1,
-    case_timeout: float = DEFAULT_TIMEOUT,
+    limits: Limits | None = None,
     settle: float = DEFAULT_SETTLE,
     oversized_bytes: int = DEFAULT_OVERSIZED,
     wait_prompt: str = DEFAULT_WAIT_PROMPT,
     cases: Sequence[Case] = CASES,
     jobs: int = DEFAULT_JOBS,
+    auth: str | None = None,
+    budget: Budget | None = None,
 ) -> CheckReport:
     """Run ``cases`` (default: all), each against a fresh agent started with
-    ``command`` speaking ``protocol``, up to ``jobs`` at a time."""
+    ``command`` speaking ``protocol``, up to ``jobs`` at a time.
+
+    The setup steps first: ``initialize.negotiation``, then ``session.new``
+    (run whether asked for or not when a case needs them, reported only if
+    asked for).  When ``initialize`` fails, the cases that need it are
+    skipped; when ``session/new`` fails, those that need a session (not
+    applicable when the agent requires authentication and ``auth`` is
+    ``None``); each such group is one line of the summary.
+    """
+    limits = limits or Limits()
     report = CheckReport(list(command), protocol)
-    results: list[CaseResult | None] = [None] * len(cases)
+    by_key = {c.key: c for c in CASES}
+    results: dict[str, CaseResult] = {}
+
+    async def one(case: Case) -> CaseResult:
+        return await run_case(
+            case,
+            command,
+            protocol=protocol,
+            limits=limits,
+            settle=settle,
+            oversized_bytes=oversized_bytes,
+            wait_prompt=wait_prompt,
+            auth=auth,
+            budget=budget,
+        )
+
+    blocked: dict[str, tuple[Status, str]] = {}  # need -> why
+    for key, need in (
+        ("initialize.negotiation", "initialize"),
+        ("session.new", "session"),
+    ):
+        if need in blocked or not any(c.needs in _NEEDS[need] for c in cases):
+            continue
+        result = await one(by_key[key])
+        results[key] = result
+        if result.status == "n/a" and result.step == "session/new":
+            blocked["session"] = ("n/a", result.detail)
+        elif result.status == "fail" and result.step:
+            why = f"{result.step} failed (see {key})"
+            if result.step == "initialize":
+                blocked["initialize"] = blocked["session"] = ("skip", why)
+            else:
+                blocked["session"] = ("skip", why)
     limiter = trio.CapacityLimiter(max(1, jobs))
-    with tempfile.TemporaryDirectory(prefix="acp-inspect-") as cwd:
 
-        async def one(i: int, case: Case) -> None:
-            async with limiter:
-                results[i] = await run_case(
-                    case,
-                    command,
-                    protocol=protocol,
-                    case_timeout=case_timeout,
-                    settle=settle,
-                    oversized_bytes=oversized_bytes,
-                    wait_prompt=wait_prompt,
-                    cwd=cwd,
-                )
+    async def queued(case: Case) -> None:
+        async with limiter:
+            results[case.key] = await one(case)
 
-        async with trio.open_nursery() as nursery:
-            for i, case in enumerate(cases):
-                nursery.start_soon(one, i, case)
-    report.results = [r for r in results if r is not None]
+    async with trio.open_nursery() as nursery:
+        for case in cases:
+            if case.key in results:
+                continue
+            if case.needs in blocked:
+                status, why = blocked[case.needs]
+                results[case.key] = _skipped(case, status, why, case.needs, protocol)
+            else:
+                nursery.start_soon(queued, case)
+    report.results = [results[c.key] for c in cases if c.key in results]
+    for key in ("initialize.negotiation", "session.new"):
+        setup = results.get(key)
+        if setup is not None and by_key[key] not in cases:
+            if setup.status != "pass":  # the cause of the skips: shown
+                report.results.insert(0, setup)
     return report
+
+
+#: The cases a setup step's failure stops: by what they need.
+_NEEDS: dict[str, tuple[str, ...]] = {
+    "initialize": ("initialize", "session"),
+    "session": ("session",),
+}

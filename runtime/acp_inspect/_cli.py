@@ -12,7 +12,17 @@ import msgspec
 import trio
 
 from ._cases import CASES
-from ._check import DEFAULT_JOBS, DEFAULT_TIMEOUT, run_check
+from ._check import (
+    DEFAULT_CASE_LIMIT,
+    DEFAULT_EOF_GRACE,
+    DEFAULT_JOBS,
+    DEFAULT_START_TIMEOUT,
+    DEFAULT_STREAMING,
+    DEFAULT_TIMEOUT,
+    Limits,
+    run_check,
+)
+from ._driver import Budget
 from ._html import check_html, trace_html
 from ._observer import DEFAULT_MAX_REPORTS
 from ._proxy import DEFAULT_GRACE, DEFAULT_KILL_AFTER, DEFAULT_MAX_BACKLOG, run_proxy
@@ -64,7 +74,45 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--json", type=Path, help="write the JSON report here")
     check.add_argument("--html", type=Path, help="write the HTML report here")
     check.add_argument(
-        "--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds per case"
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT,
+        help=f"seconds without a byte from the agent before a case fails (default {DEFAULT_TIMEOUT:g})",
+    )
+    check.add_argument(
+        "--start-timeout",
+        type=float,
+        default=DEFAULT_START_TIMEOUT,
+        help=f"seconds the agent has to write its first byte (default {DEFAULT_START_TIMEOUT:g})",
+    )
+    check.add_argument(
+        "--case-limit",
+        type=float,
+        default=DEFAULT_CASE_LIMIT,
+        help=f"seconds a case may take in all (default {DEFAULT_CASE_LIMIT:g})",
+    )
+    check.add_argument(
+        "--eof-grace",
+        type=float,
+        default=DEFAULT_EOF_GRACE,
+        help=f"seconds the agent has to exit after its stdin closed (default {DEFAULT_EOF_GRACE:g})",
+    )
+    check.add_argument(
+        "--streaming",
+        type=float,
+        default=DEFAULT_STREAMING,
+        help=f"seconds of streaming before the mid-turn cancel (default {DEFAULT_STREAMING:g})",
+    )
+    check.add_argument(
+        "--max-line",
+        type=int,
+        default=Budget().max_line,
+        help=f"longest line from the agent parsed, in bytes (default {Budget().max_line})",
+    )
+    check.add_argument(
+        "--auth",
+        metavar="ID",
+        help="authenticate with this method after initialize (as examples/client.py)",
     )
     check.add_argument(
         "--case", action="append", help="run only this case (repeatable)"
@@ -117,9 +165,17 @@ def main(argv: Sequence[str] | None = None) -> int:
                 run_check,
                 command,
                 protocol=args.protocol,
-                case_timeout=args.timeout,
+                limits=Limits(
+                    timeout=args.timeout,
+                    start_timeout=args.start_timeout,
+                    case_limit=args.case_limit,
+                    eof_grace=args.eof_grace,
+                    streaming=args.streaming,
+                ),
                 jobs=args.jobs,
                 cases=cases,
+                auth=args.auth,
+                budget=Budget(max_line=args.max_line),
             )
         )
         print(report.summary())

@@ -6,11 +6,20 @@ them (malformed ones included), reads the agent's lines in a task, records
 both directions with their time in a timeline, and feeds every line to an
 :class:`~acp_inspect.Inspector`, so the rules run during every case.
 Requests from the agent are answered by the case's ``responder``.
+
+Whatever the agent sends, a case keeps a bounded record (:class:`Budget`):
+at most ``lines`` timeline rows and ``bytes`` of their text, each row at
+most ``line_chars`` characters (a longer line is cut, its size said), at
+most ``pending`` messages waiting to be taken (the oldest notifications
+go first), and lines over ``max_line`` bytes are not parsed at all.
+Every line from the agent counts as progress (:attr:`AgentUnderTest.on_line`),
+and what was last sent and received is kept to say where a case stopped.
 """
 
 from __future__ import annotations
 
 import itertools
+import os
 import subprocess
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -24,13 +33,41 @@ from ._inspector import Finding, Inspector, LineSplitter
 from ._message import AGENT, CLIENT, Direction, Message, as_list, as_obj, parse_line
 from ._process import open_agent, reap
 
-__all__ = ["STDERR_KEEP", "AgentUnderTest", "Entry", "Responder"]
+__all__ = [
+    "STDERR_KEEP",
+    "AgentExited",
+    "AgentUnderTest",
+    "Budget",
+    "Entry",
+    "LineTooLong",
+    "Responder",
+]
 
 #: Bytes of the agent's stderr kept per case (the last ones).
 STDERR_KEEP = 16 * 1024
 
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """What one case keeps of the wire, whatever the agent sends."""
+
+    #: timeline rows kept (then counted only)
+    lines: int = 2000
+    #: characters of row text kept in all (then counted only)
+    bytes: int = 2 * 1024 * 1024
+    #: characters of one row kept (the rest cut, the line's size said)
+    line_chars: int = 2000
+    #: messages received and not yet taken by the case (oldest notifications dropped)
+    pending: int = 1000
+    #: longest line parsed (bytes); a longer one is noted, not parsed
+    max_line: int = 16 * 1024 * 1024
+    #: findings kept per case (then counted per rule)
+    findings: int = 200
+
+
 Responder = Callable[["AgentUnderTest", Message], Awaitable[None]]
 _encode = msgspec.json.Encoder().encode
+_decode = msgspec.json.Decoder().decode
 
 
 @dataclass(slots=True)
@@ -41,18 +78,38 @@ class Entry:
     dir: Direction | None  # None: a note
     text: str
     findings: list[Finding] = field(default_factory=list[Finding])
+    #: bytes of the line (its text may be cut)
+    size: int = 0
+
+
+def summary(msg: Message) -> str:
+    """``session/new #2``, ``error -32700 (id null)``, ``result #3``."""
+    ident = "id null" if msg.id is None else f"#{msg.id}"
+    if msg.kind == "response":
+        if msg.error is not None:
+            return f"error {msg.error.get('code')} ({ident})"
+        return f"result ({ident})"
+    return f"{msg.method} {ident}" if msg.kind == "request" else f"{msg.method}"
+
+
+def permission_outcome(msg: Message, kind: str) -> dict[str, Any]:
+    """The outcome picking the first option of ``kind`` (``allow_once``,
+    ``reject_once``), else ``reject_once``, else cancelled: never an
+    ``*_always`` option (the check must not leave a standing permission)."""
+    options = [as_obj(o) for o in as_list(msg.params.get("options"))]
+    for wanted in (kind, "reject_once"):
+        for option in options:
+            if option.get("kind") == wanted and isinstance(option.get("optionId"), str):
+                return {
+                    "outcome": {"outcome": "selected", "optionId": option["optionId"]}
+                }
+    return {"outcome": {"outcome": "cancelled"}}
 
 
 async def default_responder(agent: AgentUnderTest, msg: Message) -> None:
-    """Permission: the first ``allow`` option (else the first); anything else: -32601."""
+    """Permission: allow once (:func:`permission_outcome`); anything else: -32601."""
     if msg.method == "session/request_permission":
-        options = [as_obj(o) for o in as_list(msg.params.get("options"))]
-        allow = [o for o in options if str(o.get("kind", "")).startswith("allow")]
-        chosen = (allow or options or [{"optionId": ""}])[0]
-        option_id = chosen.get("optionId", "")
-        await agent.answer(
-            msg, {"outcome": {"outcome": "selected", "optionId": option_id}}
-        )
+        await agent.answer(msg, permission_outcome(msg, "allow_once"))
     else:
         await agent.send(
             {
@@ -63,21 +120,61 @@ async def default_responder(agent: AgentUnderTest, msg: Message) -> None:
         )
 
 
+def _unmatched_error(line: bytes) -> str:
+    """``error -32700`` for an error response without an id (not a JSON-RPC
+    message, so it answers nothing), else ""."""
+    try:
+        value = _decode(line)
+    except (msgspec.DecodeError, RecursionError):
+        return ""
+    obj = as_obj(value)
+    error = as_obj(obj.get("error"))
+    if "id" in obj or not error:
+        return ""
+    return f"error {error.get('code')}"
+
+
 class AgentUnderTest:
     """A running agent and the record of what crossed its pipes."""
 
     def __init__(
-        self, command: Sequence[str], *, max_line: int = 64 * 1024 * 1024
+        self,
+        command: Sequence[str],
+        *,
+        budget: Budget | None = None,
+        cwd: str | None = None,
+        env: dict[str, str] | None = None,
     ) -> None:
         self.command = list(command)
-        self.inspector = Inspector()
+        self.budget = budget = budget or Budget()
+        self.cwd = cwd
+        self.env = env
+        self.inspector = Inspector(max_findings=budget.findings)
         self.timeline: list[Entry] = []
+        self.kept_chars = 0
+        #: rows not kept past the budget: lines and their bytes
+        self.dropped_lines = 0
+        self.dropped_bytes = 0
+        #: notifications dropped unread (more than ``budget.pending`` waiting)
+        self.dropped_pending = 0
+        #: called on every chunk read from the agent, and once the agent took a
+        #: line sent to it (progress)
+        self.on_line: Callable[[bool], object] = lambda from_agent: None
+        #: what was sent last (``session/new #2 at 0.01 s``) and received last
+        self.last_sent = ""
+        self.last_sent_t = 0.0
+        self.last_received = ""
+        self.lines_received = 0
+        #: whether the agent wrote a line over ``budget.max_line`` (not parsed)
+        self.too_long = False
+        #: responses that answer no request the check is waiting for (no id)
+        self.unmatched: list[str] = []
         self.start = time.monotonic()
         self.responder: Responder = default_responder
         self.stderr = bytearray()
         self.exited = trio.Event()
         self._ids = itertools.count(1)
-        self._splitter = LineSplitter(max_line)
+        self._splitter = LineSplitter(budget.max_line)
         self._received: list[Message] = []
         self._arrived = trio.Event()
         self._process: trio.Process | None = None
@@ -88,7 +185,9 @@ class AgentUnderTest:
 
     async def run(self, nursery: trio.Nursery) -> None:
         """Start the agent and its reading tasks in ``nursery``."""
-        self._process = await open_agent(self.command, stderr=subprocess.PIPE)
+        self._process = await open_agent(
+            self.command, stderr=subprocess.PIPE, cwd=self.cwd, env=self.env
+        )
         nursery.start_soon(self._read_stdout)
         nursery.start_soon(self._read_stderr)
         nursery.start_soon(self._wait_exit)
@@ -104,6 +203,10 @@ class AgentUnderTest:
         if self._process is not None:
             await reap(self._process, grace_period)
 
+    def getenv(self, name: str) -> str | None:
+        """A variable of the agent's environment."""
+        return (self.env if self.env is not None else os.environ).get(name)
+
     @property
     def returncode(self) -> int | None:
         return None if self._process is None else self._process.returncode
@@ -116,23 +219,68 @@ class AgentUnderTest:
     def note(self, text: str) -> None:
         self.timeline.append(Entry(self.now(), None, text))
 
+    def _entry(self, t: float, direction: Direction, line: bytes) -> Entry | None:
+        """A timeline row for ``line`` within the budget (cut to
+        ``line_chars``), or ``None`` past it (counted)."""
+        b = self.budget
+        if len(self.timeline) >= b.lines or self.kept_chars >= b.bytes:
+            self.dropped_lines += 1
+            self.dropped_bytes += len(line)
+            return None
+        text = line[: b.line_chars].decode("utf-8", "replace")
+        if len(line) > b.line_chars:
+            text += f" ... [{len(line)} bytes]"
+        self.kept_chars += len(text)
+        entry = Entry(t, direction, text, size=len(line))
+        self.timeline.append(entry)
+        return entry
+
+    def budget_note(self) -> None:
+        """Say in the timeline what was not kept (at the end of a case)."""
+        if self.dropped_lines:
+            self.note(
+                f"{self.dropped_lines} more lines ({self.dropped_bytes} bytes) not kept (the case's budget)"
+            )
+        if self.dropped_pending:
+            self.note(f"{self.dropped_pending} notifications dropped unread")
+        skipped = self._splitter.skipped
+        if skipped:
+            self.note(
+                f"{skipped} lines over {self.budget.max_line} bytes from the agent not parsed"
+            )
+
     def new_id(self) -> int:
         return next(self._ids)
 
-    async def send_raw(self, line: bytes) -> None:
-        """One line as given (``\\n`` added), recorded and checked."""
+    async def send_raw(self, line: bytes, what: str = "") -> None:
+        """One line as given (``\\n`` added), recorded and checked; ``what``
+        it is, for the failure texts (a request: ``session/new #2``)."""
         assert self._process is not None and self._process.stdin is not None
         t = self.now()
-        entry = Entry(t, CLIENT, line.decode("utf-8", "replace"))
-        self.timeline.append(entry)
+        if what or len(line) > 200:
+            what = what or f"a line of {len(line)} bytes"
+        else:
+            what = line.decode("utf-8", "replace")
+        self.last_sent, self.last_sent_t = what, t
+        entry = self._entry(t, CLIENT, line)
         try:
             await self._process.stdin.send_all(line + b"\n")
+            self.on_line(False)  # taken: "no answer N s after" counts from here
         except (trio.BrokenResourceError, trio.ClosedResourceError):
-            entry.text += "  [not delivered: the agent's stdin is closed]"
-        entry.findings = self.inspector.feed(CLIENT, t, line)
+            if entry is not None:
+                entry.text += "  [not delivered: the agent's stdin is closed]"
+        findings = self.inspector.feed(CLIENT, t, line)
+        if entry is not None:
+            entry.findings = findings
 
     async def send(self, obj: Any) -> None:
-        await self.send_raw(_encode(obj))
+        fields = as_obj(obj)
+        what = ""
+        if "method" in fields:
+            what = str(fields["method"])
+            if "id" in fields:
+                what += f" #{fields['id']}"
+        await self.send_raw(_encode(obj), what)
 
     async def notify(self, method: str, params: dict[str, Any]) -> None:
         await self.send({"jsonrpc": "2.0", "method": method, "params": params})
@@ -172,6 +320,8 @@ class AgentUnderTest:
                     return msg
                 if respond and msg.kind == "request":
                     await self.responder(self, msg)
+            if self.too_long:
+                raise LineTooLong(self.budget.max_line)
             if self._eof or self.exited.is_set():
                 raise AgentExited(self.returncode)
             self._arrived = trio.Event()
@@ -185,9 +335,15 @@ class AgentUnderTest:
         assert self._process is not None and self._process.stdout is not None
         async with self._process.stdout as out:
             while data := await out.receive_some(65536):
+                self.on_line(True)  # progress, a long line's pieces included
                 t = self.now()
+                skipped = self._splitter.skipped
                 for line in self._splitter.feed(bytes(data)):
                     self._line(t, line)
+                if self._splitter.skipped != skipped:
+                    self.too_long = True
+                    self.last_received = f"a line over {self.budget.max_line} bytes (--max-line) at {t:.2f} s"
+                    self._arrived.set()
         rest = self._splitter.rest()
         if rest is not None:
             self._line(self.now(), rest)
@@ -196,12 +352,63 @@ class AgentUnderTest:
         self._arrived.set()
 
     def _line(self, t: float, line: bytes) -> None:
+        self.lines_received += 1
         findings = self.inspector.feed(AGENT, t, line)
-        self.timeline.append(Entry(t, AGENT, line.decode("utf-8", "replace"), findings))
-        for item in parse_line(AGENT, 0, t, line):
+        entry = self._entry(t, AGENT, line)
+        if entry is not None:
+            entry.findings = findings
+        items = parse_line(AGENT, 0, t, line)
+        what: list[str] = []
+        for item in items:
             if isinstance(item, Message):
-                self._received.append(item)
+                what.append(summary(item))
+                if item.kind == "response" and item.id is None:
+                    code = "a result" if item.error is None else item.error.get("code")
+                    self.unmatched.append(f"{code} at {t:.2f} s")
+                    del self.unmatched[:-5]
+                self._take(item)
+            else:
+                what.append(_unmatched_error(line) or "a line that is not JSON-RPC")
+                if what[-1].startswith("error"):
+                    self.unmatched.append(f"{what[-1][6:]} at {t:.2f} s")
+                    del self.unmatched[:-5]
+        if len(items) > 1:
+            shown = ", ".join(what[:3]) + (", ..." if len(what) > 3 else "")
+            self.last_received = f"a batch of {len(items)} ({shown}) at {t:.2f} s"
+        else:
+            self.last_received = f"{''.join(what) or 'an empty line'} at {t:.2f} s"
         self._arrived.set()
+
+    def _take(self, msg: Message) -> None:
+        """Keep ``msg`` for the case; past ``budget.pending`` waiting, the
+        oldest notification goes (requests and responses are never dropped)."""
+        received = self._received
+        received.append(msg)
+        if len(received) > self.budget.pending:
+            for i, old in enumerate(received):
+                if old.kind == "notification":
+                    del received[i]
+                    self.dropped_pending += 1
+                    break
+
+    def where(self) -> str:
+        """Where the exchange stood: the last line sent and received."""
+        sent = (
+            f"{self.last_sent} sent at {self.last_sent_t:.2f} s"
+            if self.last_sent
+            else "nothing sent"
+        )
+        got = (
+            f"last from the agent: {self.last_received}"
+            if self.last_received
+            else "the agent wrote nothing"
+        )
+        odd = (
+            f"; it answered {', '.join(self.unmatched)} without an id"
+            if self.unmatched
+            else ""
+        )
+        return f"{sent}; {got}{odd}"
 
     async def _read_stderr(self) -> None:
         assert self._process is not None and self._process.stderr is not None
@@ -223,5 +430,18 @@ class AgentExited(Exception):
     """The agent exited while a case waited for a message."""
 
     def __init__(self, code: int | None) -> None:
-        super().__init__(f"the agent exited ({code}) before answering")
+        super().__init__(
+            "the agent closed its stdout before answering"
+            if code is None
+            else f"the agent exited ({code}) before answering"
+        )
         self.code = code
+
+
+class LineTooLong(Exception):
+    """The agent wrote a line longer than the check parses."""
+
+    def __init__(self, max_line: int) -> None:
+        super().__init__(
+            f"the agent wrote a line over {max_line} bytes (--max-line): not parsed, so what it answered is not known"
+        )

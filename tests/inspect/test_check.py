@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -238,3 +239,222 @@ def test_view_renders_a_proxy_trace_as_the_same_timeline(tmp_path: Path) -> None
     assert "session/new #1" in text and "[before-initialize]" in text
     if os.path.exists(CHROMIUM):
         assert _chromium(page, tmp_path / "trace.png") == ""
+
+
+def check_rss(
+    tmp_path: Path, agent: list[str], *args: str
+) -> tuple[int, dict[str, Any], str, int]:
+    """``check`` in a process of its own: exit status, JSON report, stdout,
+    and the checker's own peak RSS in KiB (not its agents')."""
+    report = tmp_path / "report.json"
+    code = (
+        "import resource, sys\n"
+        "from acp_inspect._cli import main\n"
+        "rc = main(sys.argv[1:])\n"
+        "print('RSS', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n"
+        "sys.exit(rc)\n"
+    )
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            code,
+            "check",
+            "--json",
+            str(report),
+            *args,
+            "--",
+            *agent,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    rss = int(out.stderr.split("RSS ")[-1].split()[0])
+    return out.returncode, json.loads(report.read_text()), out.stdout, rss
+
+
+def by_case(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {c["case"]: c for c in report["cases"]}
+
+
+def test_check_memory_and_reports_stay_bounded_against_a_flooding_agent(
+    tmp_path: Path,
+) -> None:
+    # 160 MB of updates in one turn, half of them after its answer (a finding each)
+    _code, report, out, rss = check_rss(
+        tmp_path, [*BROKEN, "flood", "160"], "--case", "prompt.turn"
+    )
+    case = by_case(report)["prompt.turn"]
+    assert case["status"] == "fail"  # update-after-turn, a MUST
+    assert rss < 130 * 1024, rss  # KiB: not the agent's output
+    assert (tmp_path / "report.json").stat().st_size < 4 * 1024 * 1024
+    assert len(case["timeline"]) <= 2001
+    assert any("not kept" in e["text"] for e in case["timeline"])
+    # one stdout line per finding kind, with the count in all
+    lines = out.splitlines()
+    assert len(lines) < 15, out
+    kind = [line for line in lines if "[update-after-turn]" in line]
+    assert len(kind) == 1 and "in all)" in kind[0]
+    assert all(len(line) <= 300 for line in lines)
+
+
+def test_check_memory_stays_bounded_when_every_answer_is_huge(tmp_path: Path) -> None:
+    _code, report, out, rss = check_rss(
+        tmp_path,
+        [*BROKEN, "huge", "12"],
+        "--jobs",
+        "1",
+        "--case",
+        "session.new",
+        "--case",
+        "prompt.turn",
+        "--case",
+        "jsonrpc.batch",
+        "--case",
+        "cancel.prompt",
+        "--case",
+        "session.list",
+    )
+    assert set(statuses(report).values()) == {"pass", "n/a"}, out
+    assert rss < 150 * 1024, rss  # 12 MB a line, ~20 answers: not kept
+    assert (tmp_path / "report.json").stat().st_size < 1024 * 1024
+    texts = [e["text"] for c in report["cases"] for e in c["timeline"]]
+    assert any(t.endswith(" bytes]") for t in texts)  # cut, its size said
+    assert max(len(t) for t in texts) < 2100
+    # over --max-line: said at once, not waited out
+    _code, report, out, rss = check_rss(
+        tmp_path,
+        [*BROKEN, "huge", "2"],
+        "--max-line",
+        "1000000",
+        "--case",
+        "session.new",
+    )
+    assert "(--max-line)" in by_case(report)["initialize.negotiation"]["detail"]
+
+
+def test_no_progress_resets_on_every_message_and_a_late_start_is_no_hang(
+    tmp_path: Path,
+) -> None:
+    # a turn streaming 2 s and an agent starting 2 s late, against a 1 s
+    # no-progress limit: neither is a hang (the defaults: 30 s no progress,
+    # 60 s for the first byte: an echo agent started 12 s late passes)
+    for agent in ([*BROKEN, "slow-stream"], [*BROKEN, "late", "2"]):
+        _code, report, out = check(
+            tmp_path, agent, "--timeout", "1", "--case", "prompt.turn"
+        )
+        assert statuses(report) == {"prompt.turn": "pass"}, out
+
+
+def test_a_failure_says_what_was_observed_last(tmp_path: Path) -> None:
+    _code, report, _out = check(
+        tmp_path,
+        [*BROKEN, "error-without-id"],
+        "--timeout",
+        "1",
+        "--case",
+        "session.new",
+    )
+    detail = by_case(report)["session.new"]["detail"]
+    assert "nothing from the agent for 1 s (--timeout)" in detail
+    assert "session/new #2 sent at" in detail
+    assert "answered -32700 at" in detail and "without an id" in detail
+
+
+@pytest.mark.parametrize(
+    ("fault", "said"),
+    [
+        ("end-turn-mid-turn", "cancelled after 0.5 s of streaming ended end_turn"),
+        ("silent-mid-turn", "the cancelled prompt was never answered"),
+    ],
+)
+def test_cancel_prompt_cancels_mid_turn_too(
+    tmp_path: Path, fault: str, said: str
+) -> None:
+    code, report, out = check(
+        tmp_path,
+        [*BROKEN, fault],
+        "--streaming",
+        "0.5",
+        "--timeout",
+        "2",
+        "--case",
+        "cancel.prompt",
+    )
+    case = by_case(report)["cancel.prompt"]
+    assert case["status"] == "fail" and said in case["detail"], out
+    assert code == 1
+
+
+def test_permission_is_allowed_once_never_always(tmp_path: Path) -> None:
+    _code, report, out = check(
+        tmp_path, [*BROKEN, "always-trap"], "--case", "prompt.turn"
+    )
+    assert statuses(report) == {"prompt.turn": "pass"}, out
+
+
+def test_an_agent_requiring_auth_without_auth_has_its_session_cases_not_applicable(
+    tmp_path: Path,
+) -> None:
+    cases = ["session.new", "prompt.turn", "cancel.prompt", "jsonrpc.unknown-method"]
+    picks = [arg for case in cases for arg in ("--case", case)]
+    code, report, out = check(tmp_path, [*BROKEN, "auth-required"], *picks)
+    assert statuses(report) == {
+        "session.new": "n/a",
+        "prompt.turn": "n/a",
+        "cancel.prompt": "n/a",
+        "jsonrpc.unknown-method": "pass",
+    }, out
+    said = [line for line in out.splitlines() if "requires authentication" in line]
+    assert len(said) == 1 and said[0].startswith("n/a  3 cases not applicable")
+    assert code == 0
+    code, report, out = check(
+        tmp_path, [*BROKEN, "auth-required"], "--auth", "key", *picks
+    )
+    assert set(statuses(report).values()) == {"pass"}, out
+
+
+def test_each_case_has_its_own_cwd_and_home(tmp_path: Path) -> None:
+    _code, report, _out = check(
+        tmp_path, BROKEN, "--case", "session.new", "--case", "prompt.turn"
+    )
+    seen: list[tuple[str, str]] = []
+    for case in report["cases"]:
+        texts = [e["text"] for e in case["timeline"] if e["dir"] is not None]
+        init = json.loads(texts[1])["result"]["_meta"]  # the initialize answer
+        new = json.loads(next(t for t in texts if '"session/new"' in t))
+        seen.append((init["home"], new["params"]["cwd"]))
+    homes, cwds = {h for h, _ in seen}, {c for _, c in seen}
+    assert len(homes) == len(cwds) == 2  # nothing shared
+    assert os.path.expanduser("~") not in homes
+
+
+def test_eof_grace_is_explicit(tmp_path: Path) -> None:
+    agent = [*BROKEN, "slow-eof", "0.5"]
+    _code, report, out = check(
+        tmp_path, agent, "--eof-grace", "5", "--case", "eof.exit"
+    )
+    assert statuses(report) == {"eof.exit": "pass"}, out
+    _code, report, out = check(
+        tmp_path, agent, "--eof-grace", "0.1", "--case", "eof.exit"
+    )
+    assert (
+        "0.1 s after its stdin closed (--eof-grace)"
+        in by_case(report)["eof.exit"]["detail"]
+    )
+
+
+def test_initialize_failing_is_one_cause_its_dependents_skipped_and_counted(
+    tmp_path: Path,
+) -> None:
+    _code, report, out = check(tmp_path, [*BROKEN, "no-protocol-version"])
+    assert report["summary"]["skip"] == 16, out
+    assert by_case(report)["initialize.negotiation"]["status"] == "fail"
+    skipped = [line for line in out.splitlines() if line.startswith("SKIP")]
+    assert skipped == [
+        "SKIP 16 cases skipped: initialize failed (see initialize.negotiation)"
+    ]
+    # the agent's stderr under each failing case
+    assert "stderr| broken_agent: no-protocol-version" in out
