@@ -59,7 +59,7 @@ class Finding:
 
     @property
     def is_must(self) -> bool:
-        return self.spec.is_must()
+        return self.level.startswith("MUST")
 
     def line(self) -> str:
         """One line for a terminal: ``MUST v1/...:332 [rule] #12 text``."""
@@ -102,12 +102,13 @@ class Inspector:
         index: int,
         time: float,
         text: str,
+        level: str | None = None,
     ) -> Finding:
         return Finding(
             rule,
             spec,
             spec.cite(self.state.current_version),
-            spec.level,
+            level or spec.level,
             direction,
             index,
             time,
@@ -174,6 +175,7 @@ class Inspector:
                         msg.index,
                         msg.time,
                         breach.text[:300],
+                        breach.level,
                     )
                 )
         self.state.apply(msg)

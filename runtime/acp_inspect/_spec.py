@@ -108,7 +108,8 @@ _ALL = [
          "If the Agent supports the requested version, it **MUST** respond with the same version", 96, 94),
     _ref("omitted-capabilities-unsupported", "initialization.mdx", "MUST",
          "Clients and Agents **MUST** treat all capabilities omitted", 106, 104),
-    _ref("terminal-auth-needs-capability", "authentication.mdx", "MUST",
+    # "may advertise ... only when": no keyword, a restriction: read as SHOULD
+    _ref("terminal-auth-needs-capability", "authentication.mdx", "SHOULD",
          "An Agent may advertise a", 127),
     _ref("prompt-after-setup", "prompt-turn.mdx", "MUST",
          "Before sending prompts, Clients **MUST** first complete", 8, 8),

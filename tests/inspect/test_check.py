@@ -120,7 +120,8 @@ def test_official_sdk_agent_departures_are_reported_with_their_spec_lines(
     [
         ("", None, None),
         ("end-turn-after-cancel", "cancel.prompt", "cancelled-stop-reason"),
-        ("update-after-response", "prompt.turn", "update-after-turn"),
+        # a SHOULD (prompt-turn.mdx:217 does not say nothing may follow)
+        ("update-after-response", None, "update-after-turn"),
         (
             "fs-without-capability",
             "capabilities.honoured",
@@ -287,7 +288,7 @@ def test_check_memory_and_reports_stay_bounded_against_a_flooding_agent(
         tmp_path, [*BROKEN, "flood", "160"], "--case", "prompt.turn"
     )
     case = by_case(report)["prompt.turn"]
-    assert case["status"] == "fail"  # update-after-turn, a MUST
+    assert case["findings"]  # update-after-turn, counted
     assert rss < 130 * 1024, rss  # KiB: not the agent's output
     assert (tmp_path / "report.json").stat().st_size < 4 * 1024 * 1024
     assert len(case["timeline"]) <= 2001

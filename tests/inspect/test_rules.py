@@ -118,6 +118,8 @@ def test_terminal_login_offered_to_a_client_without_auth_terminal_is_reported() 
     method = {"id": "t", "name": "Log in", "type": "terminal"}
     found = w.agent(id=1, result={"protocolVersion": 1, "authMethods": [method]})
     assert rules(found) == ["terminal-auth-not-advertised"]
+    # "may advertise ... only when": no keyword on the line, not a MUST
+    assert found[0].level == "SHOULD" and not found[0].is_must
     ok = Wire(init=False)
     ok.client(
         id=1,
@@ -179,11 +181,12 @@ def test_updates_after_the_turns_response_are_reported() -> None:
     w.agent(id=1, result={"stopReason": "cancelled"})
     found = w.update()
     assert rules(found) == ["update-after-turn"]
-    assert found[0].cite == "v1/prompt-turn.mdx:343"
+    assert found[0].cite == "v1/prompt-turn.mdx:343" and found[0].is_must
     w.client(id=2, method="session/prompt", params=PROMPT)
     w.agent(id=2, result={"stopReason": "end_turn"})
     found = w.update("tool_call_update")
-    assert found[0].cite == "v1/prompt-turn.mdx:217"
+    # :217 says the turn ends with the response, not that nothing follows: SHOULD
+    assert (found[0].cite, found[0].level) == ("v1/prompt-turn.mdx:217", "SHOULD")
     assert w.update("session_info_update") == []  # metadata may come any time
 
 

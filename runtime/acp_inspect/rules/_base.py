@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from .._message import AGENT, CLIENT, Direction, Kind, Message
-from .._spec import SpecRef
+from .._spec import Level, SpecRef
 from .._state import ConnectionState
 
 __all__ = ["ALL_MESSAGES", "Breach", "Rule", "Scope", "scope"]
@@ -34,11 +34,14 @@ ALL_MESSAGES: Scope = scope("both", "request", "notification", "response")
 
 @dataclass(frozen=True, slots=True)
 class Breach:
-    """What a rule found: one line of text, and the spec line when it is not
-    the rule's own (a rule covering several methods cites each one's)."""
+    """What a rule found: one line of text, the spec line when it is not
+    the rule's own (a rule covering several methods cites each one's), and
+    the level when the cited line supports less than its own keyword (a
+    reading of the line, not what it says)."""
 
     text: str
     spec: SpecRef | None = None
+    level: Level | None = None
 
 
 class Rule(Protocol):

@@ -36,7 +36,8 @@ class UpdateAfterTurn:
     last prompt turn was answered, while no prompt and no ``session/load`` is
     running for it.  After a cancelled turn this breaks prompt-turn.mdx's
     "MUST ensure that it does so before responding"; after any other turn,
-    the turn had ended with its response (cited as such)."""
+    the turn had ended with its response (cited as such, as a SHOULD: the
+    line does not say that nothing may follow)."""
 
     key: str = "update-after-turn"
     spec: SpecRef = REFS["updates-before-response"]
@@ -59,7 +60,10 @@ class UpdateAfterTurn:
             return Breach(
                 f"agent sent a {kind} update after answering the cancelled turn"
             )
+        # the line says the turn ends with the response; that nothing of the
+        # turn follows it is a reading: SHOULD, not the line's MUST
         return Breach(
             f"agent sent a {kind} update after the turn's response ({turn.stop_reason})",
             REFS["turn-ends-with-response"],
+            "SHOULD",
         )
