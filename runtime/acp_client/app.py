@@ -9,7 +9,7 @@ import os
 import shutil
 import signal
 import sys
-from collections.abc import Callable, Generator
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
 
@@ -25,7 +25,7 @@ from acp_client.grants import Grants, grant_for
 from acp_client.handlers import ClientV1, ClientV2
 from acp_client.questions import Asker
 from acp_client.terminals import Terminals
-from acp_client.text import Failure, present
+from acp_client.text import Failure, error_text, present
 from acp_client.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -82,6 +82,7 @@ class App:
         self.logged_in = False
         self.turn: tuple[AgentCalls, str] | None = None  # (agent, session) of a turn
         self.ended: int | None = None  # the ending signal received
+        self.quit = False  # a second Ctrl-C: leave at once
 
     def tool_title(self, tool_call_id: str, title: str | UnsetType | None) -> str:
         if isinstance(title, str):
@@ -127,17 +128,36 @@ class App:
         classes = {1: ClientV1, 2: ClientV2}
         return {n: functools.partial(classes[n], app=self) for n in versions}
 
-    @contextlib.contextmanager
-    def request(self, what: str) -> Generator[None]:
-        """A request that must be answered within ``--timeout`` seconds."""
+    @contextlib.asynccontextmanager
+    async def request(self, what: str) -> AsyncGenerator[None]:
+        """A request that must be answered within ``--timeout`` seconds.
+
+        On time out the connection is closed first (:meth:`leave`): the
+        request fails without a ``$/cancel_request`` the agent may not know.
+        """
         self.step = what
+        watchdog = trio.CancelScope()
+        timed_out = False
+
+        async def watch() -> None:
+            nonlocal timed_out
+            with watchdog:
+                await trio.sleep(self.options.timeout)
+                timed_out = True
+                await self.leave()
+
+        assert self.terminals.nursery is not None
+        self.terminals.nursery.start_soon(watch)
         try:
-            with trio.fail_after(self.options.timeout):
-                yield
-        except trio.TooSlowError:
+            yield
+        except acp_trio.ConnectionClosed:
+            if not timed_out:
+                raise
             raise Failure(
                 f"{what}: no answer within {self.options.timeout:g} s (--timeout)"
             ) from None
+        finally:
+            watchdog.cancel()
 
     async def run(self) -> int:
         """Connect, set up the session and run the turn; one more time after
@@ -241,7 +261,7 @@ class App:
                     v2.InitializeRequest,
                 )
             )
-        with self.request("initialize"):
+        async with self.request("initialize"):
             response: Init = await conn.initialize(*requests)
         return response
 
@@ -289,11 +309,11 @@ class App:
         if self.options.load:
             session_id = self.options.load
             self.screen.line(f"session: {session_id} (loading)")
-            with self.request("session/load"):
+            async with self.request("session/load"):
                 await agent.load_session(session_id, setup)
             self.screen.line(f"session: {session_id} (loaded)")
             return session_id
-        with self.request("session/new"):
+        async with self.request("session/new"):
             session_id = await agent.new_session(setup)
         self.screen.line(f"session: {session_id}")
         return session_id
@@ -329,7 +349,7 @@ class App:
                 f"--auth {wanted} needs {', '.join(missing)} set in the environment"
             )
         self.screen.line(f"auth: {choice.name}")
-        with self.request("authenticate"):
+        async with self.request("authenticate"):
             await agent.authenticate(choice.id)
 
     async def terminal_login(self, choice: AuthChoice) -> None:
@@ -356,6 +376,7 @@ class App:
                     task_status.started()
                     async for _ in signals:
                         if interrupted:  # the second Ctrl-C: give up waiting
+                            self.quit = True
                             await self.leave()
                             raise KeyboardInterrupt
                         interrupted = True
@@ -389,7 +410,7 @@ class App:
                 [str(exc)] if asked else (),
             )
         if isinstance(exc, acp_trio.RequestError):
-            return Failure(f"{self.step} failed: {exc}", self.stderr_tail())
+            return Failure(f"{self.step} failed: {error_text(exc)}", self.stderr_tail())
         if isinstance(exc, acp_trio.CapabilityError):
             return Failure(f"{self.step}: {exc}")
         return None

@@ -150,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
         ended = [e for e in errors if isinstance(e, Ended)]
         if ended:  # SIGTERM, SIGHUP: the turn and the agent are ended
             return 128 + ended[0].signum
-        if any(isinstance(e, KeyboardInterrupt) for e in errors):
+        if app.quit or any(isinstance(e, KeyboardInterrupt) for e in errors):
             app.screen.line("interrupted")
             return 130
         explained = [app.explain(e) for e in errors]

@@ -33,8 +33,9 @@ class Screen:
     """Prints a session as it streams, from its :class:`acp_trio.SessionTranscript`.
 
     Every ``session/update`` is applied to the transcript and then shown; text
-    chunks continue the current line.  A tool call is printed again only when
-    its title, status or content changed, and the user's prompt echoed back
+    chunks continue the current line.  A tool call gets one line when it appears
+    and one per status change (a new title alone is no new line), then the
+    content it gained; the user's prompt echoed back
     by the agent during the turn is not printed a second time.
     """
 
@@ -161,10 +162,7 @@ class Screen:
         content = [text_of(c).rstrip("\n") for c in state.content]
         before = self.shown_tools.get(state.tool_call_id)
         self.shown_tools[state.tool_call_id] = Shown(state.title, state.status, content)
-        if before is None or (before.title, before.status) != (
-            state.title,
-            state.status,
-        ):
+        if before is None or before.status != state.status:  # a line per state
             self.line(
                 f"tool {state.tool_call_id}: {state.title or ''} [{state.status}]"
             )

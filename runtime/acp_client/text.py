@@ -7,6 +7,8 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, TypeAlias, TypeVar
 
+import acp_trio
+import msgspec
 from acp_schema import v1, v2
 from msgspec import UnsetType
 
@@ -86,3 +88,21 @@ def present(value: object) -> bool:
 def optional(value: T | UnsetType | None) -> T | None:
     """An optional field's value, ``None`` when absent or null."""
     return None if isinstance(value, UnsetType) else value
+
+
+#: Characters of an error's ``data`` shown at most.
+MAX_ERROR_DATA = 300
+
+
+def error_text(exc: acp_trio.RequestError) -> str:
+    """``message (code): data``, the data as compact JSON (bounded)."""
+    text = f"{exc.message} ({exc.code})"
+    if isinstance(exc.data, UnsetType):
+        return text
+    try:
+        data = msgspec.json.encode(exc.data).decode()
+    except (TypeError, msgspec.EncodeError):
+        data = repr(exc.data)
+    if len(data) > MAX_ERROR_DATA:
+        data = data[:MAX_ERROR_DATA] + "..."
+    return f"{text}: {data}"

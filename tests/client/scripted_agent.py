@@ -11,9 +11,10 @@
   and first 40 characters;
 - ``terminals N``: N terminals (``sleep 30`` with args) without asking;
 - ``orphan PIDFILE``: a terminal that ignores SIGTERM, released at once;
-- ``hang``: a turn that runs until cancelled.
+- ``hang``: a turn that runs until cancelled;
+- ``stubborn``: a turn that ignores ``session/cancel``.
 
-``--ignore-eof`` keeps the process running after its stdin closes (and
+``--slow-new`` never answers ``session/new``; ``--ignore-eof`` keeps the process running after its stdin closes (and
 ignores SIGTERM); ``--pidfile`` writes its pid.
 """
 
@@ -47,6 +48,8 @@ class ScriptedAgent(v1.Agent):
         )
 
     async def session_new(self, params: v1.NewSessionRequest) -> v1.NewSessionResponse:
+        if "--slow-new" in sys.argv:
+            await trio.sleep(300)
         return v1.NewSessionResponse(session_id="s1")
 
     async def say(self, text: str) -> None:
@@ -145,6 +148,11 @@ class ScriptedAgent(v1.Agent):
             v1.ReleaseTerminalRequest(session_id="s1", terminal_id=tid)
         )
         await self.say("released")
+
+    async def do_stubborn(self, _: str) -> None:
+        await self.say("ignoring session/cancel")
+        with trio.CancelScope(shield=True):
+            await trio.sleep(300)
 
     async def do_hang(self, _: str) -> None:
         await self.say("hanging")

@@ -5,6 +5,7 @@ left behind, signals, small reads."""
 from __future__ import annotations
 
 import os
+import shlex
 import signal
 from collections.abc import Iterator
 from pathlib import Path
@@ -115,3 +116,37 @@ def test_read_with_line_and_limit_reads_only_the_lines_asked(
     p = client(run, tmp_path, "--yes", "--prompt", f"read {big} 2 1", agent=SCRIPTED)
     assert p.wait() == 0, p.text()
     assert "read 7: 'second\\n'" in p.text()
+
+
+def tee(log: Path, agent: list[str]) -> list[str]:
+    """``agent`` with every line the client sends it copied to ``log``."""
+    line = " ".join(shlex.quote(a) for a in agent)
+    return ["/bin/sh", "-c", f"tee {shlex.quote(str(log))} | {line}"]
+
+
+def test_leaving_a_turn_sends_no_cancel_request_to_the_agent(
+    tmp_path: Path, run: list[Pty]
+) -> None:
+    # v1 agents do not implement $/cancel_request ("Method not found")
+    log = tmp_path / "to-agent.jsonl"
+    p = client(run, tmp_path, "--prompt", "stubborn", agent=tee(log, SCRIPTED))
+    p.expect("ignoring session/cancel")
+    p.send("\x03")  # Ctrl-C: session/cancel, which this agent ignores
+    p.expect("Ctrl-C again to quit")
+    p.send("\x03")  # the second: leave
+    assert p.wait() == 130, p.text()
+    sent = log.read_text()
+    assert '"session/cancel"' in sent
+    assert "$/cancel_request" not in sent
+
+
+def test_a_timed_out_request_sends_no_cancel_request(
+    tmp_path: Path, run: list[Pty]
+) -> None:
+    log = tmp_path / "to-agent.jsonl"
+    agent = tee(log, [*SCRIPTED, "--slow-new"])
+    p = client(run, tmp_path, "--timeout", "8", "--prompt", "hi", agent=agent)
+    assert p.wait() == 1, p.text()
+    assert "session/new: no answer within 8 s (--timeout)" in p.text()
+    assert '"session/new"' in log.read_text()
+    assert "$/cancel_request" not in log.read_text()

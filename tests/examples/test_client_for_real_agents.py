@@ -253,7 +253,7 @@ async def test_a_failed_authentication_is_one_line_error(tmp_path: Path) -> None
     )  # SDK_AGENT_KEY not set: the agent refuses
     assert one_line_error(status, err) == (
         "acp-client: authenticate failed: Authentication required (-32000):"
-        " {'reason': 'key failed'}"
+        ' {"reason":"key failed"}'  # compact JSON, not a Python repr
     )
 
 
