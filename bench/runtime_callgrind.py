@@ -4,7 +4,7 @@
                                       [--side client|agent|both] [--keep DIR]
 
 Wall and CPU time on this shared 2-core machine swing by more than the
-effects being tuned (see runtime/STATUS.md, Performance); the number of
+effects being tuned; the number of
 instructions a process executes does not.  For each implementation of
 ``runtime_bench.py``'s workload (initialize, session/new, then prompts each
 answered after 5 ``agent_message_chunk`` updates) this runs, under

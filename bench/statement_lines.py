@@ -6,7 +6,7 @@ checker reads; the implementation they describe is counted).  Statements:
 the same code counted in Python statements (``ast.stmt`` nodes: a call or an
 import spread over ten lines is one; ``def`` / ``class`` / ``if`` headers
 count one each).  Used for issue 10's budget of acp_asyncio ("a few hundred
-lines") and reported in runtime/STATUS.md::
+lines")::
 
     python bench/statement_lines.py runtime/acp_asyncio runtime/acp_trio
 """

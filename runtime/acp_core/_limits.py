@@ -10,7 +10,7 @@ drive without limit lives here, with its default; pass your own to any of
     await acp_trio.serve_agent(stream, MyAgent, limits=limits)
 
 ``dataclasses.replace(acp_trio.Limits(), ...)`` changes one field of the
-defaults.  The table in ``runtime/STATUS.md`` ("Limits") repeats them.
+defaults.  The table in ``ARCHITECTURE.md`` ("Bounds") repeats them.
 """
 
 from __future__ import annotations

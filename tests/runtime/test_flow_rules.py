@@ -28,15 +28,19 @@ from acp_core._jsonrpc import (
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def test_limits_defaults_are_stated_in_the_docstring_and_the_status_table() -> None:
-    with open(os.path.join(ROOT, "runtime", "STATUS.md"), encoding="utf-8") as f:
+def test_limits_defaults_are_stated_in_the_docstring_and_the_architecture_table() -> (
+    None
+):
+    with open(os.path.join(ROOT, "ARCHITECTURE.md"), encoding="utf-8") as f:
         status = f.read()
     table = dict(re.findall(r"^\| `(\w+)` \| ([^|]+?) \|", status, re.MULTILINE))
     doc = acp_trio.Limits.__doc__ or ""
     for field in dataclasses.fields(acp_trio.Limits):
         default = field.default
         assert isinstance(default, int)
-        assert field.name in table, f"STATUS.md has no row for Limits.{field.name}"
+        assert field.name in table, (
+            f"ARCHITECTURE.md has no row for Limits.{field.name}"
+        )
         stated = table[field.name].replace(",", "").replace(" ", "")
         assert stated in _spellings(default), (field.name, table[field.name])
         assert f"``{field.name}`` (" in doc or f"``{field.name}``" in doc, field.name
