@@ -34,6 +34,11 @@ NEEDS: tuple[Need, ...] = (
         debian="chromium",
         why="tests/inspect renders the HTML report in a headless browser",
     ),
+    Need(
+        path="/usr/sbin/nginx",
+        debian="nginx",
+        why="tests/http/test_nginx.py balances two ACP HTTP workers with cookie affinity",
+    ),
 )
 
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import hmac
 import logging
-from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import anyio
@@ -43,10 +43,11 @@ __all__ = ["AcpHttpApp", "Authorize", "asgi_app", "bearer_token"]
 
 log = logging.getLogger("acp_http")
 
-Scope_ = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
+# loose on purpose: each server types its own events (hypercorn: TypedDicts)
+Scope_ = Mapping[str, Any]
+Message = Mapping[str, Any]
+Receive = Callable[[], Awaitable[Any]]
+Send = Callable[[Any], Awaitable[None]]
 
 #: Decides from a request's headers (lower-case names) whether it may pass.
 Authorize = Callable[[Mapping[str, str]], bool]
@@ -467,7 +468,7 @@ class _Receiving:
         self.ended = False
 
     async def __call__(self) -> Message:
-        message = await self._receive()
+        message: Message = await self._receive()
         kind = message["type"]
         if kind == "http.disconnect" or not message.get("more_body", False):
             self.ended = True

@@ -60,13 +60,16 @@ def http_client(
 ) -> httpx.AsyncClient:
     """An httpx client for ``url``: HTTP/2 (prior knowledge on ``http://``), a cookie jar."""
     cleartext = url.startswith("http://")
-    return httpx.AsyncClient(
+    client = httpx.AsyncClient(
         http1=not (http2 and cleartext),
         http2=http2,
-        cookies=cookies,
         timeout=_TIMEOUT,
         limits=httpx.Limits(max_connections=None, max_keepalive_connections=64),
     )
+    if cookies is not None:
+        # share the caller's jar (httpx's cookies= would copy it)
+        client.cookies.jar = cookies.jar
+    return client
 
 
 def _headers(token: str | None, headers: Mapping[str, str] | None) -> dict[str, str]:

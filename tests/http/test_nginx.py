@@ -1,0 +1,136 @@
+"""Past one machine: nginx (Debian's package) in front of two hypercorn workers.
+
+Each worker names itself in an affinity cookie on ``initialize``; nginx sends
+a request with the cookie to that worker, one without it to either.  100
+concurrent sessions (one connection each) run a prompt with updates and a
+permission request: any request or stream sent to the other worker would meet
+an unknown ``Acp-Connection-Id`` (404) and fail its session.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+from collections.abc import Iterator
+from contextlib import ExitStack
+
+import acp_http
+import httpx
+import pytest
+import trio
+from _scenario import RecordingClient, text
+from _servers import serving
+from acp_schema import v1
+
+NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
+SESSIONS = 100
+TIMEOUT = 120
+
+CONFIG = """
+daemon off;
+worker_processes 1;
+pid {tmp}/nginx.pid;
+error_log {tmp}/error.log warn;
+events {{ worker_connections 4096; }}
+http {{
+    access_log off;
+    client_body_temp_path {tmp}/body;
+    proxy_temp_path {tmp}/proxy;
+    fastcgi_temp_path {tmp}/fastcgi;
+    uwsgi_temp_path {tmp}/uwsgi;
+    scgi_temp_path {tmp}/scgi;
+    map $cookie_acp_worker $acp_backend {{
+        w1      {w1};
+        w2      {w2};
+        default acp_pool;
+    }}
+    upstream acp_pool {{ server {w1}; server {w2}; }}
+    map $http_upgrade $connection_upgrade {{ default upgrade; "" ""; }}
+    server {{
+        listen 127.0.0.1:{port};
+        location /acp {{
+            proxy_pass http://$acp_backend;
+            proxy_http_version 1.1;
+            proxy_set_header Upgrade $http_upgrade;
+            proxy_set_header Connection $connection_upgrade;
+            proxy_buffering off;
+            proxy_read_timeout 1h;
+        }}
+    }}
+}}
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def balanced(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """nginx's /acp URL in front of workers w1 and w2."""
+    if not os.path.exists(NGINX):
+        pytest.fail(
+            "nginx is needed (Debian package nginx; .ci/provision.py installs it)"
+        )
+    tmp = tmp_path_factory.mktemp("nginx")
+    with ExitStack() as stack:
+        hosts = []
+        for name in ("w1", "w2"):
+            url = stack.enter_context(
+                serving("hypercorn-trio", env={"ACP_HTTP_COOKIE": f"acp_worker={name}"})
+            )
+            hosts.append(url.split("//")[1].split("/")[0])
+        port = _free_port()
+        config = tmp / "nginx.conf"
+        config.write_text(CONFIG.format(tmp=tmp, w1=hosts[0], w2=hosts[1], port=port))
+        process = subprocess.Popen(
+            [NGINX, "-p", str(tmp), "-c", str(config)], start_new_session=True
+        )
+        try:
+            yield f"http://127.0.0.1:{port}/acp"
+        finally:
+            os.killpg(process.pid, signal.SIGTERM)
+            process.wait(timeout=10)
+
+
+async def one_session(url: str, workers: list[str]) -> None:
+    """A connection through nginx: initialize, session/new, a prompt with a permission."""
+    cookies = httpx.Cookies()
+    async with acp_http.connect_http(
+        url, RecordingClient, http2=False, cookies=cookies
+    ) as conn:
+        await conn.agent.initialize(v1.InitializeRequest(protocol_version=1))
+        worker = cookies.get("acp_worker")
+        assert worker in ("w1", "w2")
+        session = await conn.agent.session_new(
+            v1.NewSessionRequest(cwd="/", mcp_servers=[])
+        )
+        sid = session.session_id
+        answer = await conn.agent.session_prompt(
+            v1.PromptRequest(
+                session_id=sid, prompt=[v1.TextContent(text=f"via {worker}")]
+            )
+        )
+        assert answer.stop_reason == "end_turn"
+        client: RecordingClient = conn.client
+        assert text(client.updates, sid) == f"via {worker} "
+        assert client.permissions == 1
+        assert (
+            cookies.get("acp_worker") == worker
+        )  # one worker for the whole connection
+        workers.append(worker)
+
+
+async def test_100_concurrent_sessions_each_kept_on_its_worker(balanced: str) -> None:
+    workers: list[str] = []
+    with trio.fail_after(TIMEOUT):
+        async with trio.open_nursery() as nursery:
+            for _ in range(SESSIONS):
+                nursery.start_soon(one_session, balanced, workers)
+    assert len(workers) == SESSIONS
+    assert set(workers) == {"w1", "w2"}  # nginx spread the new connections
