@@ -22,7 +22,7 @@ from acp_schema import v1
 
 HERE = Path(__file__).resolve().parent
 AGENT = [sys.executable, str(HERE / "remote_agent.py")]
-TIMEOUT = 30
+TIMEOUT = 60
 
 
 @contextmanager

@@ -22,7 +22,7 @@ from acp.schema import AgentMessageChunk, AllowedOutcome, RequestPermissionRespo
 from acp.ws import create_websocket_stream
 from acp_schema import v1
 
-TIMEOUT = 30
+TIMEOUT = 60
 
 
 class SdkClient:

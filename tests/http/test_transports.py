@@ -12,7 +12,7 @@ import trio
 from _scenario import RecordingClient, run_scenario
 from _servers import serving
 
-TIMEOUT = 30
+TIMEOUT = 60
 
 
 @pytest.fixture(
