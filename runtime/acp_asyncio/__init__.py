@@ -38,8 +38,8 @@ On ``session/cancel`` the prompt's task is cancelled (an
 answered ``stopReason: "cancelled"``.
 """
 
-from acp_core import _reexports
-from acp_core._reexports import *  # noqa: F403  (errors, Limits, builders, transcript, PeerProxy, Offer)
+from acp_core import reexports
+from acp_core.reexports import *  # noqa: F403  (errors, Limits, builders, transcript, PeerProxy, Offer)
 
 from ._connection import Connection
 from ._serve import connect_to_agent, connect_to_client, serve_agent
@@ -68,4 +68,4 @@ __all__ = [
     "serve_agent_stdio",
     "spawn_agent",
 ]
-__all__ += _reexports.__all__
+__all__ += reexports.__all__

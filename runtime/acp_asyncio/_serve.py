@@ -43,8 +43,7 @@ from collections.abc import AsyncGenerator, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, overload
 
-from acp_core import Limits
-from acp_core._sides import AgentT, ClientT, Offer
+from acp_core import AgentT, ClientT, Limits, Offer
 
 from ._sides import (
     AgentFactory,

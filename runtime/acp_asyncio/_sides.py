@@ -21,8 +21,16 @@ import asyncio
 from collections.abc import Callable, Mapping
 from typing import TypeAlias
 
-from acp_core import AgentRules, ClientRules, Limits
-from acp_core._sides import AgentSide, AgentT, ClientSide, ClientT, normalize_offer
+from acp_core import (
+    AgentRules,
+    AgentSide,
+    AgentT,
+    ClientRules,
+    ClientSide,
+    ClientT,
+    Limits,
+    normalize_offer,
+)
 
 from ._connection import Connection
 

@@ -19,8 +19,7 @@ Unix only; stdin and stdout may be pipes, sockets, terminals or files
 
 from __future__ import annotations
 
-from acp_core import Limits
-from acp_core._sides import Offer
+from acp_core import Limits, Offer
 from acp_host import protocol_stdio
 
 from ._sides import AgentSideConnection

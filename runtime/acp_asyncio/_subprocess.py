@@ -22,8 +22,7 @@ from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, overload
 
-from acp_core import Limits
-from acp_core._sides import AgentT
+from acp_core import AgentT, Limits
 from acp_host import (
     GROUP_POLL,
     STDERR_KEEP,

@@ -38,8 +38,8 @@ except ModuleNotFoundError as exc:  # tests/packaging
         "acp_trio needs trio: pip install 'acp-msgspec[trio]'", name=exc.name
     ) from exc
 
-from acp_core import _reexports
-from acp_core._reexports import *  # noqa: F403  (errors, Limits, builders, transcript, PeerProxy, Offer)
+from acp_core import reexports
+from acp_core.reexports import *  # noqa: F403  (errors, Limits, builders, transcript, PeerProxy, Offer)
 
 from ._agent import AgentFactory, AgentOffer, AgentSideConnection
 from ._client import ClientFactory, ClientOffer, ClientSideConnection
@@ -62,4 +62,4 @@ __all__ = [
     "serve_agent_stdio",
     "spawn_agent",
 ]
-__all__ += _reexports.__all__
+__all__ += reexports.__all__

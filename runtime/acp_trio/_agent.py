@@ -41,9 +41,7 @@ from collections.abc import Callable, Mapping
 from typing import TypeAlias
 
 import trio
-from acp_core._limits import Limits
-from acp_core._rules import AgentRules
-from acp_core._sides import AgentSide, ClientT, Offer, normalize_offer
+from acp_core import AgentRules, AgentSide, ClientT, Limits, Offer, normalize_offer
 
 from ._connection import Connection
 

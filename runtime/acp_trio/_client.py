@@ -46,9 +46,7 @@ from collections.abc import Callable, Mapping
 from typing import TypeAlias
 
 import trio
-from acp_core._limits import Limits
-from acp_core._rules import ClientRules
-from acp_core._sides import AgentT, ClientSide, normalize_offer
+from acp_core import AgentT, ClientRules, ClientSide, Limits, normalize_offer
 
 from ._connection import Connection
 

@@ -25,8 +25,7 @@ import time
 from typing import Any, Final, cast
 
 import trio
-from acp_core._framing import LineBuffer, Oversized, sniff_oversized
-from acp_core._limits import DEFAULT_MAX_MESSAGE_SIZE
+from acp_core import DEFAULT_MAX_MESSAGE_SIZE, LineBuffer, Oversized, sniff_oversized
 from acp_host import reader_gone
 
 from ._schedule import SchedulePoint

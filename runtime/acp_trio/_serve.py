@@ -20,8 +20,7 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, overload
 
 import trio
-from acp_core._limits import Limits
-from acp_core._sides import ClientT, Offer
+from acp_core import ClientT, Limits, Offer
 
 from ._agent import AgentFactory, AgentOffer, AgentSideConnection
 from ._client import AgentT, ClientFactory, ClientOffer, ClientSideConnection

@@ -25,8 +25,7 @@ from __future__ import annotations
 from typing import Any
 
 import trio
-from acp_core._limits import Limits
-from acp_core._sides import Offer
+from acp_core import Limits, Offer
 from acp_host import protocol_stdio
 
 from ._agent import AgentSideConnection

@@ -31,8 +31,7 @@ from math import inf
 from typing import Any, overload
 
 import trio
-from acp_core._limits import Limits
-from acp_core._sides import normalize_offer
+from acp_core import Limits, normalize_offer
 from acp_host import (
     GROUP_POLL,
     STDERR_KEEP,

@@ -33,3 +33,32 @@ def test_acp_asyncio_s_connection_takes_the_engine_from_the_contract_only() -> N
         if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("acp")
     }
     assert sources == {"acp_core.adapter"}
+
+
+#: Modules still on acp_core's second door (``Engine.receive_line`` and the
+#: flow constants beside it) until the engine's split removes it (issue 18).
+SECOND_DOOR = {"acp_trio/_connection.py"}
+
+
+def test_the_adapters_import_no_private_acp_core_module() -> None:
+    found = []
+    adapters = ("acp_trio", "acp_asyncio", "acp_host")
+    for path in sorted(p for a in adapters for p in (RUNTIME / a).glob("*.py")):
+        where = f"{path.parent.name}/{path.name}"
+        if where in SECOND_DOOR:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            modules = []
+            if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                modules = [
+                    node.module,
+                    *(f"{node.module}.{a.name}" for a in node.names),
+                ]
+            elif isinstance(node, ast.Import):
+                modules = [a.name for a in node.names]
+            found += [
+                f"{where}: {m}"
+                for m in modules
+                if m.startswith("acp_core.") and m.split(".")[1].startswith("_")
+            ]
+    assert found == []

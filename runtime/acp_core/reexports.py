@@ -1,10 +1,11 @@
 """The names of :mod:`acp_core` every adapter (``acp_trio``, ``acp_asyncio``)
 re-exports as its own: the errors and their codes, :class:`~acp_core.Limits`,
 the session-update builders, :class:`~acp_core.SessionTranscript` and its
-records, ``__version__``.  An adapter does::
+records, ``__version__``.  Part of the adapter contract (:mod:`acp_core.adapter`); an adapter does::
 
-    from acp_core._reexports import *
-    __all__ += _reexports.__all__
+    from acp_core import reexports
+    from acp_core.reexports import *
+    __all__ += reexports.__all__
 """
 
 from ._builders import (
