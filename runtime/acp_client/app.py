@@ -23,6 +23,7 @@ from acp_client.calls import AgentCalls, AgentV1, AgentV2, McpSpec, Setup
 from acp_client.display import Screen
 from acp_client.grants import Grants, grant_for
 from acp_client.handlers import ClientV1, ClientV2
+from acp_client.loop import Loop
 from acp_client.questions import Asker
 from acp_client.terminals import Terminals
 from acp_client.text import Failure, error_text, present
@@ -48,6 +49,7 @@ class Options:
     mcp: list[McpSpec] = field(default_factory=list[McpSpec])
     auth: str | None = None
     timeout: float = 60.0
+    interactive: bool = False  # a prompt loop on this terminal (acp_client.loop)
 
 
 class Ended(Exception):
@@ -286,10 +288,13 @@ class App:
                 raise
             await self.authenticate(agent, init)  # lists the methods without --auth
             session_id = await self.open_session(agent)
+        version = conn.protocol_version or 1
+        if self.options.interactive:
+            return await Loop(self, agent, session_id, version).run()
         if not self.options.prompt:
             return 0
-        self.screen.user_prompt(self.options.prompt, conn.protocol_version or 1)
-        return await self.prompt_turn(agent, session_id)
+        self.screen.user_prompt(self.options.prompt, version)
+        return await self.prompt_turn(agent, session_id, self.options.prompt)
 
     async def open_session(self, agent: AgentCalls) -> str:
         try:
@@ -365,7 +370,7 @@ class App:
                 f"--auth {choice.id}: the login exited with status {done.returncode}"
             )
 
-    async def prompt_turn(self, agent: AgentCalls, session_id: str) -> int:
+    async def prompt_turn(self, agent: AgentCalls, session_id: str, text: str) -> int:
         interrupted = False
         self.step = "session/prompt"
         async with trio.open_nursery() as nursery:
@@ -387,7 +392,7 @@ class App:
             await nursery.start(on_ctrl_c)  # Ctrl-C now cancels the turn
             self.turn = (agent, session_id)
             try:
-                stop_reason = await agent.prompt(session_id, self.options.prompt)
+                stop_reason = await agent.prompt(session_id, text)
             finally:
                 self.turn = None
             nursery.cancel_scope.cancel()

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Protocol
+from types import ModuleType
+from typing import Any, Protocol, TypeAlias, cast
 
 import msgspec
 from acp_schema import v1, v2
@@ -36,11 +38,35 @@ class Setup:
 class AgentCalls(Protocol):
     """The calls the app makes, whatever the protocol version."""
 
+    opened: Json  # the last session/new or session/load answer, as wire JSON
+
     async def new_session(self, setup: Setup) -> str: ...
     async def load_session(self, session_id: str, setup: Setup) -> None: ...
     async def authenticate(self, method_id: str) -> None: ...
     async def prompt(self, session_id: str, text: str) -> str: ...
     async def cancel(self, session_id: str) -> None: ...
+    async def call(self, method: str, params: dict[str, object]) -> Json: ...
+
+
+Json: TypeAlias = dict[str, object]
+
+
+async def call_by_table(
+    schema: ModuleType, agent: object, method: str, params: Json
+) -> Json:
+    """Any agent method by its wire name, through the version's generated method
+    table (``AGENT_METHODS``): params and result as wire JSON.  A method the
+    version does not have is a :class:`Failure`."""
+    table = cast("dict[str, Any]", schema.AGENT_METHODS)
+    spec = table.get(method)
+    if spec is None:
+        raise Failure(f"{method}: not a method of this protocol version")
+    handler = cast(
+        "Callable[[object], Awaitable[object]]", getattr(agent, spec.handler)
+    )
+    result = await handler(schema.convert(params, spec.params))
+    answer = msgspec.to_builtins(result)
+    return cast("Json", answer) if isinstance(answer, dict) else {}
 
 
 def command_path(command: str) -> str:
@@ -50,6 +76,14 @@ def command_path(command: str) -> str:
 class AgentV1:
     def __init__(self, agent: v1.Agent) -> None:
         self.agent = agent
+        self.opened: Json = {}  # the last session/new or session/load answer
+
+    async def call(self, method: str, params: Json) -> Json:
+        return await call_by_table(v1, self.agent, method, params)
+
+    async def call_load(self, params: v1.LoadSessionRequest) -> Json:
+        answer: object = msgspec.to_builtins(await self.agent.session_load(params))
+        return cast("Json", answer) if isinstance(answer, dict) else {}
 
     def servers(self, setup: Setup) -> list[v1.McpServer]:
         servers: list[v1.McpServer] = []
@@ -77,10 +111,11 @@ class AgentV1:
                 additional_directories=setup.additional_directories or msgspec.UNSET,
             )
         )
+        self.opened = msgspec.to_builtins(new)
         return new.session_id
 
     async def load_session(self, session_id: str, setup: Setup) -> None:
-        await self.agent.session_load(
+        self.opened = await self.call_load(
             v1.LoadSessionRequest(
                 session_id=session_id,
                 cwd=setup.cwd,
@@ -105,6 +140,14 @@ class AgentV1:
 class AgentV2:
     def __init__(self, agent: v2.Agent) -> None:
         self.agent = agent
+        self.opened: Json = {}  # the last session/new or session/load answer
+
+    async def call(self, method: str, params: Json) -> Json:
+        return await call_by_table(v2, self.agent, method, params)
+
+    async def call_load(self, params: v2.LoadSessionRequest) -> Json:
+        answer: object = msgspec.to_builtins(await self.agent.session_load(params))
+        return cast("Json", answer) if isinstance(answer, dict) else {}
 
     def servers(self, setup: Setup) -> list[v2.McpServer]:
         servers: list[v2.McpServer] = []
@@ -132,12 +175,13 @@ class AgentV2:
                 additional_directories=setup.additional_directories or msgspec.UNSET,
             )
         )
+        self.opened = msgspec.to_builtins(new)
         return new.session_id
 
     async def load_session(self, session_id: str, setup: Setup) -> None:
         if not hasattr(v2, "LoadSessionRequest"):  # gone in 2.0.0-alpha.3
             raise Failure("--load: this draft of protocol v2 has no session/load")
-        await self.agent.session_load(
+        self.opened = await self.call_load(
             v2.LoadSessionRequest(
                 session_id=session_id,
                 cwd=setup.cwd,

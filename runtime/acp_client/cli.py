@@ -134,12 +134,11 @@ def fail(failure: Failure) -> int:
 def main(argv: list[str] | None = None) -> int:
     options = parse(sys.argv[1:] if argv is None else argv)
     if not options.prompt and not sys.stdin.isatty():
-        options.prompt = sys.stdin.read()
-    elif not options.prompt and not options.load:
-        print("type the prompt, then Ctrl-D:", file=sys.stderr)
-        options.prompt = sys.stdin.read()
+        options.prompt = sys.stdin.read()  # piped: one turn, as --prompt
+    elif not options.prompt:
+        options.interactive = True  # a person at a terminal: the prompt loop
     options.prompt = options.prompt.strip()
-    if not options.prompt and not options.load:
+    if not options.prompt and not options.load and not options.interactive:
         return fail(Failure("empty prompt", status=2))
     app = App(options)
     try:

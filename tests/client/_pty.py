@@ -32,6 +32,7 @@ class Pty:
                 os._exit(127)
         self.pid, self.fd = pid, fd
         self.seen = b""  # everything read, CRLF as LF
+        self.pos = 0  # where the next expect() looks from
         self.status: int | None = None
 
     def text(self) -> str:
@@ -54,10 +55,13 @@ class Pty:
         return True
 
     def expect(self, text: str, timeout: float = TIMEOUT) -> None:
+        """Read until ``text`` appears after the previous match."""
         deadline = time.monotonic() + timeout
-        while text.encode() not in self.seen:
+        wanted = text.encode()
+        while (found := self.seen.find(wanted, self.pos)) < 0:
             if not self.read_some(deadline):
                 raise AssertionError(f"{text!r} not seen in:\n{self.text()}")
+        self.pos = found + len(wanted)
 
     def send(self, text: str) -> None:
         os.write(self.fd, text.encode())

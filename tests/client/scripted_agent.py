@@ -11,6 +11,7 @@
   and first 40 characters;
 - ``terminals N``: N terminals (``sleep 30`` with args) without asking;
 - ``orphan PIDFILE``: a terminal that ignores SIGTERM, released at once;
+- ``which``: the mode and model chosen (``session/set_config_option``);
 - ``hang``: a turn that runs until cancelled;
 - ``stubborn``: a turn that ignores ``session/cancel``.
 
@@ -31,6 +32,7 @@ import msgspec
 import trio
 from acp_schema import v1
 
+CHOICES = {"mode": ["ask", "code"], "model": ["small", "large"]}
 OPTIONS = [
     v1.PermissionOption(option_id="yes", name="Allow", kind="allow_once"),
     v1.PermissionOption(option_id="no", name="Reject", kind="reject_once"),
@@ -40,17 +42,53 @@ OPTIONS = [
 class ScriptedAgent(v1.Agent):
     def __init__(self, conn: acp_trio.AgentSideConnection[v1.Client]) -> None:
         self.client = conn.client
+        self.chosen = {"mode": "ask", "model": "small"}
 
     async def initialize(self, params: v1.InitializeRequest) -> v1.InitializeResponse:
         return v1.InitializeResponse(
             protocol_version=1,
             agent_info=v1.Implementation(name="scripted-agent", version="1"),
+            agent_capabilities=v1.convert(
+                {"sessionCapabilities": {"list": {}}}, v1.AgentCapabilities
+            ),
         )
 
     async def session_new(self, params: v1.NewSessionRequest) -> v1.NewSessionResponse:
         if "--slow-new" in sys.argv:
             await trio.sleep(300)
-        return v1.NewSessionResponse(session_id="s1")
+        return v1.NewSessionResponse(session_id="s1", config_options=self.options())
+
+    def options(self) -> list[v1.SessionConfigOption]:
+        return v1.convert(
+            [
+                {
+                    "type": "select",
+                    "id": key,
+                    "name": key.title(),
+                    "category": key,
+                    "currentValue": value,
+                    "options": [{"value": v, "name": v} for v in CHOICES[key]],
+                }
+                for key, value in self.chosen.items()
+            ],
+            list[v1.SessionConfigOption],
+        )
+
+    async def session_set_config_option(
+        self, params: v1.SetSessionConfigOptionRequest
+    ) -> v1.SetSessionConfigOptionResponse:
+        raw = msgspec.to_builtins(params)
+        self.chosen[raw["configId"]] = raw["value"]
+        return v1.SetSessionConfigOptionResponse(config_options=self.options())
+
+    async def session_list(
+        self, params: v1.ListSessionsRequest
+    ) -> v1.ListSessionsResponse:
+        sessions = [v1.SessionInfo(session_id="s1", cwd=params.cwd or "/", title="one")]
+        return v1.ListSessionsResponse(sessions=sessions)
+
+    async def do_which(self, _: str) -> None:
+        await self.say(f"mode={self.chosen['mode']} model={self.chosen['model']}")
 
     async def say(self, text: str) -> None:
         await self.client.session_update(

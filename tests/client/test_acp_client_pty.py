@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from _pty import CLIENT, SCRIPTED, Pty, gone
+from _pty import CLIENT, ECHO, SCRIPTED, Pty, gone
 
 
 @pytest.fixture
@@ -150,3 +150,46 @@ def test_a_timed_out_request_sends_no_cancel_request(
     assert "session/new: no answer within 8 s (--timeout)" in p.text()
     assert '"session/new"' in log.read_text()
     assert "$/cancel_request" not in log.read_text()
+
+
+def test_the_prompt_loop_runs_turns_and_commands(
+    tmp_path: Path, run: list[Pty]
+) -> None:
+    p = client(run, tmp_path, "--yes", agent=ECHO)  # no --prompt, a terminal: a loop
+    p.expect("> ")
+    p.send("hello there\n")
+    p.expect("stop reason: end_turn\n> ")
+    p.send("/plan\n")
+    p.expect("plan: [completed] Echo the prompt back")
+    p.send("/tools\n")
+    p.expect("tool call_1: Echo 11 characters [completed]")
+    p.send("second turn\n")
+    p.expect("You said: second turn")
+    p.expect("stop reason: end_turn\n> ")
+    p.send("\x1b[A\n")  # up: readline's history gives the last prompt again
+    p.expect("You said: second turn")
+    p.expect("stop reason: end_turn\n> ")
+    p.send("/nope\n")
+    p.expect("error: /nope: no such command")
+    p.send("\x04")  # Ctrl-D: leave
+    assert p.wait() == 0, p.text()
+
+
+def test_the_prompt_loop_switches_mode_and_model_by_config_option(
+    tmp_path: Path, run: list[Pty]
+) -> None:
+    p = client(run, tmp_path, agent=SCRIPTED)
+    p.expect("> ")
+    p.send("/options\n")
+    p.expect("option model (model): small  [small, large]")
+    p.send("/mode code\n")
+    p.expect("option mode: code")
+    p.send("/model large\n")
+    p.expect("option model: large")
+    p.send("which\n")
+    p.expect("mode=code model=large")
+    p.expect("stop reason: end_turn\n> ")
+    p.send("/sessions\n")
+    p.expect("session s1: one")
+    p.send("/quit\n")
+    assert p.wait() == 0, p.text()
