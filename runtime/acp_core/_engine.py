@@ -238,6 +238,7 @@ class Engine:
         self._bad_input_log = LogThrottle()
         #: Bytes to send that the engine built (answers, errors, batch arrays).
         self.outbox: list[bytes] = []
+        self.outbox_bytes = 0  # what outbox holds
         #: What :meth:`next_event` returns next (filled while a line is handled).
         self.events: collections.deque[Any] = collections.deque()
         #: Outgoing calls waiting for their answer, by id.
@@ -329,7 +330,7 @@ class Engine:
 
     # -- input ---------------------------------------------------------------------
 
-    def receive_data(self, data: bytes) -> None:
+    def receive_data(self, data: bytes | bytearray) -> None:
         """Bytes read from the peer (``b""``: end of input)."""
         lines = self._lines.feed(data) if data else self._lines.feed_eof()
         self._incoming.extend(lines)
@@ -351,19 +352,23 @@ class Engine:
         incoming = self._incoming
         queue = self.queue
         gate = self.gate
-        max_items, max_bytes = gate.max_items, gate.max_bytes
-        write_full = write_queued >= gate.max_write
+        max_items, max_bytes, max_write = gate.max_items, gate.max_bytes, gate.max_write
         while True:
             if events:
                 return events.popleft()
-            # ReadGate.full, its common "no" decided inline (it runs per line)
+            # ReadGate.full, its common "no" decided inline (it runs per line);
+            # what the outbox holds counts as written: a chunk of bad lines
+            # cannot build more answers than the write bound
+            written = write_queued + self.outbox_bytes
             if (
-                write_full or len(queue) >= max_items or self.queued_bytes >= max_bytes
+                written >= max_write
+                or len(queue) >= max_items
+                or self.queued_bytes >= max_bytes
             ) and gate.full(
-                write_queued, len(queue), self.queued_bytes, self.waits_in_notifications
+                written, len(queue), self.queued_bytes, self.waits_in_notifications
             ):
                 self.pause_reason = gate.reason(
-                    write_queued=write_queued,
+                    write_queued=written,
                     queued=len(queue),
                     queued_bytes=self.queued_bytes,
                     notifications_wait=self.waits_in_notifications,
@@ -379,7 +384,7 @@ class Engine:
             line: Any = incoming.popleft()  # bytes | Oversized; None: handled
             hot, rules = self._hot, self.rules
             if hot is not None and rules.serving and hot.name not in rules.refusals:
-                # receive_line's hot path for a run of lines of the route taken
+                # The hot path for a run of lines of the route taken
                 # last.  Nothing in the run changes the rules, the events, the
                 # requests or the write budget: per line, only the bounds the
                 # run grows are checked (the full check above when one is near).
@@ -419,36 +424,8 @@ class Engine:
     def take_outbox(self) -> list[bytes]:
         """The bytes built since the last call, to be written in order."""
         out, self.outbox = self.outbox, []
+        self.outbox_bytes = 0
         return out
-
-    def receive_line(self, line: bytes | Oversized) -> None:
-        """Handle one framed line (for adapters doing their own framing).
-
-        The hot path: a notification of the route taken last (:class:`_Route`)
-        is decoded in one pass and queued right here; anything else goes the
-        usual way.
-        """
-        hot = self._hot
-        if (
-            hot is not None
-            and type(line) is bytes
-            and line[: len(hot.prefix)] == hot.prefix
-        ):
-            rules = self.rules
-            if rules.serving and hot.name not in rules.refusals:
-                try:  # envelope and params in one pass
-                    note = hot.fused(line)  # type: ignore[misc]
-                except Exception:  # the usual way says why, if it must
-                    pass
-                else:
-                    size = len(line) - hot.skip
-                    self.backlog += 1
-                    self.queued_bytes += size
-                    self.queue.append(
-                        QueuedNotification(hot.name, hot.handler, note.params, size)
-                    )
-                    return
-        self._receive_usual(line)
 
     def _receive_usual(self, line: bytes | Oversized) -> None:
         """One line, not of the route taken last (or failing its one-pass decode).
@@ -933,6 +910,7 @@ class Engine:
         out = self.request_done(request, line)
         if out is not None:
             self.outbox.append(out)
+            self.outbox_bytes += len(out)
 
     def _internal_error(self, ident: Id) -> bytes:
         return encode_error(encode_id(ident), INTERNAL_ERROR, "Internal error")
@@ -1138,6 +1116,11 @@ class Engine:
         return False
 
     @property
+    def calls_pending(self) -> int:
+        """Calls of ours waiting for the peer's answer."""
+        return len(self.pending)
+
+    @property
     def queue_ready(self) -> bool:
         """:meth:`next_queued` has something for the consumer now: wake it."""
         return bool(self.queue) and not self.queue_blocked
@@ -1270,6 +1253,7 @@ class Engine:
     def _send(self, line: bytes) -> None:
         if not self.closed:
             self.outbox.append(line)
+            self.outbox_bytes += len(line)
 
     # -- outgoing ------------------------------------------------------------------
 
@@ -1396,6 +1380,7 @@ class Engine:
             return
         self.closed = True
         self.outbox.clear()
+        self.outbox_bytes = 0
         error = ConnectionClosed("connection closed")
         self._fail_pending(error)
         for item in self.queue:

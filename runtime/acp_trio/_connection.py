@@ -46,7 +46,7 @@ import contextvars
 import logging
 import types
 from collections.abc import Awaitable, Callable, Generator, Mapping
-from typing import Any, Final, cast
+from typing import Any, Final
 
 import trio
 from acp_core._engine import Engine, peek_protocol_version, validation_data
@@ -55,9 +55,12 @@ from acp_core._flow import NOTIFICATIONS, WRITE_BUFFER
 from acp_core._jsonrpc import Envelope, Id
 from acp_core._limits import Limits
 from acp_core._records import (
+    END_OF_INPUT,
+    NEED_DATA,
     ORIGIN_NOTIFICATION,
     ORIGIN_REQUEST,
     ORIGIN_USER,
+    PAUSED,
     CloseConnection,
     IncomingRequest,
     QueuedNotification,
@@ -358,32 +361,42 @@ class Connection:
 
     def _flush_outbox(self) -> None:
         engine = self.engine
-        if engine.outbox and not self._closed:
+        lines = engine.take_outbox()
+        if lines and not self._closed:
             send = self._writer.send_nowait
-            for line in engine.take_outbox():
+            for line in lines:
                 send(line)
 
-    def _drain(self) -> None:
-        """Act on what the engine made of the last line: run requests, write replies."""
-        engine = self.engine
-        events = engine.events
-        while events:
-            event: IncomingRequest | VersionChosen | CloseConnection = events.popleft()
-            if isinstance(event, IncomingRequest):
-                self._dispatch(event)
-            elif isinstance(event, VersionChosen):
-                self._version_switched()
-                try:
-                    self.version_chosen(event.version)
-                except Exception:
-                    log.exception("failed to build the handler for v%d", event.version)
-                    engine.set_handler(None)
+    def _on_event(
+        self, event: IncomingRequest | VersionChosen | CloseConnection
+    ) -> None:
+        """Act on one event of :meth:`Engine.next_event`."""
+        if isinstance(event, IncomingRequest):
+            self._dispatch(event)
+        elif isinstance(event, VersionChosen):
+            self._version_switched()
+            try:
+                self.version_chosen(event.version)
+            except Exception:
+                log.exception("failed to build the handler for v%d", event.version)
+                self.engine.set_handler(None)
+        else:
+            log.debug("closing: %s", event.reason)  # the caller gets the error
+            self.close()
+
+    def _wake_consumer(self) -> None:
+        """The notification task, if it waits while the queue has work for it."""
+        if self.engine.queue_ready:
+            if self._order_waiting:
+                self._order_wakeup.wake()
             else:
-                log.debug("closing: %s", event.reason)  # the caller gets the error
-                self.close()
-        if engine.outbox:
-            self._flush_outbox()
-        if engine.queue:
+                self._notify_wakeup.wake()
+
+    def _take_queued(self) -> None:
+        """Queued notifications: handle them here if the notification task
+        idles (nothing else queued or being handled), else wake it."""
+        engine = self.engine
+        if engine.queue_ready:
             wakeup = self._notify_wakeup
             if wakeup.task is not None:
                 if (
@@ -441,104 +454,55 @@ class Connection:
         self, scope: trio.CancelScope, baseline: contextvars.Context
     ) -> bool:
         """Read and dispatch messages: ``True`` at end of input (the connection
-        is over), ``False`` when this task must stop reading (``_suspended``)."""
+        is over), ``False`` when this task must stop reading (``_suspended``).
+
+        The engine's one door: bytes in (``receive_data``), events out
+        (``next_event``), bytes to send (``take_outbox``).  What a stretch
+        of dispatching sends leaves in one write (:meth:`LineWriter.hold`).
+        """
         reader = self._reader
         engine = self.engine
-        gate = engine.gate
-        # ReadGate.full, inlined below (it runs after every line)
-        max_write = gate.max_write
-        max_items, max_bytes = gate.max_items, gate.max_bytes
         writer = self._writer
-        queue = engine.queue
-        receive_line = engine.receive_line
-        # (what it returns here is a QueuedNotification: checked before)
-        next_queued = cast("Callable[[], Any]", engine.next_queued)
-        pending = engine.pending
-        events = engine.events
-        notify_wakeup = self._notify_wakeup
+        send = writer.send_nowait
+        next_event = engine.next_event
+        take_outbox = engine.take_outbox
         while True:
-            if (  # ReadGate.full's common "no", decided without the call
-                writer.queued >= max_write
-                or len(queue) >= max_items
-                or engine.queued_bytes >= max_bytes
-            ) and gate.full(
-                writer.queued,
-                len(queue),
-                engine.queued_bytes,
-                engine.waits_in_notifications,
-            ):
-                await self._pause_reading()
-            try:
-                lines = await reader.receive_lines()
-            except (trio.BrokenResourceError, trio.ClosedResourceError):
-                lines = None
-            if lines is None:
-                log.debug("peer closed the connection")
-                self._end_of_input()
-                return True
             self._inline = (scope, baseline)
             writer.hold()  # sends of this stretch leave together (LineWriter.hold)
-            calls = len(pending)
-            last = len(lines) - 1
+            waiting = engine.calls_pending
             try:
-                for i, line in enumerate(lines):
-                    receive_line(line)
-                    if events or engine.outbox:
-                        self._drain()
-                    elif queue:
-                        # _drain's common case, decided and handled here (as
-                        # _notify_inline would): the line queued a notification
-                        # and nothing else is queued or handled anywhere
-                        if (
-                            engine.backlog == 1
-                            and notify_wakeup.task is not None
-                            and self._suspended is None
-                            and type(queue[0]) is QueuedNotification
-                            and (item := next_queued()) is not None
-                        ):
-                            coro: Any = item.handler(item.params)
-                            context: Any = self._notify_context
-                            try:
-                                trap = context.run(coro.send, None)
-                            except StopIteration:
-                                engine.notification_done(item)
-                                if writer.queued < max_write:
-                                    continue  # nothing else can have grown
-                            except Exception:
-                                log.exception(
-                                    "notification handler for %s failed", item.name
-                                )
-                                engine.notification_done(item)
-                            except BaseException:
-                                engine.notification_done(item)
-                                raise
-                            else:
-                                self._notify_suspended(item, coro, trap)
-                        else:
-                            self._drain()
-                    if self._suspended is not None:
-                        reader.unread(lines[i + 1 :])
-                        return False
-                    # Checked after every line, not only every chunk: one
-                    # chunk of tiny bad lines would answer 30,000 of them.
-                    if i < last and (
-                        writer.queued >= max_write
-                        or (
-                            (
-                                len(queue) >= max_items
-                                or engine.queued_bytes >= max_bytes
-                            )
-                            and not engine.waits_in_notifications
-                        )
-                    ):
-                        reader.unread(lines[i + 1 :])
+                while True:
+                    event = next_event(writer.queued)
+                    for line in take_outbox():
+                        send(line)
+                    if event is NEED_DATA or event is PAUSED:
+                        self._take_queued()
+                        if self._suspended is not None:
+                            return False
                         break
+                    if event is END_OF_INPUT:
+                        self._take_queued()
+                        log.debug("peer closed the connection")
+                        self._end_of_input()
+                        return True
+                    self._on_event(event)
+                    self._take_queued()
+                    if self._suspended is not None:
+                        return False
             finally:
                 self._inline = None
                 # We answered or a caller got its answer (and will send): the
                 # peer's next message comes after ours, the pipe is empty now.
-                if writer.release() or len(pending) < calls:
+                if writer.release() or engine.calls_pending < waiting:
                     reader.wait_first = True
+            if event is PAUSED:
+                await self._pause_reading()
+                continue
+            try:
+                data = await reader.receive_some()
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                data = b""
+            engine.receive_data(data)  # b"": end of input
 
     async def _pause_reading(self) -> None:
         """Wait until :class:`ReadGate` lets the reading task read again."""
@@ -775,8 +739,7 @@ class Connection:
         """Forget ``job`` and send its answer (``None``: none, the connection is closing)."""
         engine = self.engine
         out = engine.request_done(job, line)
-        if self._order_waiting and not engine.queue_blocked:
-            self._order_wakeup.wake()  # a request waiting for a slot may start
+        self._wake_consumer()  # a request waiting for a slot may start
         if out is not None and not self._closed:
             self._writer.send_nowait(out)
 
@@ -843,8 +806,7 @@ class Connection:
             call = engine.start_ext_call(ext, params, event, _origin())
         if (call.exempt or call.in_request) and self._read_paused is not None:
             self._read_wakeup.wake()  # a handler waits: reading must go on (ReadGate)
-        if self._order_waiting and not engine.queue_blocked:
-            self._order_wakeup.wake()  # a waiting request is refused now
+        self._wake_consumer()  # a request waiting for a slot is refused now
         try:
             writer.send_nowait(call.line)
             await event.wait()
@@ -852,8 +814,7 @@ class Connection:
             cancel = engine.call_finished(call)
             if cancel is not None and not self._closed:
                 writer.send_nowait(cancel)
-            if self._order_waiting and not engine.queue_blocked:
-                self._order_wakeup.wake()
+            self._wake_consumer()
         return call.result()
 
     async def ext_notify(self, name: str, params: Any) -> None:

@@ -184,6 +184,10 @@ class LineReader:
         if lines:
             self._unread = lines + self._unread
 
+    async def receive_some(self) -> bytes | bytearray:
+        """The next chunk read (``b""`` at end of input), unframed."""
+        return await self._receive_some()
+
     async def _receive_some(self) -> bytes | bytearray:
         fds = self._fd_stream
         if fds is None:

@@ -162,16 +162,6 @@ def test_the_hot_path_follows_a_new_handler_object() -> None:
     assert first.seen == ["a"] and second.seen == ["b"]
 
 
-def test_receive_line_takes_the_same_hot_path_as_next_event() -> None:
-    client = Client()
-    engine = initialized_client(client)
-    for text in ("a", "b"):
-        engine.receive_line(update(text))
-    engine.receive_line(update("c", session=7))  # dropped, as by next_event
-    drain(engine)
-    assert client.seen == ["a", "b"]
-
-
 def test_records_handed_per_message_compare_by_identity_not_by_value() -> None:
     method = v1.AGENT_METHODS["session/prompt"]
     one, two = Running(method, "s1"), Running(method, "s1")
@@ -237,7 +227,7 @@ def test_a_run_of_the_route_taken_last_is_decoded_in_one_pass(
     decodes = count_envelope_decodes(monkeypatch)
     feed(engine, *(update(str(i)) for i in range(10)))
     for i in range(3):
-        engine.receive_line(update(f"line {i}"))
+        feed(engine, update(f"line {i}"))
     assert decodes == []  # no envelope decoded apart from the params
     drain(engine)
     assert client.seen == [
@@ -256,7 +246,7 @@ def test_the_one_pass_counts_the_params_bytes_as_the_two_steps_do() -> None:
     queued = engine.queued_bytes
     assert queued == len(update("a")) - len(PREFIX) - 1  # the params object
     feed(engine, update("bb"))
-    engine.receive_line(update("ccc"))
+    feed(engine, update("ccc"))
     sizes = [queued, *(len(update(t)) - len(PREFIX) - 1 for t in ("bb", "ccc"))]
     assert [item.size for item in engine.queue] == sizes  # type: ignore[union-attr]
     assert engine.queued_bytes == sum(sizes)
