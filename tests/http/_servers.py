@@ -44,18 +44,32 @@ def listening_socket() -> socket.socket:
 
 
 class Served(str):
-    """The ``/acp`` URL of a running server, with the server's PID."""
+    """The ``/acp`` URL of a running server, with the server's PID (its process group)."""
 
     pid: int
 
 
-def rss_kib(pid: int) -> int:
-    """The resident memory of a process (KiB), from /proc."""
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    raise RuntimeError(f"no VmRSS for {pid}")
+def rss_kib(group: int) -> int:
+    """The resident memory (KiB) of process group ``group``: the server and its
+    worker processes (hypercorn runs its worker in a child process)."""
+    total = 0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+            if int(fields[2]) != group:
+                continue
+            with open(f"/proc/{entry}/status") as status:
+                for line in status:
+                    if line.startswith("VmRSS:"):
+                        total += int(line.split()[1])
+        except (OSError, IndexError, ValueError):
+            continue  # a process that ended meanwhile
+    if total == 0:
+        raise RuntimeError(f"no process in group {group}")
+    return total
 
 
 @contextmanager
