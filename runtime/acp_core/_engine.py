@@ -282,12 +282,15 @@ class Engine:
         self._routes = {}
         self._hot = None
 
-    def set_handler(self, obj: object | None) -> None:
+    def set_handler(self, obj: object | None, *, failure: str | None = None) -> None:
         """Route incoming methods to ``obj``'s methods named by the table's handler names.
 
         Public methods of ``obj`` that no method reaches are logged.  After a
         :class:`~acp_core.VersionChosen` event, this is the step that lets
-        the ``initialize`` request run (or answers it -32601).
+        the ``initialize`` request run, or answers it: -32603 with
+        ``failure`` (one line: why no handler object could be built, cut at
+        ``max_error_text``) when given, else -32601 if ``obj`` has no
+        ``initialize``.
         """
         self._handler_obj = obj
         self._handlers = {}
@@ -297,18 +300,18 @@ class Engine:
         awaiting, self._awaiting_handler = self._awaiting_handler, None
         if awaiting is not None:
             ident, method, params, batch, size = awaiting
-            handler = self.handler_for(method)
+            handler = None if failure is not None else self.handler_for(method)
             if handler is None:
                 assert isinstance(self.rules, AgentRules)
                 self.rules.reset()
                 self.set_handler(None)
-                self._reply_error(
-                    ident,
-                    METHOD_NOT_FOUND,
-                    f"Method not found: {method.name}",
-                    batch,
-                    counted=True,
-                )
+                if failure is not None:
+                    code = INTERNAL_ERROR
+                    text = f"Internal error: {failure}"
+                else:
+                    code, text = METHOD_NOT_FOUND, f"Method not found: {method.name}"
+                text = clip(" ".join(text.split()), self.limits.max_error_text)
+                self._reply_error(ident, code, text, batch, counted=True)
                 return
             # received before whatever was queued since: it goes first
             self._admit(ident, method, params, handler, batch, size, first=True)

@@ -94,15 +94,17 @@ class _Side:
         """The version spoken changed: the peer proxy's methods are those of another table."""
         self._peer.forget()
 
-    def _build(self, version: int) -> object | None:
-        """The handler object for ``version``; a factory that raises is logged
-        and gives none (the engine then answers that ``initialize`` -32601)."""
+    def _build(self, version: int) -> tuple[object | None, str | None]:
+        """The handler object for ``version``, or none and the one-line cause
+        when its factory raised (logged with the traceback)."""
         self._peer.forget()
+        factory = self._offers[version]
         try:
-            return self._offers[version](self)
-        except Exception:
+            return factory(self), None
+        except Exception as exc:
             log.exception("failed to build the handler for v%d", version)
-            return None
+            name = getattr(factory, "__qualname__", type(factory).__name__)
+            return None, f"{name}() raised {type(exc).__name__}: {exc}"
 
 
 class AgentSide(_Side, Generic[ClientT]):
@@ -173,9 +175,10 @@ class AgentSide(_Side, Generic[ClientT]):
         return self.rules.offer.choose(requested)
 
     def version_chosen(self, version: int) -> None:
-        """The engine's initialize step: build the agent object for ``version``."""
-        self.agent = self._build(version)
-        self.engine.set_handler(self.agent)
+        """The engine's initialize step: build the agent object for ``version``
+        (a factory that raises: ``initialize`` is answered -32603 with the cause)."""
+        self.agent, failure = self._build(version)
+        self.engine.set_handler(self.agent, failure=failure)
 
     @property
     def _prompts(self) -> dict[str, set[Running]]:
@@ -268,7 +271,7 @@ class ClientSide(_Side, Generic[AgentT]):
 
     def version_chosen(self, version: int) -> None:
         """The agent answered ``initialize`` in ``version``: rebuild the client object."""
-        client = self._build(version)
+        client, _ = self._build(version)  # logged; its calls answer -32601
         if client is not None:
             self.client = client
         self.engine.set_handler(client)

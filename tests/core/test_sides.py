@@ -147,17 +147,31 @@ def test_the_agent_side_builds_the_agent_object_for_the_version_the_engine_chose
     assert conn.negotiate(2) == 2 and conn.negotiate(7) == 2  # offered, else latest
 
 
-def test_an_agent_factory_that_raises_leaves_no_handler_and_initialize_is_refused() -> (
-    None
-):
+def test_an_agent_factory_that_raises_answers_initialize_32603_with_a_one_line_cause(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     def broken(conn: Any) -> object:
-        raise RuntimeError("no agent today")
+        raise RuntimeError("no agent\ntoday " + "x" * 1000)
 
     conn = AgentConn(broken)
     assert receive_initialize(conn, 1) == []  # answered here, never run
     (reply,) = [msgspec.json.decode(b) for b in conn.engine.take_outbox()]
-    assert reply["id"] == 0 and reply["error"]["code"] == -32601
+    assert reply["id"] == 0 and reply["error"]["code"] == -32603
+    message = reply["error"]["message"]
+    assert message.startswith(
+        "Internal error: test_an_agent_factory_that_raises_answers_initialize_32603"
+        "_with_a_one_line_cause.<locals>.broken() raised RuntimeError: no agent today x"
+    )
+    assert "\n" not in message and len(message) <= 256  # max_error_text
+    assert "Traceback" in caplog.text and "failed to build the handler" in caplog.text
     assert conn.agent is None and conn.init_state == "waiting"  # may be retried
+
+
+def test_an_agent_without_initialize_is_still_answered_32601() -> None:
+    conn = AgentConn(lambda conn: object())
+    assert receive_initialize(conn, 1) == []
+    (reply,) = [msgspec.json.decode(b) for b in conn.engine.take_outbox()]
+    assert reply["error"] == {"code": -32601, "message": "Method not found: initialize"}
 
 
 def test_the_checked_views_raise_unless_the_connection_speaks_that_version() -> None:
