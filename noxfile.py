@@ -131,15 +131,13 @@ def typecheck(session: nox.Session) -> None:
 @nox.session
 def bench(session: nox.Session) -> None:
     """Codec and two-process runtime benchmarks vs the official SDK and untyped
-    msgspec (prints ratios), the latency acp_inspect's proxy adds beside a
-    direct connection, and ACP over HTTP (acp_http) against stdio and the
-    official SDK's HTTP transport. ``nox -s bench -- --quick`` for a short run."""
+    msgspec (prints ratios), the engine alone, the latency acp_inspect's proxy
+    adds beside a direct connection, and ACP over HTTP (acp_http) against stdio and
+    the official SDK's HTTP transport (bench/report.py runs them in turn).
+    ``nox -s bench -- --quick`` for a short run; ``-- --write docs/benchmarks.md``
+    writes the documentation's page (date, machine, versions, the tables)."""
     session.install("-e", ".[bench]")
-    session.run("python", "bench/codec_bench.py", *session.posargs)
-    session.run("python", "bench/runtime_bench.py", *session.posargs)
-    session.run("python", "bench/engine_bench.py", *session.posargs)
-    session.run("python", "bench/inspect_bench.py", *session.posargs)
-    session.run("python", "bench/http_bench.py", *session.posargs)
+    session.run("python", "bench/report.py", *session.posargs)
 
 
 @nox.session
