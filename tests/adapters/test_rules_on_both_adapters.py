@@ -56,7 +56,9 @@ def test_an_agent_object_that_cannot_be_built_fails_its_initialize_only(
     peer = RawPeer(adapter, "--broken-v2")
     try:
         failed = peer.initialize(2)
-        assert failed["error"]["code"] == -32601  # no handler object: no initialize
+        # no handler object: -32603 and the factory's error in one line
+        assert failed["error"]["code"] == -32603
+        assert "raised RuntimeError" in failed["error"]["message"]
         # the connection goes on, and initialize may be retried
         assert peer.initialize(1)["result"]["protocolVersion"] == 1
         assert peer.session() == "s1"
