@@ -26,7 +26,7 @@ from acp_schema import v1
 HERE = Path(__file__).resolve().parent
 AGENT = str(HERE / "asyncio_agent.py")
 PYTHON = sys.executable
-TIMEOUT = 20
+TIMEOUT = 60  # a hang guard only: generous, as a loaded 2-core machine is slow
 T = TypeVar("T")
 
 

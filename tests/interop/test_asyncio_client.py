@@ -28,7 +28,7 @@ from _interop_helpers import (
 )
 from acp_schema import v1, v2
 
-TIMEOUT = 20
+TIMEOUT = 60  # a hang guard only: generous, as a loaded 2-core machine is slow
 T = TypeVar("T")
 
 

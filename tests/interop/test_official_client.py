@@ -37,7 +37,7 @@ from acp.schema import (
     UserMessageChunk,
 )
 
-TIMEOUT = 20
+TIMEOUT = 60  # a hang guard only: generous, as a loaded 2-core machine is slow
 
 
 class SdkClient:
