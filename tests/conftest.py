@@ -7,7 +7,8 @@ tests start (agents, clients, the generator) import the same tree.
 
 No test depends on the machine's speed: hypothesis runs under the ``acp`` profile
 (no per-example deadline, no "too slow" health check, both wall-clock rules that
-fail on a loaded machine).
+fail on a loaded machine).  Connections check what they send against the schema
+(``ACP_CHECK_OUTGOING=1``, inherited by the programs the tests start).
 """
 
 from __future__ import annotations
@@ -25,6 +26,10 @@ settings.load_profile("acp")
 
 ROOT = Path(__file__).resolve().parents[1]
 PATHS = [str(ROOT / part) for part in ("generated", "runtime", "codegen")]
+
+# Every typed message a connection sends is checked against the schema
+# (acp_core._outgoing), in this process and the ones the tests start.
+os.environ.setdefault("ACP_CHECK_OUTGOING", "1")
 
 _inherited = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
 os.environ["PYTHONPATH"] = os.pathsep.join(dict.fromkeys([*PATHS, *_inherited]))

@@ -66,6 +66,7 @@ from ._jsonrpc import (
     encode_result,
 )
 from ._limits import DEFAULT_MAX_MESSAGE_SIZE, Limits
+from ._outgoing import OutgoingMessageError
 from ._proxy import Caller, PeerProxy
 from ._records import (
     END_OF_INPUT,
@@ -132,6 +133,7 @@ __all__ = [
     "LineBuffer",
     "MethodSpec",
     "Offer",
+    "OutgoingMessageError",
     "Oversized",
     "PeerProxy",
     "PlanState",

@@ -42,7 +42,7 @@ from typing import Any, Final, Literal
 
 import msgspec
 
-from . import _handlers
+from . import _handlers, _telemetry
 from ._errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -75,6 +75,7 @@ from ._jsonrpc import (
     split_batch,
 )
 from ._limits import Limits
+from ._outgoing import check_outgoing_default, check_outgoing_message
 from ._records import (
     END_OF_INPUT,
     NEED_DATA,
@@ -228,6 +229,9 @@ class Engine:
         #: The bounds this connection keeps (:class:`~acp_core.Limits`).
         self.limits = limits = limits or Limits()
         self.unstable = unstable
+        #: Check each typed message sent against the schema (``_outgoing``:
+        #: off by default, on under ``python -X dev`` or ``ACP_CHECK_OUTGOING=1``).
+        self.check_outgoing = check_outgoing_default()
         self.gate = ReadGate(limits)
         #: Why :meth:`next_event` returned ``PAUSED`` (a ``_flow`` reason).
         self.pause_reason: str | None = None
@@ -278,6 +282,8 @@ class Engine:
         """Speak ``schema`` from now on (after version negotiation)."""
         self.schema = schema
         self.by_handler = {m.handler: m for m in schema.outgoing.values()}
+        #: Where spans go (``_telemetry``), or ``None``: handlers called as they are.
+        self.tracer = _telemetry.tracer()
         self._handlers = {}
         self._routes = {}
         self._hot = None
@@ -324,6 +330,14 @@ class Engine:
             handler: Handler | None = _handlers.resolve_handler(
                 self._handler_obj, method.handler
             )
+            if handler is not None and self.tracer is not None:
+                handler = _telemetry.traced_handler(
+                    self.tracer,
+                    handler,
+                    method.name,
+                    self.rules.side,
+                    method.result is not None,
+                )
             self._handlers[method.name] = handler
             return handler
 
@@ -849,6 +863,8 @@ class Engine:
                     answer = self.schema.encode(
                         self.rules.answer(running.method, result)
                     )
+                    if self.check_outgoing:
+                        self._check_outgoing(running.method, answer, "result")
             return encode_result(eid, answer)
         except Exception as exc:
             return self.answer_exception(request, exc)
@@ -1278,11 +1294,12 @@ class Engine:
             raise ConnectionClosed("connection closed")
         schema = self.schema
         self.rules.check_outgoing(schema, method, params)
+        data = schema.encode(params)
+        if self.check_outgoing:
+            self._check_outgoing(method, data, "params")
         ident = self._next_id
         self._next_id += 1
-        line = encode_request(
-            ident, schema.wire_names[method.name], schema.encode(params)
-        )
+        line = encode_request(ident, schema.wire_names[method.name], data)
         call = Call(ident, method, params, line, waiter, origin)
         self._register(call)
         self.rules.sent(schema, method, params)
@@ -1354,11 +1371,17 @@ class Engine:
             raise ConnectionClosed("connection closed")
         schema = self.schema
         self.rules.check_outgoing(schema, method, params)
-        line = encode_notification(
-            schema.wire_names[method.name], schema.encode(params)
-        )
+        data = schema.encode(params)
+        if self.check_outgoing:
+            self._check_outgoing(method, data, "params")
+        line = encode_notification(schema.wire_names[method.name], data)
         self.rules.sent(schema, method, params)
         return line
+
+    def _check_outgoing(self, method: MethodSpec, data: bytes, part: str) -> None:
+        """The opt-in schema check of an outgoing message (``_outgoing``)."""
+        expected = method.params if part == "params" else method.result
+        check_outgoing_message(self.schema, expected, data, method.name, part)
 
     def ext_notification(self, name: str, params: Any) -> bytes:
         """The frame of the ``_``-prefixed extension notification ``name``."""

@@ -14,6 +14,8 @@ import functools
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ._telemetry import traced_call
+
 if TYPE_CHECKING:
     from ._engine import Engine
     from ._schema import MethodSpec
@@ -87,6 +89,14 @@ class PeerProxy:
             call = functools.partial(conn.request, method)
         else:  # a request also defined as a notification: the params type decides
             call = functools.partial(_request_or_notify, conn, method, form)
+        if engine.tracer is not None:  # OpenTelemetry set up: a span per call
+            call = traced_call(
+                engine.tracer,
+                call,
+                method.name,
+                engine.rules.side,
+                method.result is not None,
+            )
         self.__dict__[name] = call
         return call
 

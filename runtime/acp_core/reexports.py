@@ -43,6 +43,7 @@ from ._errors import (
     VersionUnavailableError,
 )
 from ._limits import DEFAULT_MAX_MESSAGE_SIZE, Limits
+from ._outgoing import OutgoingMessageError
 from ._proxy import PeerProxy
 from ._sides import Offer
 from ._transcript import (
@@ -66,6 +67,7 @@ __all__ = [
     "ConnectionClosed",
     "Limits",
     "Offer",
+    "OutgoingMessageError",
     "PeerProxy",
     "PlanState",
     "ProtocolVersionError",

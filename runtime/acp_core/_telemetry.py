@@ -1,0 +1,99 @@
+"""OpenTelemetry spans per request and notification, when OpenTelemetry is set up.
+
+With ``opentelemetry-api`` installed (``pip install "acp-msgspec[telemetry]"``)
+and a tracer provider set (``opentelemetry.trace.set_tracer_provider``, as
+the SDK's or a distro's setup does), a connection wraps:
+
+- each handler of yours it calls: a span ``acp.request`` (kind SERVER) or
+  ``acp.notification`` (kind CONSUMER) around the handler, as the official
+  SDK names them;
+- each call of the peer's methods through ``conn.agent`` / ``conn.client``:
+  a span ``acp.call`` (kind CLIENT) around a request until its answer, or
+  ``acp.notify`` (kind PRODUCER) around a notification's send.
+
+Attributes: ``rpc.system`` (``jsonrpc``), ``rpc.method`` (the wire name),
+``acp.side`` (``agent`` or ``client``, the side that runs the code) and, for
+an error answer, ``rpc.jsonrpc.error_code``; an exception is recorded and
+sets the span's status to ERROR.  Spans are started without being made
+current (a handler may start in one task and go on in another), so they do
+not parent the spans your handler makes.
+
+Without OpenTelemetry, or before a provider is set, nothing is wrapped: the
+runtime calls your handlers and the peer as it does without this module (one
+check when a connection binds a protocol version, none per message).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from ._errors import RequestError
+from ._version import __version__
+
+try:
+    from opentelemetry import trace as _trace
+except ImportError:  # the extra is not installed: no spans, no cost
+    _trace = None
+
+__all__ = ["traced_call", "traced_handler", "tracer"]
+
+Coroutine = Callable[..., Awaitable[Any]]
+
+
+def tracer() -> Any:
+    """The tracer spans go to, or ``None``: OpenTelemetry absent, or no tracer
+    provider set yet (spans would go nowhere)."""
+    if _trace is None:
+        return None
+    provider = _trace.get_tracer_provider()
+    if isinstance(provider, (_trace.ProxyTracerProvider, _trace.NoOpTracerProvider)):
+        return None
+    return provider.get_tracer("acp_core", __version__)
+
+
+def _run_in_span(
+    tracer: Any, name: str, kind: Any, attributes: dict[str, str], call: Coroutine
+) -> Coroutine:
+    assert _trace is not None
+
+    @functools.wraps(call)
+    async def traced(*args: Any) -> Any:
+        span = tracer.start_span(name, kind=kind, attributes=attributes)
+        try:
+            return await call(*args)
+        except RequestError as exc:
+            span.set_attribute("rpc.jsonrpc.error_code", exc.code)
+            span.set_status(_trace.Status(_trace.StatusCode.ERROR, exc.message))
+            raise
+        except BaseException as exc:  # cancellation included: the span ends
+            span.record_exception(exc)
+            span.set_status(_trace.Status(_trace.StatusCode.ERROR, type(exc).__name__))
+            raise
+        finally:
+            span.end()
+
+    return traced
+
+
+def traced_handler(
+    tracer: Any, handler: Coroutine, method: str, side: str, request: bool
+) -> Coroutine:
+    """``handler`` in an ``acp.request`` / ``acp.notification`` span."""
+    assert _trace is not None
+    kind = _trace.SpanKind.SERVER if request else _trace.SpanKind.CONSUMER
+    name = "acp.request" if request else "acp.notification"
+    attributes = {"rpc.system": "jsonrpc", "rpc.method": method, "acp.side": side}
+    return _run_in_span(tracer, name, kind, attributes, handler)
+
+
+def traced_call(
+    tracer: Any, call: Coroutine, method: str, side: str, request: bool
+) -> Coroutine:
+    """A call of the peer's ``method`` in an ``acp.call`` / ``acp.notify`` span."""
+    assert _trace is not None
+    kind = _trace.SpanKind.CLIENT if request else _trace.SpanKind.PRODUCER
+    name = "acp.call" if request else "acp.notify"
+    attributes = {"rpc.system": "jsonrpc", "rpc.method": method, "acp.side": side}
+    return _run_in_span(tracer, name, kind, attributes, call)
