@@ -66,7 +66,7 @@ from ._jsonrpc import (
     encode_result,
 )
 from ._limits import DEFAULT_MAX_MESSAGE_SIZE, Limits
-from ._outgoing import OutgoingMessageError
+from ._outgoing import OutgoingMessageError, set_check_outgoing_default
 from ._proxy import Caller, PeerProxy
 from ._records import (
     END_OF_INPUT,
@@ -168,6 +168,7 @@ __all__ = [
     "plan",
     "plan_entry",
     "resource_link",
+    "set_check_outgoing_default",
     "sniff_oversized",
     "supported_versions",
     "terminal",

@@ -13,7 +13,9 @@ It costs one decode per message, so it is off by default and on:
 
 - under ``python -X dev`` (``sys.flags.dev_mode``);
 - when the environment has ``ACP_CHECK_OUTGOING=1`` (``0`` turns it off even
-  under ``-X dev``);
+  under ``-X dev``): read by :mod:`acp_host` when imported (every adapter
+  imports it), as acp_core reads no environment;
+- for the connections made afterwards: :func:`set_check_outgoing_default`;
 - per connection: ``conn.engine.check_outgoing = True``.
 
 The project's tests run with it on (``tests/conftest.py``).
@@ -21,13 +23,17 @@ The project's tests run with it on (``tests/conftest.py``).
 
 from __future__ import annotations
 
-import os
 import sys
 from typing import Any
 
 import msgspec
 
-__all__ = ["OutgoingMessageError", "check_outgoing_default", "check_outgoing_message"]
+__all__ = [
+    "OutgoingMessageError",
+    "check_outgoing_default",
+    "check_outgoing_message",
+    "set_check_outgoing_default",
+]
 
 #: The environment variable that turns the check on (``1``) or off (``0``).
 ENV = "ACP_CHECK_OUTGOING"
@@ -48,13 +54,29 @@ class OutgoingMessageError(ValueError):
         self.detail = detail
 
 
+_default: bool | None = None  # None: python -X dev decides
+
+
+def set_check_outgoing_default(on: bool | None) -> None:
+    """Whether connections made from now on check what they send (``None``:
+    as ``python -X dev`` says)."""
+    global _default
+    _default = on
+
+
 def check_outgoing_default() -> bool:
-    """Whether new connections check what they send: ``ACP_CHECK_OUTGOING``
-    (``1`` / ``0``) if set, else whether Python runs with ``-X dev``."""
-    value = os.environ.get(ENV)
-    if value is not None and value.strip() != "":
-        return value.strip() not in ("0", "false", "no", "off")
-    return bool(sys.flags.dev_mode)
+    """Whether a new connection checks what it sends: the value last given to
+    :func:`set_check_outgoing_default` (or ``ACP_CHECK_OUTGOING``), else
+    whether Python runs with ``-X dev``."""
+    return bool(sys.flags.dev_mode) if _default is None else _default
+
+
+def parse_switch(value: str | None) -> bool | None:
+    """``ACP_CHECK_OUTGOING``'s value: ``1`` (or ``true``, ``yes``, ``on``) on,
+    ``0`` (``false``, ``no``, ``off``) off, unset or empty ``None``."""
+    if value is None or not value.strip():
+        return None
+    return value.strip().lower() not in ("0", "false", "no", "off")
 
 
 def check_outgoing_message(

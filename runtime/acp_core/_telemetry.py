@@ -26,12 +26,14 @@ check when a connection binds a protocol version, none per message).
 from __future__ import annotations
 
 import functools
+import types
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ._errors import RequestError
 from ._version import __version__
 
+_trace: types.ModuleType | None
 try:
     from opentelemetry import trace as _trace
 except ImportError:  # the extra is not installed: no spans, no cost
@@ -56,7 +58,8 @@ def tracer() -> Any:
 def _run_in_span(
     tracer: Any, name: str, kind: Any, attributes: dict[str, str], call: Coroutine
 ) -> Coroutine:
-    assert _trace is not None
+    trace = _trace
+    assert trace is not None
 
     @functools.wraps(call)
     async def traced(*args: Any) -> Any:
@@ -65,11 +68,11 @@ def _run_in_span(
             return await call(*args)
         except RequestError as exc:
             span.set_attribute("rpc.jsonrpc.error_code", exc.code)
-            span.set_status(_trace.Status(_trace.StatusCode.ERROR, exc.message))
+            span.set_status(trace.Status(trace.StatusCode.ERROR, exc.message))
             raise
         except BaseException as exc:  # cancellation included: the span ends
             span.record_exception(exc)
-            span.set_status(_trace.Status(_trace.StatusCode.ERROR, type(exc).__name__))
+            span.set_status(trace.Status(trace.StatusCode.ERROR, type(exc).__name__))
             raise
         finally:
             span.end()

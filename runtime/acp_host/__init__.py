@@ -13,6 +13,8 @@ each waiting in its own way:
   :class:`StderrTail` (the bounded tail of a captured stderr);
 - descriptor queries: :func:`pollable` (can an event loop wait on it?),
   :func:`reader_gone` (has the reader of this pipe gone?);
+- the environment: :func:`apply_environment` (``ACP_CHECK_OUTGOING``, applied
+  when this package is imported);
 - stdio takeover: :func:`protocol_stdio` (an agent's stdin/stdout kept for
   the protocol, fd 1 pointed at stderr while it runs)::
 
@@ -23,6 +25,7 @@ each waiting in its own way:
 """
 
 from ._descriptors import pollable, reader_gone
+from ._environment import apply_environment
 from ._process_group import group_alive
 from ._stdio import StdioFds, protocol_stdio
 from ._subprocess import (
@@ -50,6 +53,7 @@ __all__ = [
     "StderrTail",
     "StdioFds",
     "Step",
+    "apply_environment",
     "group_alive",
     "group_options",
     "pollable",
@@ -57,3 +61,5 @@ __all__ = [
     "reader_gone",
     "signal_group",
 ]
+
+apply_environment()

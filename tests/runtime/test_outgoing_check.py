@@ -49,7 +49,10 @@ def test_the_outgoing_check_is_off_by_default_and_on_under_dev_mode(
     env: dict[str, str], flags: list[str], on: bool
 ) -> None:
     base = {k: v for k, v in os.environ.items() if k != "ACP_CHECK_OUTGOING"}
-    code = "from acp_core._outgoing import check_outgoing_default as d; print(d())"
+    code = (
+        "import acp_host\n"  # reads ACP_CHECK_OUTGOING, as every adapter imports it
+        "from acp_core._outgoing import check_outgoing_default as d; print(d())"
+    )
     out = subprocess.run(
         [sys.executable, *flags, "-c", code],
         env={**base, **env},
