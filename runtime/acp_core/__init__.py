@@ -67,6 +67,7 @@ from ._jsonrpc import (
 )
 from ._limits import DEFAULT_MAX_MESSAGE_SIZE, Limits
 from ._outgoing import OutgoingMessageError, set_check_outgoing_default
+from ._permissions import Permission, PermissionBroker, default_permission_options
 from ._proxy import Caller, PeerProxy
 from ._records import (
     END_OF_INPUT,
@@ -87,6 +88,7 @@ from ._records import (
 from ._rules import AgentRules, ClientRules
 from ._schema import MethodSpec, Schema, supported_versions
 from ._sides import AgentSide, AgentT, ClientSide, ClientT, Offer, normalize_offer
+from ._tool_calls import ToolCallTracker
 from ._transcript import (
     PlanState,
     SessionInfoState,
@@ -136,6 +138,8 @@ __all__ = [
     "OutgoingMessageError",
     "Oversized",
     "PeerProxy",
+    "Permission",
+    "PermissionBroker",
     "PlanState",
     "ProtocolVersionError",
     "QueuedNotification",
@@ -146,6 +150,7 @@ __all__ = [
     "SessionTranscript",
     "Settable",
     "ToolCallState",
+    "ToolCallTracker",
     "TranscriptMessage",
     "VersionChosen",
     "VersionUnavailableError",
@@ -154,6 +159,7 @@ __all__ = [
     "agent_text",
     "agent_thought",
     "decode_envelope",
+    "default_permission_options",
     "diff",
     "embedded_blob_resource",
     "embedded_text_resource",

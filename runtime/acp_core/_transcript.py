@@ -216,6 +216,32 @@ class SessionInfoState(msgspec.Struct, kw_only=True):
     meta: dict[str, Any] | None = None
 
 
+def tool_call_state(call: Any) -> ToolCallState:
+    """The state a ``tool_call`` update creates (the protocol's defaults filled in)."""
+    state = ToolCallState(tool_call_id=call.tool_call_id, title=call.title)
+    _patch_fields(state, call)
+    return state
+
+
+def patch_tool_call_state(state: ToolCallState, update: Any) -> None:
+    """Fold a ``tool_call_update`` into ``state``: absent fields kept, ``null``
+    ones back to their defaults."""
+    state.title = _patch(update.title, state.title, None)
+    _patch_fields(state, update)
+
+
+def _patch_fields(state: ToolCallState, update: Any) -> None:
+    state.kind = _patch(update.kind, state.kind, "other")
+    state.status = _patch(update.status, state.status, "pending")
+    content = _patch(update.content, state.content, [])
+    state.content = list(content)
+    locations = _patch(update.locations, state.locations, [])
+    state.locations = list(locations)
+    state.raw_input = _patch(update.raw_input, state.raw_input, None)
+    state.raw_output = _patch(update.raw_output, state.raw_output, None)
+    state.meta = _patch(update.meta, state.meta, None)
+
+
 def _patch(value: Any, current: Any, cleared: Any) -> Any:
     """Patch semantics: UNSET keeps ``current``, None gives ``cleared``."""
     if isinstance(value, UnsetType):
@@ -515,28 +541,13 @@ class SessionTranscript:
         return state
 
     def _create_tool_call(self, call: Any) -> ToolCallState:
-        state = ToolCallState(tool_call_id=call.tool_call_id, title=call.title)
-        self._tool_calls[call.tool_call_id] = state
-        self._patch_fields(state, call)
+        state = self._tool_calls[call.tool_call_id] = tool_call_state(call)
         return state
 
     def _patch_tool_call(self, update: Any) -> ToolCallState:
         state = self._tool_call(update.tool_call_id)
-        state.title = _patch(update.title, state.title, None)
-        self._patch_fields(state, update)
+        patch_tool_call_state(state, update)
         return state
-
-    @staticmethod
-    def _patch_fields(state: ToolCallState, update: Any) -> None:
-        state.kind = _patch(update.kind, state.kind, "other")
-        state.status = _patch(update.status, state.status, "pending")
-        content = _patch(update.content, state.content, [])
-        state.content = list(content)
-        locations = _patch(update.locations, state.locations, [])
-        state.locations = list(locations)
-        state.raw_input = _patch(update.raw_input, state.raw_input, None)
-        state.raw_output = _patch(update.raw_output, state.raw_output, None)
-        state.meta = _patch(update.meta, state.meta, None)
 
     # --- plans ----------------------------------------------------------------
 

@@ -44,8 +44,10 @@ from ._errors import (
 )
 from ._limits import DEFAULT_MAX_MESSAGE_SIZE, Limits
 from ._outgoing import OutgoingMessageError
+from ._permissions import Permission, PermissionBroker, default_permission_options
 from ._proxy import PeerProxy
 from ._sides import Offer
+from ._tool_calls import ToolCallTracker
 from ._transcript import (
     PlanState,
     SessionInfoState,
@@ -69,18 +71,22 @@ __all__ = [
     "Offer",
     "OutgoingMessageError",
     "PeerProxy",
+    "Permission",
+    "PermissionBroker",
     "PlanState",
     "ProtocolVersionError",
     "RequestError",
     "SessionInfoState",
     "SessionTranscript",
     "ToolCallState",
+    "ToolCallTracker",
     "TranscriptMessage",
     "VersionUnavailableError",
     "__version__",
     "agent_message",
     "agent_text",
     "agent_thought",
+    "default_permission_options",
     "diff",
     "embedded_blob_resource",
     "embedded_text_resource",
