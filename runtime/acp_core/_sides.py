@@ -19,10 +19,20 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeAlias, TypeVar, cast
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Generic,
+    Literal,
+    TypeAlias,
+    TypeVar,
+    cast,
+    overload,
+)
 
 import msgspec
 
+from ._capabilities import NONE_ADVERTISED
 from ._errors import ProtocolVersionError
 from ._initialize import merge_initialize
 from ._proxy import PeerProxy
@@ -89,6 +99,13 @@ class _Side:
             raise ProtocolVersionError(
                 f"this connection speaks protocol v{spoken}, not v{version}"
             )
+
+    def _advertised(self, caps: Any, name: str) -> Any:
+        """Capabilities as the public properties give them: the version's
+        ``name`` class with its defaults when none were advertised."""
+        if caps is NONE_ADVERTISED:
+            return getattr(self.engine.schema.module, name)()
+        return caps
 
     def _version_switched(self) -> None:
         """The version spoken changed: the peer proxy's methods are those of another table."""
@@ -161,16 +178,22 @@ class AgentSide(_Side, Generic[ClientT]):
         return self.rules.protocol_version
 
     @property
-    def client_capabilities(self) -> Any:
-        """What the client advertised in ``initialize`` (``None`` before)."""
-        return self.rules.client_capabilities
+    def client_capabilities(
+        self,
+    ) -> v1.ClientCapabilities | v2.ClientCapabilities | None:
+        """What the client advertised in ``initialize``, in the version spoken
+        (the defaults if it advertised none; ``None`` before ``initialize``)."""
+        caps: v1.ClientCapabilities | v2.ClientCapabilities | None = self._advertised(
+            self.rules.client_capabilities, "ClientCapabilities"
+        )
+        return caps
 
     @property
     def init_state(self) -> Literal["waiting", "running", "done"]:
         """``waiting`` for ``initialize``, its handler ``running``, or ``done``."""
         return self.rules.init_state
 
-    def negotiate(self, requested: Any) -> int:
+    def negotiate(self, requested: object) -> int:
         """The spec's rule: the requested version if offered, else our latest."""
         return self.rules.offer.choose(requested)
 
@@ -250,19 +273,32 @@ class ClientSide(_Side, Generic[AgentT]):
         return self.rules.protocol_version
 
     @property
-    def agent_capabilities(self) -> Any:
-        """What the agent advertised in its ``initialize`` answer (``None`` before)."""
-        return self.rules.agent_capabilities
+    def agent_capabilities(self) -> v1.AgentCapabilities | v2.AgentCapabilities | None:
+        """What the agent advertised in its ``initialize`` answer, in the version
+        it answered (the defaults if it advertised none; ``None`` before)."""
+        caps: v1.AgentCapabilities | v2.AgentCapabilities | None = self._advertised(
+            self.rules.agent_capabilities, "AgentCapabilities"
+        )
+        return caps
 
     @property
-    def client_capabilities(self) -> Any:
-        """What this client advertised to the agent (in the version it answered)."""
-        return self.rules.client_capabilities
+    def client_capabilities(
+        self,
+    ) -> v1.ClientCapabilities | v2.ClientCapabilities | None:
+        """What this client advertised to the agent, in the version it answered
+        (the defaults if none; ``None`` before the answer)."""
+        caps: v1.ClientCapabilities | v2.ClientCapabilities | None = self._advertised(
+            self.rules.client_capabilities, "ClientCapabilities"
+        )
+        return caps
 
     @property
-    def init_response(self) -> Any:
+    def init_response(self) -> v1.InitializeResponse | v2.InitializeResponse | None:
         """The agent's ``InitializeResponse`` (``None`` before)."""
-        return self.rules.init_response
+        response: v1.InitializeResponse | v2.InitializeResponse | None = (
+            self.rules.init_response
+        )
+        return response
 
     @property
     def initialized(self) -> bool:
@@ -276,9 +312,21 @@ class ClientSide(_Side, Generic[AgentT]):
             self.client = client
         self.engine.set_handler(client)
 
+    @overload
+    async def initialize(
+        self, *requests: v1.InitializeRequest
+    ) -> v1.InitializeResponse: ...
+    @overload
+    async def initialize(
+        self, *requests: v2.InitializeRequest
+    ) -> v2.InitializeResponse: ...
+    @overload
     async def initialize(
         self, *requests: v1.InitializeRequest | v2.InitializeRequest
-    ) -> Any:
+    ) -> v1.InitializeResponse | v2.InitializeResponse: ...
+    async def initialize(
+        self, *requests: v1.InitializeRequest | v2.InitializeRequest
+    ) -> v1.InitializeResponse | v2.InitializeResponse:
         """Send one ``initialize`` carrying the fields of each request (one per version).
 
         For a client offering several versions: the agent's version is not
@@ -300,7 +348,10 @@ class ClientSide(_Side, Generic[AgentT]):
         offer = merge_initialize(requests, self._offers)
         method = self.engine.schema.outgoing["initialize"]
         self.rules.offer_initialize(offer.requests)
-        return await self.request(method, msgspec.Raw(offer.payload))
+        response: v1.InitializeResponse | v2.InitializeResponse = await self.request(
+            method, msgspec.Raw(offer.payload)
+        )
+        return response
 
     def cancel_permissions(self, session_id: str) -> None:
         """Answer ``cancelled`` to every pending permission request of ``session_id``.

@@ -241,3 +241,22 @@ def test_a_multi_version_initialize_sends_one_message_with_each_versions_fields(
     sent = msgspec.json.decode(payload)
     assert sent["protocolVersion"] == 2
     assert sent["clientCapabilities"]["terminal"] is True
+
+
+def test_capabilities_advertised_by_none_are_the_versions_defaults_typed_not_any() -> (
+    None
+):
+    conn = AgentConn({1: AgentV1, 2: AgentV2})
+    assert conn.client_capabilities is None  # before initialize
+    receive_initialize(conn, 2)  # a client that advertised nothing
+    assert conn.client_capabilities == v2.ClientCapabilities()
+    # the public properties and initialize() name the versions' types, not Any
+    for cls, name in [
+        (AgentSide, "client_capabilities"),
+        (ClientSide, "agent_capabilities"),
+        (ClientSide, "client_capabilities"),
+        (ClientSide, "init_response"),
+    ]:
+        annotation = getattr(cls, name).fget.__annotations__["return"]
+        assert "Any" not in annotation and "v1." in annotation, (name, annotation)
+    assert "Any" not in ClientSide.initialize.__annotations__["return"]
