@@ -93,7 +93,7 @@ from ._records import (
     Settable,
     VersionChosen,
 )
-from ._rules import AgentRules, ClientRules
+from ._rules import AgentRules, ClientRules, peek_protocol_version
 from ._schema import MethodSpec, Schema
 
 __all__ = ["Engine", "peek_protocol_version", "validation_data"]
@@ -180,21 +180,6 @@ def _route(name: str, decode: Callable[[Any], Any], handler: Handler) -> _Route:
     if fused is None:
         return _Route(name, decode, handler)
     return _Route(name, decode, handler, prefix, fused, len(prefix) + 1)
-
-
-class _VersionPeek(msgspec.Struct, rename="camel"):
-    protocol_version: Any = None
-
-
-_peek_decoder = msgspec.json.Decoder(_VersionPeek)
-
-
-def peek_protocol_version(raw: bytes | msgspec.Raw) -> Any:
-    """``protocolVersion`` of an initialize request or response, if readable."""
-    try:
-        return _peek_decoder.decode(raw).protocol_version
-    except msgspec.MsgspecError:
-        return None
 
 
 def validation_data(
@@ -308,7 +293,6 @@ class Engine:
             ident, method, params, batch, size = awaiting
             handler = None if failure is not None else self.handler_for(method)
             if handler is None:
-                assert isinstance(self.rules, AgentRules)
                 self.rules.reset()
                 self.set_handler(None)
                 if failure is not None:
@@ -666,13 +650,9 @@ class Engine:
                 counted=True,
             )
             return
-        version = None
-        if rules.initialize_step(method, True):
-            # The initialize step: negotiate, speak that version, decode in it.
-            assert isinstance(rules, AgentRules)
-            version = rules.offer.choose(
-                None if raw is msgspec.UNSET else peek_protocol_version(raw)
-            )
+        version = rules.negotiate(method, raw)
+        if version is not None:
+            # The initialize step: speak the version chosen, decode in it.
             if version != self.schema.version:
                 self.bind(Schema.load(version, "agent", unstable=self.unstable))
             method = self.schema.incoming.get(name, method)
@@ -680,7 +660,6 @@ class Engine:
         if params is _UNKNOWN:
             return
         if version is not None:
-            assert isinstance(rules, AgentRules)
             rules.begin_initialize(version, params)
             self._awaiting_handler = (ident, method, params, batch, _size(raw))
             self.events.append(VersionChosen(version))
@@ -1181,7 +1160,6 @@ class Engine:
             if version is not None and version != self.schema.version:
                 self.bind(Schema.load(version, self.rules.side, unstable=self.unstable))
                 call.method = self.schema.outgoing[call.method.name]
-                assert isinstance(self.rules, ClientRules)
                 self.rules.advertised(self.schema)
                 self.events.append(VersionChosen(version))
         if self.backlog == 0 or call.exempt:

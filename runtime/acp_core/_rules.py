@@ -47,11 +47,27 @@ __all__ = [
     "InitializeGate",
     "SessionCancel",
     "VersionOffer",
+    "peek_protocol_version",
 ]
 
 _CANCELLED_PROMPT: Final = b'{"stopReason":"cancelled"}'
 _CANCELLED_PERMISSION: Final = b'{"outcome":{"outcome":"cancelled"}}'
 INITIALIZE: Final = "initialize"
+
+
+class _VersionPeek(msgspec.Struct, rename="camel"):
+    protocol_version: Any = None
+
+
+_peek_decoder = msgspec.json.Decoder(_VersionPeek)
+
+
+def peek_protocol_version(raw: bytes | msgspec.Raw) -> Any:
+    """``protocolVersion`` of an initialize request or response, if readable."""
+    try:
+        return _peek_decoder.decode(raw).protocol_version
+    except msgspec.MsgspecError:
+        return None
 
 
 class VersionOffer:
@@ -201,9 +217,16 @@ class AgentRules:
     def refuse(self, name: str, request: bool) -> RequestError | None:
         return self.gate.refuse(name, request)
 
-    def initialize_step(self, method: MethodSpec, request: bool) -> bool:
-        """Whether this message is the ``initialize`` that picks the version."""
-        return request and method.handler == INITIALIZE and self.gate.state == "waiting"
+    def negotiate(
+        self, method: MethodSpec, raw: msgspec.Raw | msgspec.UnsetType
+    ) -> int | None:
+        """The version this request picks, if it is the ``initialize`` step
+        (the requested version if offered, else the latest: :class:`VersionOffer`)."""
+        if method.handler != INITIALIZE or self.gate.state != "waiting":
+            return None
+        return self.offer.choose(
+            None if raw is msgspec.UNSET else peek_protocol_version(raw)
+        )
 
     def begin_initialize(self, version: int, params: Any) -> None:
         """``initialize`` (params decoded in ``version``) goes to its handler."""
@@ -211,6 +234,9 @@ class AgentRules:
         self.client_capabilities = _capabilities.client_capabilities(params)
         self.gate.state = "running"
         self.serving = True
+
+    def advertised(self, schema: Schema) -> None:
+        """The version spoken changed to ``schema``'s (chosen here: nothing to read)."""
 
     def reset(self) -> None:
         """Back to waiting for ``initialize`` (the last one failed)."""
@@ -356,8 +382,17 @@ class ClientRules:
             return not_initialized(name, "the client has no initialize answer yet")
         return self.refusals.get(name)  # fs/*, terminal/* not advertised
 
-    def initialize_step(self, method: MethodSpec, request: bool) -> bool:
-        return False
+    def negotiate(
+        self, method: MethodSpec, raw: msgspec.Raw | msgspec.UnsetType
+    ) -> int | None:
+        """The client picks no version at receipt (see :meth:`response_received`)."""
+        return None
+
+    def begin_initialize(self, version: int, params: Any) -> None:
+        """Not reached: a client is sent no ``initialize``."""
+
+    def reset(self) -> None:
+        """Not reached: a client runs no ``initialize``."""
 
     def check_received(self, schema: Schema, method: MethodSpec, params: Any) -> None:
         _capabilities.check_incoming(
@@ -456,8 +491,6 @@ class ClientRules:
         """The version the agent's ``initialize`` answer picks (raises if not offered)."""
         if call.method.handler != INITIALIZE:
             return None
-        from ._engine import peek_protocol_version
-
         version = self.offer.accept(peek_protocol_version(result))
         self.protocol_version = version
         return version

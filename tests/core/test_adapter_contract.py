@@ -62,3 +62,14 @@ def test_the_adapters_import_no_private_acp_core_module() -> None:
                 if m.startswith("acp_core.") and m.split(".")[1].startswith("_")
             ]
     assert found == []
+
+
+def test_the_rules_do_not_import_the_engine() -> None:
+    # version negotiation lives in the rules objects: no _engine <-> _rules circle
+    tree = ast.parse((RUNTIME / "acp_core" / "_rules.py").read_text())
+    imported = {
+        node.module
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.level == 1
+    }
+    assert "_engine" not in imported
