@@ -106,7 +106,7 @@ class CaseContext:
         return [as_obj(m) for m in as_list(self.init_result.get("authMethods"))]
 
     async def authenticate(self, method_id: str) -> None:
-        """As examples/client.py does: the method must be offered; an
+        """As acp-client does: the method must be offered; an
         ``env_var`` method's variables must be set (the agent inherits them)."""
         self.step = "authenticate"
         method = next(

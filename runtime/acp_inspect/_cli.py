@@ -112,7 +112,7 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument(
         "--auth",
         metavar="ID",
-        help="authenticate with this method after initialize (as examples/client.py)",
+        help="authenticate with this method after initialize (as acp-client does)",
     )
     check.add_argument(
         "--case", action="append", help="run only this case (repeatable)"
