@@ -81,7 +81,8 @@ def test_proxy_reports_broken_rules_on_stderr_and_in_the_trace(tmp_path: Path) -
         },
     ]
     proc = subprocess.Popen(
-        [*PROXY, "--trace", str(trace), "--", *ECHO_AGENT],
+        # --grace: the echo agent takes seconds to exit on a loaded machine
+        [*PROXY, "--grace", "30", "--trace", str(trace), "--", *ECHO_AGENT],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -115,6 +116,8 @@ def test_proxy_ends_the_agents_process_group_no_orphans(tmp_path: Path) -> None:
     proc = subprocess.Popen(
         [
             *PROXY,
+            "--grace",  # the agent exits on EOF: slowly on a loaded machine
+            "30",
             "--",
             sys.executable,
             str(family),
