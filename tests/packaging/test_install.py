@@ -134,9 +134,11 @@ def test_the_asyncio_extra_gives_a_runtime_that_runs_without_trio(
     assert done.stdout.split() == ["acp-msgspec-asyncio-echo-agent", "sess_1"]
 
 
-def test_the_trio_extra_gives_the_runtime(wheel: Path, tmp_path: Path) -> None:
+def test_the_trio_and_client_extras_give_the_runtime_and_the_commands(
+    wheel: Path, tmp_path: Path
+) -> None:
     python = _fresh_env(tmp_path)
-    _install(python, f"{wheel}[trio]")
+    _install(python, f"{wheel}[trio,client]")
     version = _ok(python, "-c", "import acp_trio; print(acp_trio.__version__)")
     assert (
         version.strip()
@@ -146,6 +148,32 @@ def test_the_trio_extra_gives_the_runtime(wheel: Path, tmp_path: Path) -> None:
             "import importlib.metadata as m; print(m.version('acp-msgspec'))",
         ).strip()
     )
+    # the console scripts: acp-client runs a turn of acp-echo-agent
+    bin_dir = python.parent
+    # the installed wheel's packages, not this tree's (PYTHONPATH is dropped)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run(
+        [
+            bin_dir / "acp-client",
+            "--yes",
+            "--prompt",
+            "hello",
+            "--",
+            bin_dir / "acp-echo-agent",
+            "--chunk-delay",
+            "0",
+        ],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        cwd=tmp_path,
+        start_new_session=True,  # no terminal: --yes answers
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "agent: acp-msgspec-echo-agent" in done.stdout
+    assert done.stdout.splitlines()[-1] == "stop reason: end_turn"
 
 
 def test_the_codegen_extra_gives_a_working_generator(
