@@ -26,7 +26,9 @@ session id you kept.
 
 from __future__ import annotations
 
+import functools
 import socket
+import ssl
 from collections.abc import AsyncGenerator, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
@@ -55,6 +57,12 @@ __all__ = [
 _TIMEOUT = httpx.Timeout(30.0, read=None)
 
 
+@functools.cache
+def _tls_context() -> ssl.SSLContext:
+    """The default TLS context, built once (it loads the CA bundle)."""
+    return ssl.create_default_context()
+
+
 def http_client(
     url: str, *, cookies: httpx.Cookies | None = None, http2: bool = True
 ) -> httpx.AsyncClient:
@@ -63,6 +71,9 @@ def http_client(
     client = httpx.AsyncClient(
         http1=not (http2 and cleartext),
         http2=http2,
+        # no TLS on http://: skip building a context (loading the CA bundle
+        # costs more than the rest of a connection); one shared one for https://
+        verify=False if cleartext else _tls_context(),
         timeout=_TIMEOUT,
         limits=httpx.Limits(max_connections=None, max_keepalive_connections=64),
     )

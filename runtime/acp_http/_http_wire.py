@@ -223,8 +223,11 @@ class HttpWire:
                     )
                 ready.set()
                 async for chunk in response.aiter_raw():
-                    for data in reader.feed(chunk):
-                        await self._on_event(data, session)
+                    events = reader.feed(chunk)
+                    if events:
+                        for data in events:
+                            self._on_event(data, session)
+                        await self._deliver(b"\n".join(events))  # one write
         except httpx.HTTPError as error:
             raise HttpError(0, f"the {scope} stream failed: {error!r}"[:300]) from None
         except EventTooLarge as error:
@@ -233,7 +236,8 @@ class HttpWire:
             ready.set()
         raise HttpError(0, f"the server ended the {scope} stream")
 
-    async def _on_event(self, data: bytes, stream_session: str | None) -> None:
+    def _on_event(self, data: bytes, stream_session: str | None) -> None:
+        """What an event tells the wire (answers' sessions, streams to open)."""
         try:
             envelope = decode_envelope(data)
         except MessageError:
@@ -257,7 +261,6 @@ class HttpWire:
             self._task_group.start_soon(
                 self._guarded, self._read_stream(session, ready)
             )
-        await self._deliver(data)
 
     async def _deliver(self, line: bytes) -> None:
         local = self._local

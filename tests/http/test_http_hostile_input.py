@@ -119,9 +119,9 @@ def _never_reading_stream(url: str, cid: str, sid: str) -> socket.socket:
 async def test_a_reader_that_never_reads_its_sse_stream_is_dropped_memory_bounded(
     url: Served,
 ) -> None:
-    before = rss_kib(url.pid)
     async with raw_client(url) as raw:
         cid = await raw.initialize()
+        before = rss_kib(url.pid)  # the worker process is up and serving
         stream = await raw.stream(cid)
         await raw.post(new_session(1), cid)
         sid = (await stream.next())["result"]["sessionId"]
@@ -163,7 +163,9 @@ def _ws_handshake(url: str) -> tuple[socket.socket, wsproto.WSConnection, str]:
 async def test_a_websocket_flood_from_a_peer_that_never_reads_is_dropped_memory_bounded(
     url: Served,
 ) -> None:
-    before = rss_kib(url.pid)
+    async with raw_client(url) as raw:
+        assert (await raw.post(INIT)).status_code == 200
+    before = rss_kib(url.pid)  # the worker process is up and serving
     sock, ws, cid = _ws_handshake(url)
     sock.settimeout(2)
     try:
