@@ -128,14 +128,19 @@ def test_proxy_ends_the_agents_process_group_no_orphans(tmp_path: Path) -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
     )
-    deadline = time.monotonic() + 20
-    while not pidfile.exists() and time.monotonic() < deadline:
-        time.sleep(0.02)
-    pids = json.loads(pidfile.read_text())
-    assert proc.stdin is not None
-    proc.stdin.close()  # the editor goes away
-    assert proc.wait(timeout=20) == 0
-    assert not group_alive(pids["agent"])  # the grandchild holding stdout is gone too
+    try:
+        deadline = time.monotonic() + 60
+        while not pidfile.exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        pids = json.loads(pidfile.read_text())
+        assert proc.stdin is not None
+        proc.stdin.close()  # the editor goes away
+        assert proc.wait(timeout=60) == 0
+        assert not group_alive(pids["agent"])  # the grandchild holding stdout too
+    finally:  # a failed test leaves no proxy waiting for its editor
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
 
 
 def test_agent_ignoring_stdin_eof_is_reported_and_terminated(tmp_path: Path) -> None:
@@ -217,9 +222,12 @@ def _start(
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
     )
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 60
     while not pidfile.exists() and time.monotonic() < deadline:
         time.sleep(0.02)
+    if not pidfile.exists():  # no proxy left waiting for its editor
+        proc.kill()
+        proc.wait()
     return proc, json.loads(pidfile.read_text())
 
 
