@@ -1,5 +1,5 @@
-"""Project tasks: `nox -s demo`, `generate`, `check`, `tests`, `docs`, `lint`, `typecheck`,
-`bench`."""
+"""Project tasks: `nox -s demo`, `generate`, `bump`, `check`, `tests`, `docs`, `lint`,
+`typecheck`, `bench`."""
 
 from __future__ import annotations
 
@@ -34,6 +34,16 @@ def generate(session: nox.Session) -> None:
     """Regenerate generated/acp_schema from spec/ (run after a spec bump)."""
     session.install(*CODEGEN_DEPS)
     _generate(session, GENERATED)
+
+
+@nox.session
+def bump(session: nox.Session) -> None:
+    """Spec bump from a published package: ``nox -s bump -- 2.4.0`` (npm pack
+    ``@agentclientprotocol/sdk@2.4.0``) or ``nox -s bump -- --from DIR`` (an
+    unpacked package): spec/ and generated/ updated, the summary printed
+    (docs/spec-bump.md). Offline or a bad version: one line, spec/ unchanged."""
+    session.install(*CODEGEN_DEPS)
+    session.run("python", "-m", "acp_codegen.bump", *session.posargs, env=CODEGEN_ENV)
 
 
 def _drift(session: nox.Session) -> None:

@@ -20,7 +20,8 @@ from .parse import SchemaError, load_module
 from .render import RUNTIME_MODULE, render_package
 from .summary import changes, diff_report, snapshot
 
-_VERSION_MODULE = re.compile(r"v\d+\.py")
+#: ``v1.py``, ``v2_alpha0.py`` (a draft of its own): not the ``_unstable`` views
+_VERSION_MODULE = re.compile(r"v\d+(?:_(?!unstable\.)[a-z0-9]+)?\.py")
 
 
 def render(spec_root: Path) -> dict[str, str]:

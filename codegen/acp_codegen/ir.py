@@ -321,7 +321,7 @@ class Union:
 class Method:
     wire: str
     handler: str
-    side: str  # "agent", "client" or "protocol": who handles it
+    side: str  # "agent", "client", "protocol" or "proxy": who handles it
     params: str
     result: str | None  # None: a notification
     doc: str

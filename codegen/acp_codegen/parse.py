@@ -81,21 +81,30 @@ def load_module(spec_dir: Path) -> ir.Module:
 def read_upstream(spec_dir: Path, protocol_version: int) -> dict[str, Any]:
     """``UPSTREAM.json`` of a spec folder, checked against the schema it describes.
 
-    Its ``schema_version`` must be the latest release in the folder's
-    ``CHANGELOG.md`` (upstream ships the two together) and must belong to
-    the protocol version ``meta.json`` declares: a schema copied in without
-    updating ``UPSTREAM.json`` fails here, not in a user's bug report.
+    Two sources: a published npm package (``package``, ``version``: what
+    ``nox -s bump`` writes; ``schema_version`` only where the package states
+    one), or the upstream repository (``repository``, ``commit``,
+    ``schema_version``). A ``schema_version`` must belong to the protocol
+    version ``meta.json`` declares and be the latest release in the folder's
+    ``CHANGELOG.md`` when there is one (upstream ships the two together): a
+    schema copied in without updating ``UPSTREAM.json`` fails here, not in a
+    user's bug report. The returned ``schema_version`` is what the generated
+    module's ``SCHEMA_VERSION`` says: the stated one, else
+    ``package@version``.
     """
     path = spec_dir / "UPSTREAM.json"
     if not path.is_file():
         raise SchemaError(
-            f"{path}: missing (upstream repository, commit and schema_version "
-            "of the copied schema)"
+            f"{path}: missing (where the schema was copied from: package and "
+            "version, or repository, commit and schema_version)"
         )
     upstream: dict[str, Any] = json.loads(path.read_text())
     version = upstream.get("schema_version")
+    if version is None and isinstance(upstream.get("package"), str):
+        upstream["schema_version"] = f"{upstream['package']}@{upstream['version']}"
+        return upstream
     if not isinstance(version, str):
-        raise SchemaError(f"{path}: no schema_version")
+        raise SchemaError(f"{path}: no schema_version (nor package and version)")
     if version.split(".")[0] != str(protocol_version):
         raise SchemaError(
             f"{path}: schema_version {version} is not protocol version "
@@ -110,6 +119,18 @@ def read_upstream(spec_dir: Path, protocol_version: int) -> dict[str, Any]:
                 f"release is {released.group(1)}: update UPSTREAM.json"
             )
     return upstream
+
+
+_ANNOTATIONS = frozenset({"title", "description", "examples", "$comment"})
+_LENIENT_KEYS = frozenset(
+    {"x-deserialize-default-on-error", "x-deserialize-skip-invalid-items"}
+)
+
+
+def _keywords(node: dict[str, Any]) -> dict[str, Any]:
+    """`node` without its annotations (JSON Schema keywords that constrain
+    nothing): ``{"title": "Other"}`` is ``{}``, any JSON value."""
+    return {k: v for k, v in node.items() if k not in _ANNOTATIONS}
 
 
 def _forbidden(node: dict[str, Any]) -> tuple[str, ...]:
@@ -266,6 +287,17 @@ _UNSUPPORTED = frozenset(
         "propertyNames",
         "patternProperties",
         "contains",
+        # what a property or an untagged variant may say that `_type` does
+        # not read: refused, never read as "any value"
+        "not",
+        "if",
+        "then",
+        "else",
+        "dependentRequired",
+        "dependentSchemas",
+        "prefixItems",
+        "unevaluatedProperties",
+        "unevaluatedItems",
     }
 )
 
@@ -564,8 +596,24 @@ class _Parser:
                 members.append(ir.Ref(cls))
             elif variant.payload is not None and not variant.extra_props:
                 members.append(ir.Ref(variant.payload))
-            elif variant.node.get("type") == "array":
-                members.append(self._type(variant.node)[0])
+            elif variant.payload is None and "properties" in variant.node:
+                # An inline object alternative (v1 `MessageMcpResponse`'s
+                # `Result` / `Error`): a class of its own, named by its title.
+                suffix = pascal(variant.title or f"variant{len(members)}")
+                cls = self._claim(name + suffix, name + suffix + "Variant")
+                self.structs[cls] = ir.Struct(
+                    name=cls,
+                    doc=variant.doc,
+                    fields=self._fields(variant.extra_props, variant.required),
+                    forbidden=_forbidden(variant.node),
+                )
+                members.append(ir.Ref(cls))
+            elif variant.payload is None and not variant.mixins:
+                # No properties: the variant is what its keywords say, as a
+                # property would be. Only a title (v2 `ErrorData`'s `Other`)
+                # constrains nothing: any JSON value.
+                type_, nullable = self._type(_keywords(variant.node))
+                members.append(ir.Nullable(type_) if nullable else type_)
             else:
                 raise SchemaError(
                     f"{name}: untagged variant without a payload: {variant.node}"
@@ -585,8 +633,13 @@ class _Parser:
         )
 
     def _is_union_def(self, name: str) -> bool:
+        """Whether `name` becomes a union: alternatives without properties,
+        or an object whose alternatives carry tags (`_object_union`)."""
         node = self.defs[name]
-        return "properties" not in node and _alternatives(node) is not None
+        alts = _alternatives(node)
+        if alts is None:
+            return False
+        return "properties" not in node or any(_Variant(a).tag for a in alts)
 
     def _finish_union(
         self,
@@ -695,9 +748,21 @@ class _Parser:
             if not suffix:
                 raise SchemaError(f"{name}: a variant with neither tag nor title")
             cls = self._claim(name + suffix, name + suffix + "Variant")
-            props = dict(common)
-            props.update(variant.extra_props)
-            required = [*common_required, *variant.required]
+            # A common property that is the variant's tag (v2
+            # `IdleStateUpdate`'s `stopReason`) is narrowed to the tag.
+            props = {k: v for k, v in common.items() if k != variant.tag_field}
+            for key, prop in variant.extra_props.items():
+                # Both apply (an allOf): the variant narrows the common
+                # property (v2 `IdleStateUpdate` "none": `stopReason` null),
+                # whose lenient rules still hold.
+                rules = {
+                    k: v for k, v in props.get(key, {}).items() if k in _LENIENT_KEYS
+                }
+                props[key] = {**prop, **rules}
+            required = [
+                *(r for r in common_required if r != variant.tag_field),
+                *variant.required,
+            ]
             alternatives = self._add_mixins(variant.mixins, props, required)
             self.structs[cls] = ir.Struct(
                 name=cls,
@@ -1077,16 +1142,21 @@ class _Parser:
 
     def _methods(self, meta: dict[str, Any]) -> list[ir.Method]:
         kinds: dict[str, str] = {}
-        for envelope, kind in (
-            ("AgentRequest", "request"),
-            ("ClientRequest", "request"),
-            ("AgentNotification", "notification"),
-            ("ClientNotification", "notification"),
-            ("AgentResponse", "response"),
-            ("ClientResponse", "response"),
-        ):
-            for ref in _walk_refs(self.defs.get(envelope, {})):
-                kinds.setdefault(ref, kind)
+        # The JSON-RPC envelopes (`AgentRequest`, `ProxyNotification`, ...:
+        # marked x-docs-ignore) say which types are requests, notifications
+        # and responses.
+        for envelope, node in self.defs.items():
+            kind = next(
+                (
+                    k.lower()
+                    for k in ("Request", "Notification", "Response")
+                    if envelope.endswith(k)
+                ),
+                None,
+            )
+            if node.get("x-docs-ignore") and kind is not None:
+                for ref in _walk_refs(node):
+                    kinds.setdefault(ref, kind)
         by_method: dict[tuple[str, str], dict[str, str]] = {}
         for name, node in self.defs.items():
             if "x-method" in node:
@@ -1103,6 +1173,7 @@ class _Parser:
             ("agentMethods", "agent"),
             ("clientMethods", "client"),
             ("protocolMethods", "protocol"),
+            ("proxyMethods", "proxy"),  # a proxy chain's conductor and proxies
         ):
             for handler, wire in meta.get(table, {}).items():
                 entry = by_method.get((side, wire))

@@ -245,10 +245,11 @@ _META_WIRE = "_meta"
 
 
 def _beyond(doc: str, shared: str) -> str:
-    """``doc`` without the paragraphs of ``shared``, when it has them all."""
+    """``doc`` without the paragraphs of ``shared``, when it has the first
+    (the text; a field may link another docs page after it)."""
     paragraphs = [p.strip() for p in doc.strip().split("\n\n")]
     common = [p.strip() for p in shared.split("\n\n")]
-    if not all(p in paragraphs for p in common):
+    if common[0] not in paragraphs:
         return doc
     return "\n\n".join(p for p in paragraphs if p not in common)
 
@@ -323,7 +324,10 @@ def _field_view(
     annotation = field.type.render(shadowed)
     default = None
     if not field.required:
-        annotation += " | UnsetType"
+        # a property that can only be null (`{"type": "null"}`): None last
+        annotation = (
+            "UnsetType | None" if annotation == "None" else annotation + " | UnsetType"
+        )
         default = "UNSET"
     if field.nullable and not isinstance(field.type, ir.Nullable):
         if not (isinstance(field.type, ir.Prim) and field.type.name == "Any"):
@@ -602,12 +606,16 @@ def _natural(text: str) -> list[str | int]:
     return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", text)]
 
 
+#: Who handles a method: one table per side (``AGENT_METHODS``, ...).
+SIDES = ("agent", "client", "protocol", "proxy")
+
+
 def public_names(module: ir.Module) -> list[str]:
     """Every public name of the generated module, in ``__all__`` order."""
     fixed = [
         *(
             f"{side}_METHODS{suffix}"
-            for side in ("AGENT", "CLIENT", "PROTOCOL")
+            for side in (s.upper() for s in SIDES)
             for suffix in ("", "_UNSTABLE")
         ),
         "PROTOCOL_VERSION",
@@ -677,7 +685,7 @@ def _views(module: ir.Module) -> dict[str, object]:
     ]
     tables: list[_TableView] = []
     handlers: dict[str, list[_HandlerView]] = {}
-    for side in ("agent", "client", "protocol"):
+    for side in SIDES:
         stable = [m for m in module.methods if m.side == side]
         every = [m for m in module.unstable_methods if m.side == side]
         tables.append(_TableView(f"{side.upper()}_METHODS", stable))
@@ -727,6 +735,7 @@ UNSTABLE_ALIASES = {
     "AGENT_METHODS": "AGENT_METHODS_UNSTABLE",
     "CLIENT_METHODS": "CLIENT_METHODS_UNSTABLE",
     "PROTOCOL_METHODS": "PROTOCOL_METHODS_UNSTABLE",
+    "PROXY_METHODS": "PROXY_METHODS_UNSTABLE",
     "Agent": "AgentUnstable",
     "Client": "ClientUnstable",
 }

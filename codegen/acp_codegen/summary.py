@@ -31,6 +31,8 @@ class Snapshot:
     methods: dict[tuple[str, str], tuple[str, str, str]] = dataclasses.field(
         default_factory=dict
     )
+    #: class -> attribute -> its annotation's text
+    fields: dict[str, dict[str, str]] = dataclasses.field(default_factory=dict)
 
 
 def _class_fingerprint(node: ast.ClassDef) -> tuple[str, ...]:
@@ -57,6 +59,13 @@ def snapshot(source: str) -> Snapshot:
             body[:0] = node.body
         elif isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
             found.types[node.name] = _class_fingerprint(node)
+            found.fields[node.name] = {
+                stmt.target.id: ast.unparse(stmt.annotation)
+                for stmt in node.body
+                if isinstance(stmt, ast.AnnAssign)
+                and isinstance(stmt.target, ast.Name)
+                and not ast.unparse(stmt.annotation).startswith("ClassVar")
+            }
         elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
             name = node.target.id
             if isinstance(node.value, ast.Dict) and name.endswith(
@@ -93,6 +102,13 @@ class Changes:
     methods_added: list[str]
     methods_removed: list[str]
     methods_renamed: dict[str, str]
+    #: ``Union.Variant`` of unions kept (by name or renamed)
+    variants_added: list[str] = dataclasses.field(default_factory=list)
+    variants_removed: list[str] = dataclasses.field(default_factory=list)
+    #: ``Class.attribute`` of classes kept; changed: its type's text changed
+    fields_added: list[str] = dataclasses.field(default_factory=list)
+    fields_removed: list[str] = dataclasses.field(default_factory=list)
+    fields_changed: list[str] = dataclasses.field(default_factory=list)
 
     def __bool__(self) -> bool:
         return bool(
@@ -102,13 +118,18 @@ class Changes:
             or self.methods_added
             or self.methods_removed
             or self.methods_renamed
+            or self.variants_added
+            or self.variants_removed
+            or self.fields_added
+            or self.fields_removed
+            or self.fields_changed
         )
 
     def lines(self, name: str) -> list[str]:
         """A short report, one line per kind of change."""
         head = f"{name}: schema {self.old_version} -> {self.new_version}"
         if not self:
-            return [f"{head}: no type or method added, removed or renamed"]
+            return [f"{head}: no type, variant, field or method changed"]
         out = [head]
 
         def line(label: str, items: list[str]) -> None:
@@ -124,6 +145,11 @@ class Changes:
         line("types added", self.types_added)
         line("types removed", self.types_removed)
         line("types renamed", [f"{a} -> {b}" for a, b in self.types_renamed.items()])
+        line("variants added", self.variants_added)
+        line("variants removed", self.variants_removed)
+        line("fields added", self.fields_added)
+        line("fields removed", self.fields_removed)
+        line("fields changed", self.fields_changed)
         return out
 
 
@@ -194,7 +220,14 @@ def changes(old: Snapshot, new: Snapshot) -> Changes:
                 if a in removed and b in added and a not in renamed:
                     if b not in renamed.values():
                         renamed[a] = b
+    variants_added, variants_removed = _variant_changes(old, new, renamed)
+    fields_added, fields_removed, fields_changed = _field_changes(old, new, renamed)
     return Changes(
+        variants_added=variants_added,
+        variants_removed=variants_removed,
+        fields_added=fields_added,
+        fields_removed=fields_removed,
+        fields_changed=fields_changed,
         old_version=old.schema_version,
         new_version=new.schema_version,
         types_added=sorted(n for n in added if n not in renamed.values()),
@@ -204,6 +237,74 @@ def changes(old: Snapshot, new: Snapshot) -> Changes:
         methods_removed=sorted(w for w in gone if w not in methods_renamed),
         methods_renamed=dict(sorted(methods_renamed.items())),
     )
+
+
+def _kept(
+    old: Snapshot, new: Snapshot, renamed: dict[str, str]
+) -> list[tuple[str, str]]:
+    """(old name, new name) of the types both snapshots have, renames paired."""
+    pairs = [(n, n) for n in old.types if n in new.types]
+    return sorted(pairs + list(renamed.items()))
+
+
+def _members(fingerprint: tuple[str, ...]) -> set[str]:
+    """The names a union alias's text joins with ``|`` (its variants)."""
+    if fingerprint[:1] != ("alias",):
+        return set()
+    try:
+        tree = ast.parse(fingerprint[1], mode="eval").body
+    except SyntaxError:
+        return set()
+    found: set[str] = set()
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+            stack += [node.left, node.right]
+        elif isinstance(node, ast.Subscript) and ast.unparse(node.value) in (
+            "Union",
+            "Annotated",
+        ):
+            inner = node.slice
+            parts = inner.elts if isinstance(inner, ast.Tuple) else [inner]
+            stack += parts[:1] if ast.unparse(node.value) == "Annotated" else parts
+        elif isinstance(node, ast.Name):
+            found.add(node.id)
+    return found if len(found) > 1 else set()
+
+
+def _variant_changes(
+    old: Snapshot, new: Snapshot, renamed: dict[str, str]
+) -> tuple[list[str], list[str]]:
+    added: list[str] = []
+    removed: list[str] = []
+    for before, after in _kept(old, new, renamed):
+        was = {renamed.get(m, m) for m in _members(old.types[before])}
+        now = _members(new.types[after])
+        if was and now:
+            added += [f"{after}.{m}" for m in sorted(now - was)]
+            removed += [f"{after}.{m}" for m in sorted(was - now)]
+    return added, removed
+
+
+def _field_changes(
+    old: Snapshot, new: Snapshot, renamed: dict[str, str]
+) -> tuple[list[str], list[str], list[str]]:
+    added: list[str] = []
+    removed: list[str] = []
+    changed: list[str] = []
+    for before, after in _kept(old, new, renamed):
+        was, now = old.fields.get(before), new.fields.get(after)
+        if was is None or now is None:
+            continue
+        added += [f"{after}.{a}" for a in sorted(now.keys() - was.keys())]
+        removed += [f"{after}.{a}" for a in sorted(was.keys() - now.keys())]
+        changed += [
+            f"{after}.{a}"
+            for a in sorted(was.keys() & now.keys())
+            if _rename_text(was[a], renamed) != now[a]
+        ]
+    return added, removed, changed
 
 
 def _rename_text(text: str, renamed: dict[str, str]) -> str:

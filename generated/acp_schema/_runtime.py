@@ -126,27 +126,45 @@ def _uint64_message(cls: type[msgspec.Struct], attr: str) -> str:
 
 
 class LenientLimits:
-    """Bounds on the lenient path's work for one message.
+    """Bounds on the lenient path's work for one message, and on the error
+    texts the codec builds.
 
     The lenient rules run in Python, value by value, so a small hostile message
     (a million invalid items in a skip-invalid-items array) could otherwise
-    cost seconds of CPU. Shared by every generated module:
+    cost seconds of CPU; an error text quoting a peer's value whole (a 40 MB
+    array as a tag) would cost as much again. Shared by every generated module:
 
     >>> from acp_schema import LENIENT_LIMITS
-    >>> LENIENT_LIMITS.max_repairs
-    1000
+    >>> LENIENT_LIMITS.max_repairs, LENIENT_LIMITS.max_quoted, LENIENT_LIMITS.max_error_text
+    (1000, 64, 1024)
     """
 
-    __slots__ = ("max_repairs",)
+    __slots__ = ("max_error_text", "max_quoted", "max_repairs")
 
-    def __init__(self, *, max_repairs: int = 1000) -> None:
+    def __init__(
+        self,
+        *,
+        max_repairs: int = 1000,
+        max_quoted: int = 64,
+        max_error_text: int = 1024,
+    ) -> None:
         #: Values one message may have dropped (skip-invalid-items) or replaced
         #: (default-on-error) by the lenient rules; one more and the whole
         #: message is a `LenientLimitError`. Default 1,000.
         self.max_repairs = max_repairs
+        #: Characters of a peer's string (a tag, a property name) an error
+        #: text quotes; an array or object is described by its size, never
+        #: quoted. Default 64.
+        self.max_quoted = max_quoted
+        #: Characters of an error message `decode` and `convert` raise (the
+        #: rest is cut, with a note of how much). Default 1,024.
+        self.max_error_text = max_error_text
 
     def __repr__(self) -> str:
-        return f"LenientLimits(max_repairs={self.max_repairs})"
+        return (
+            f"LenientLimits(max_repairs={self.max_repairs}, "
+            f"max_quoted={self.max_quoted}, max_error_text={self.max_error_text})"
+        )
 
 
 #: The limits every `Codec` applies (set its attributes to change them).
@@ -175,6 +193,47 @@ class _Work:
                 f"More than {LENIENT_LIMITS.max_repairs} values dropped or replaced"
                 f" by the lenient rules (LENIENT_LIMITS.max_repairs) - at `{path}`"
             )
+
+
+def _show(value: Any) -> str:
+    """`value` for an error text, bounded at the source: a string quoted up
+    to `LenientLimits.max_quoted` characters, an array or object described
+    by its size (never ``repr()`` of a whole value: a 40 MB array would cost
+    seconds and gigabytes before any text is cut)."""
+    if isinstance(value, str):
+        limit = LENIENT_LIMITS.max_quoted
+        if len(value) <= limit:
+            return repr(value)
+        return f"{value[:limit]!r}... ({len(value)} characters)"
+    if value is None or isinstance(value, (bool, float)):
+        return repr(value)
+    if isinstance(value, int):
+        if value.bit_length() <= 64:
+            return repr(value)
+        return f"an integer of {value.bit_length()} bits"
+    if _is_list(value):
+        return f"an array of {len(value)} items"
+    if _is_dict(value):
+        return f"an object of {len(value)} properties"
+    return f"a {type(value).__name__}"
+
+
+def _key(key: str) -> str:
+    """A property name in a path, bounded as `_show` bounds strings."""
+    limit = LENIENT_LIMITS.max_quoted
+    return key if len(key) <= limit else f"{key[:limit]}...({len(key)})"
+
+
+def _bounded(error: ValidationError) -> ValidationError:
+    """`error`, its text cut to `LenientLimits.max_error_text` (msgspec's own
+    messages quote an invalid string whole)."""
+    text = str(error)
+    limit = LENIENT_LIMITS.max_error_text
+    if len(text) <= limit:
+        return error
+    cut = type(error)(f"{text[:limit]}... ({len(text) - limit} more characters)")
+    cut.__cause__ = error.__cause__
+    return cut
 
 
 def _too_deep() -> DecodeError:
@@ -215,7 +274,7 @@ class OtherVariant(dict[str, Any]):
                 raise ValueError(f"{type(self).__name__} has tag {self.fixed_tag!r}")
         elif tag in self.known_tags:
             raise ValueError(
-                f"{tag!r} is a defined {self.tag_field!r}; use its own class"
+                f"{_show(tag)} is a defined {self.tag_field!r}; use its own class"
             )
 
     @property
@@ -380,7 +439,11 @@ def _json_type(value: Any) -> str:
 def _unexpected(error: Exception) -> ValidationError:
     """Any other failure while decoding is reported as invalid input, never
     raised as is (the caller handles msgspec's errors only)."""
-    return ValidationError(f"Invalid value ({type(error).__name__}: {error})")
+    text = str(error)
+    limit = LENIENT_LIMITS.max_error_text
+    if len(text) > limit:
+        text = f"{text[:limit]}... ({len(text) - limit} more characters)"
+    return ValidationError(f"Invalid value ({type(error).__name__}: {text})")
 
 
 def _error(message: str, path: str) -> ValidationError:
@@ -389,7 +452,7 @@ def _error(message: str, path: str) -> ValidationError:
 
 def _at(error: ValidationError, path: str) -> ValidationError:
     """Re-root msgspec's ``- at `$.x``` suffix under `path`."""
-    message, sep, where = str(error).rpartition(" - at `")
+    message, sep, where = str(_bounded(error)).rpartition(" - at `")
     if not sep:
         return _error(str(error), path)
     return _error(message, path + where.rstrip("`")[1:])
@@ -550,8 +613,11 @@ class Codec:
         """The lenient rules over a whole message, within `LENIENT_LIMITS`."""
         try:
             return self._lenient(obj, type, "$", _Work(LENIENT_LIMITS))
-        except ValidationError:
-            raise
+        except ValidationError as error:
+            bounded = _bounded(error)
+            if bounded is error:
+                raise
+            raise bounded from None
         except RecursionError:
             raise ValidationError("Value is nested too deeply") from None
         except Exception as error:
@@ -717,7 +783,9 @@ class Codec:
                 if value.__class__ is not dict:
                     return value
                 items: dict[str, Any] = value
-                return {k: resolve_value(v, f"{path}.{k}") for k, v in items.items()}
+                return {
+                    k: resolve_value(v, f"{path}.{_key(k)}") for k, v in items.items()
+                }
 
             return resolve_dict
         if origin is typing.Union or origin is types.UnionType:
@@ -756,7 +824,8 @@ class Codec:
                 raise _error(f"Expected `object`, got `{_json_type(value)}`", path)
             _, item = typing.get_args(hint)
             return {
-                k: self._value(v, item, f"{path}.{k}", work) for k, v in value.items()
+                k: self._value(v, item, f"{path}.{_key(k)}", work)
+                for k, v in value.items()
             }
         if origin is typing.Union or origin is types.UnionType:
             return self._union(value, typing.get_args(hint), path, work)
@@ -808,7 +877,7 @@ class Codec:
                     f"Object missing required field `{config.tag_field}`", path
                 )
             raise _error(
-                f"Invalid value {value[config.tag_field]!r}",
+                f"Invalid value {_show(value[config.tag_field])}",
                 f"{path}.{config.tag_field}",
             )
         for key in _forbidden_of(cls):
@@ -903,9 +972,9 @@ class Codec:
                 f"Expected `str`, got `{_json_type(tag)}`", f"{path}.{cls.tag_field}"
             )
         if cls.fixed_tag is not None and tag != cls.fixed_tag:
-            raise _error(f"Invalid value {tag!r}", f"{path}.{cls.tag_field}")
+            raise _error(f"Invalid value {_show(tag)}", f"{path}.{cls.tag_field}")
         if cls.fixed_tag is None and tag in cls.known_tags:
-            raise _error(f"Invalid value {tag!r}", f"{path}.{cls.tag_field}")
+            raise _error(f"Invalid value {_show(tag)}", f"{path}.{cls.tag_field}")
         if not cls.checks:
             return cls(value)
         first_error: ValidationError | None = None
@@ -962,7 +1031,7 @@ class Codec:
         if raw is not None:
             return raw(value)
         if union.other is None:
-            raise _error(f"Invalid value {tag!r}", f"{path}.{union.tag_field}")
+            raise _error(f"Invalid value {_show(tag)}", f"{path}.{union.tag_field}")
         # A tag the schema reserves (in the `other` branch's `not`) without
         # defining a variant for it is invalid, not "unknown".
         return self._other(value, union.other, path, work)

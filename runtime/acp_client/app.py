@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, cast
 
 import acp_trio
 import trio
-from acp_schema import v1, v2
+from acp_schema import v1
+from acp_schema import v2_alpha0 as v2
 from msgspec import UnsetType
 
 from acp_client.auth import AuthChoice, NeedsLogin, auth_choices
@@ -270,7 +271,7 @@ class App:
     async def session(self, conn: acp_trio.ClientSideConnection[object]) -> int:
         init = await self.initialize(conn)
         agent: AgentCalls = (
-            AgentV2(conn.agent_v2)
+            AgentV2(cast("v2.Agent", conn.agent))  # the 2.0.0-alpha.0 draft's
             if conn.protocol_version == 2
             else AgentV1(conn.agent_v1)
         )

@@ -11,7 +11,8 @@ from types import ModuleType
 from typing import Any, Protocol, TypeAlias, cast
 
 import msgspec
-from acp_schema import v1, v2
+from acp_schema import v1
+from acp_schema import v2_alpha0 as v2
 
 from acp_client.text import Failure
 

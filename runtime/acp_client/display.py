@@ -88,7 +88,9 @@ class Screen:
                 cost = f", cost {usage.cost.amount:.6f} {usage.cost.currency}"
             self.line(f"usage: {usage.used}/{usage.size} tokens{share}{cost}")
         elif kind == "available_commands_update":
-            names = ", ".join("/" + c.name for c in self.transcript.available_commands)
+            names = ", ".join(
+                "/" + _command_name(c) for c in self.transcript.available_commands
+            )
             self.line(f"commands: {names}")
         elif kind == "current_mode_update":
             self.line(f"mode: {self.transcript.current_mode_id}")
@@ -193,3 +195,10 @@ class Screen:
         """After sending session/cancel: unfinished tool calls become cancelled."""
         for tool_call_id in self.transcript.mark_cancelled():
             self.tool(self.transcript.tool_calls[tool_call_id])
+
+
+def _command_name(command: object) -> str:
+    """A command's name; a variant kept raw (a dict) holds it as a key."""
+    if isinstance(command, dict):
+        return str(command.get("name", "?"))
+    return str(getattr(command, "name", "?"))

@@ -7,7 +7,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import acp_trio
-from acp_schema import v1, v2
+from acp_schema import v1
+from acp_schema import v2_alpha0 as v2
 
 from acp_client.text import optional
 

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, TypeAlias, TypeVar
 
 import acp_trio
 import msgspec
-from acp_schema import v1, v2
+from acp_schema import v1
+from acp_schema import v2_alpha0 as v2
 from msgspec import UnsetType
 
 if TYPE_CHECKING:  # types of the schema as generated now (v2 is a draft:

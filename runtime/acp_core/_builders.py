@@ -45,7 +45,7 @@ from ._schema import is_schema_module, protocol_module, schema_module_of
 from ._vocabulary import Vocabulary, vocabulary
 
 if TYPE_CHECKING:
-    from acp_schema import v1, v2
+    from acp_schema import v1, v2, v2_alpha0
 
 __all__ = [
     "agent_message",
@@ -383,6 +383,16 @@ def _blocks(content: MessageContent) -> list[v2.ContentBlock] | UnsetType | None
     return list(content)
 
 
+def _message_vocab(content: MessageContent) -> Vocabulary:
+    """The v2 draft of a message's blocks (``acp_schema.v2_alpha0`` blocks make
+    a ``v2_alpha0`` message), else ``acp_schema.v2``."""
+    if not isinstance(content, str | UnsetType) and content:
+        module = schema_module_of(content[0])
+        if module is not None:
+            return vocabulary(module)
+    return _v2()
+
+
 def user_message(
     message_id: str, content: MessageContent = UNSET, *, meta: Meta = UNSET
 ) -> v2.UserMessage:
@@ -394,7 +404,7 @@ def user_message(
     >>> user_message("u1", "What's the capital of France?").content[0].text
     "What's the capital of France?"
     """
-    cls = _v2().update("user_message")
+    cls = _message_vocab(content).update("user_message")
     return cls(message_id=message_id, content=_blocks(content), meta=meta)  # type: ignore[no-any-return]
 
 
@@ -402,7 +412,7 @@ def agent_message(
     message_id: str, content: MessageContent = UNSET, *, meta: Meta = UNSET
 ) -> v2.AgentMessage:
     """A v2 ``agent_message`` upsert (whole content replaces what was streamed)."""
-    cls = _v2().update("agent_message")
+    cls = _message_vocab(content).update("agent_message")
     return cls(message_id=message_id, content=_blocks(content), meta=meta)  # type: ignore[no-any-return]
 
 
@@ -410,7 +420,7 @@ def agent_thought(
     message_id: str, content: MessageContent = UNSET, *, meta: Meta = UNSET
 ) -> v2.AgentThought:
     """A v2 ``agent_thought`` upsert."""
-    cls = _v2().update("agent_thought")
+    cls = _message_vocab(content).update("agent_thought")
     return cls(message_id=message_id, content=_blocks(content), meta=meta)  # type: ignore[no-any-return]
 
 
@@ -836,7 +846,11 @@ def notification(
 @overload
 def notification(
     session_id: str, update: v2.SessionUpdate, *, meta: Meta = UNSET
-) -> v2.SessionNotification: ...
+) -> v2.UpdateSessionNotification: ...
+@overload
+def notification(
+    session_id: str, update: v2_alpha0.SessionUpdate, *, meta: Meta = UNSET
+) -> v2_alpha0.SessionNotification: ...
 def notification(session_id: str, update: Any, *, meta: Meta = UNSET) -> Any:
     """Wrap an update in the ``session/update`` params of its own version.
 

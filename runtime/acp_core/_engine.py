@@ -94,7 +94,7 @@ from ._records import (
     VersionChosen,
 )
 from ._rules import AgentRules, ClientRules, peek_protocol_version
-from ._schema import MethodSpec, Schema
+from ._schema import MethodSpec, Schema, other_draft
 
 __all__ = ["Engine", "peek_protocol_version", "validation_data"]
 
@@ -256,7 +256,10 @@ class Engine:
             None
         )
         self.schema = schema or Schema.load(
-            rules.offer.latest, rules.side, unstable=unstable
+            rules.offer.latest,
+            rules.side,
+            unstable=unstable,
+            draft=rules.offer.drafts.get(rules.offer.latest),
         )
         self.by_handler: dict[str, MethodSpec] = {}
         self.bind(self.schema)
@@ -654,8 +657,19 @@ class Engine:
         if version is not None:
             # The initialize step: speak the version chosen, decode in it.
             if version != self.schema.version:
-                self.bind(Schema.load(version, "agent", unstable=self.unstable))
+                draft = rules.offer.drafts.get(version)
+                self.bind(
+                    Schema.load(version, "agent", unstable=self.unstable, draft=draft)
+                )
             method = self.schema.incoming.get(name, method)
+            # Two drafts of one version both say `protocolVersion: 2`: a peer
+            # speaking the other one is refused here, not misread later.
+            other = other_draft(self.schema.module, "params", raw)
+            if other is not None:
+                self.bad_input(f"initialize: {other}")
+                message = clip(f"Invalid params: {other}", self.limits.max_error_text)
+                self._reply_error(ident, INVALID_PARAMS, message, batch, counted=True)
+                return
         params = self._decode_params_or_reply(ident, method, raw, batch, False)
         if params is _UNKNOWN:
             return
@@ -1158,7 +1172,12 @@ class Engine:
                 call.fail(RequestError(INTERNAL_ERROR, "Internal error"))
                 return
             if version is not None and version != self.schema.version:
-                self.bind(Schema.load(version, self.rules.side, unstable=self.unstable))
+                draft = self.rules.offer.drafts.get(version)
+                self.bind(
+                    Schema.load(
+                        version, self.rules.side, unstable=self.unstable, draft=draft
+                    )
+                )
                 call.method = self.schema.outgoing[call.method.name]
                 self.rules.advertised(self.schema)
                 self.events.append(VersionChosen(version))

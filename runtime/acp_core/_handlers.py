@@ -130,6 +130,15 @@ def _version_of(cls: type) -> int | None:
 def _members(result: Any) -> tuple[type, ...] | None:
     """The Struct classes a result type admits; ``None``: untyped (anything goes)."""
     if typing.get_origin(result) is typing.Annotated:
+        for marker in getattr(result, "__metadata__", ()):
+            candidates = getattr(marker, "candidates", None)
+            if candidates is not None:  # a by-shape union: its variants, not its wire
+                if all(
+                    isinstance(c, type) and issubclass(c, msgspec.Struct)
+                    for c in candidates
+                ):
+                    return tuple(candidates)
+                return None  # a variant kept raw or any JSON value: not checked
         result = typing.get_args(result)[0]
     if isinstance(result, type):
         if issubclass(result, msgspec.Struct):

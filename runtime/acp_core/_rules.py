@@ -25,7 +25,7 @@ A rule a version's schema cannot serve is skipped with one WARNING
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from typing import Any, Final, Literal
 
 import msgspec
@@ -38,7 +38,7 @@ from ._errors import (
     not_initialized,
 )
 from ._records import Call, Running
-from ._schema import MethodSpec, Schema
+from ._schema import MethodSpec, Schema, draft_of, other_draft, protocol_module
 from ._support import support
 
 __all__ = [
@@ -71,14 +71,22 @@ def peek_protocol_version(raw: bytes | msgspec.Raw) -> Any:
 
 
 class VersionOffer:
-    """The protocol versions one side offers."""
+    """The protocol versions one side offers, and the draft spoken for each
+    version that has several (`draft_of` of its handler factory)."""
 
-    __slots__ = ("versions",)
+    __slots__ = ("drafts", "versions")
 
     def __init__(self, versions: Collection[int]) -> None:
         if not versions:
             raise ValueError("offer at least one protocol version")
         self.versions = frozenset(versions)
+        #: version -> module name (``"v2_alpha0"``) where the factory says one
+        self.drafts: dict[int, str] = {}
+        if isinstance(versions, Mapping):
+            for version, factory in versions.items():
+                draft = draft_of(factory)
+                if draft is not None:
+                    self.drafts[version] = draft
 
     @property
     def latest(self) -> int:
@@ -492,6 +500,10 @@ class ClientRules:
         if call.method.handler != INITIALIZE:
             return None
         version = self.offer.accept(peek_protocol_version(result))
+        ours = protocol_module(version, self.offer.drafts.get(version))
+        other = other_draft(ours, "result", result)
+        if other is not None:  # the same version number, another draft
+            raise ProtocolVersionError(f"initialize: {other}")
         self.protocol_version = version
         return version
 

@@ -36,6 +36,8 @@ __all__ = [
     "MethodSpec",
     "Schema",
     "SchemaModule",
+    "draft_of",
+    "drafts",
     "is_schema_module",
     "protocol_module",
     "schema_module_of",
@@ -73,10 +75,15 @@ class SchemaModule(Protocol):
     def encode(self, obj: Any) -> bytes: ...
 
 
-_MODULE_NAME = re.compile(r"acp_schema\.v(\d+)(_unstable)?")
+#: ``acp_schema.vN``, a draft of its own (``acp_schema.v2_alpha0``) and
+#: their ``_unstable`` views.
+_MODULE_NAME = re.compile(
+    r"acp_schema\.v(\d+)(?:_(?!unstable$)([a-z0-9]+?))?(_unstable)?"
+)
 
 #: The generated protocol modules by name (``acp_schema.vN``, the module of
-#: every class, and its ``vN_unstable`` view), as the package lists them.
+#: every class, its ``vN_unstable`` view, and other drafts of the same
+#: version: ``acp_schema.v2_alpha0``), as the package lists them.
 SCHEMA_MODULES = frozenset(
     f"acp_schema.{name}"
     for name in acp_schema.PROTOCOL_MODULES
@@ -105,7 +112,48 @@ def supported_versions() -> tuple[int, ...]:
     """Protocol versions for which a generated module exists (``acp_schema.vN``,
     as ``acp_schema.PROTOCOL_MODULES`` lists them)."""
     found = (_MODULE_NAME.fullmatch(name) for name in SCHEMA_MODULES)
-    return tuple(sorted(int(m.group(1)) for m in found if m and not m.group(2)))
+    return tuple(
+        sorted(int(m.group(1)) for m in found if m and not m.group(2) and not m[3])
+    )
+
+
+def drafts(version: int) -> tuple[str, ...]:
+    """The modules that speak protocol ``version``: ``vN`` (the default)
+    first, then any draft kept beside it (``("v2", "v2_alpha0")``)."""
+    found = []
+    for name in SCHEMA_MODULES:
+        match = _MODULE_NAME.fullmatch(name)
+        if match and int(match.group(1)) == version and not match.group(3):
+            found.append(name.removeprefix("acp_schema."))
+    return tuple(sorted(found, key=lambda name: (name != f"v{version}", name)))
+
+
+def draft_of(factory: object) -> str | None:
+    """The draft a handler factory speaks, when it says: the generated
+    module of the handler Protocol its class subclasses (``class
+    MyAgent(v2_alpha0.Agent)`` -> ``"v2_alpha0"``), or its ``acp_schema``
+    attribute (a generated module, or its name); a ``functools.partial`` is
+    read through. None: the version's default module."""
+    while isinstance(factory, functools.partial):  # a class with arguments bound
+        factory = factory.func
+    chosen = getattr(factory, "acp_schema", None)
+    if chosen is not None:
+        name = getattr(chosen, "__name__", chosen)
+        return _draft_name(str(name))
+    for base in getattr(factory, "__mro__", ())[1:]:
+        module = getattr(base, "__module__", "")
+        if module in SCHEMA_MODULES:
+            return _draft_name(module)
+    return None
+
+
+def _draft_name(name: str) -> str:
+    match = _MODULE_NAME.fullmatch(
+        name if name.startswith("acp_schema.") else f"acp_schema.{name}"
+    )
+    if match is None:
+        raise ValueError(f"not a generated protocol module: {name!r}")
+    return f"v{match.group(1)}" + (f"_{match.group(2)}" if match.group(2) else "")
 
 
 class Schema:
@@ -166,12 +214,20 @@ class Schema:
         }
 
     @classmethod
-    def load(cls, version: int, side: Side, *, unstable: bool = False) -> Schema:
-        """Import ``acp_schema.v{version}`` and orient it for ``side``; with
+    def load(
+        cls,
+        version: int,
+        side: Side,
+        *,
+        unstable: bool = False,
+        draft: str | None = None,
+    ) -> Schema:
+        """Import ``acp_schema.v{version}`` (or the module ``draft`` of that
+        version: ``"v2_alpha0"``) and orient it for ``side``; with
         ``unstable``, on the tables of the unstable surface."""
         if version not in supported_versions():
             raise ValueError(f"unsupported protocol version {version!r}")
-        module = cast(SchemaModule, protocol_module(version))
+        module = cast(SchemaModule, protocol_module(version, draft))
         return cls(module, side, unstable=unstable)
 
     def find_outgoing(self, handler: str) -> MethodSpec | None:
@@ -191,8 +247,9 @@ log = logging.getLogger("acp_core")
 _UNAVAILABLE: dict[str, Exception] = {}
 
 
-def protocol_module(version: int) -> types.ModuleType:
-    """``acp_schema.v{version}``, imported on first use.
+def protocol_module(version: int, draft: str | None = None) -> types.ModuleType:
+    """``acp_schema.v{version}`` (or the draft module ``draft`` of that
+    version, e.g. ``"v2_alpha0"``), imported on first use.
 
     A module that fails to import (any exception: a syntax error, a name a
     half-regenerated file lacks) is not retried: that version is
@@ -200,7 +257,12 @@ def protocol_module(version: int) -> types.ModuleType:
     raises :class:`~acp_core.VersionUnavailableError` (its ``__cause__``
     the import's error).
     """
-    name = f"acp_schema.v{version}"
+    if draft is not None and draft not in drafts(version):
+        raise ValueError(
+            f"no draft {draft!r} of protocol v{version} (have: "
+            f"{', '.join(drafts(version)) or 'none'})"
+        )
+    name = f"acp_schema.{draft or f'v{version}'}"
     failure = _UNAVAILABLE.get(name)
     if failure is None:
         try:
@@ -243,3 +305,67 @@ def _table(module: SchemaModule, name: str, unstable: bool) -> Mapping[str, Meth
         )
         return stable
     return table
+
+
+def other_draft(
+    module: object, part: Literal["params", "result"], raw: Any
+) -> str | None:
+    """Why ``raw`` (the JSON of ``initialize``'s params or result) is another
+    draft's, or None.
+
+    Two drafts of one protocol version (``acp_schema.v2``, ``v2_alpha0``)
+    both say ``protocolVersion: 2``. ``raw`` is the other draft's when it
+    does not fit ``module``'s ``initialize`` type (it fails to decode, or has
+    a top-level property that type does not declare) while it fits another
+    draft's exactly: decoded in ``module`` it would be misread (fields
+    dropped as unknown, required ones missing). Read by the schema, never
+    by field name: what each draft's generated type declares.
+    """
+    version = getattr(module, "PROTOCOL_VERSION", None)
+    name = getattr(module, "__name__", "")
+    if not isinstance(version, int) or raw is msgspec.UNSET:
+        return None
+    if not _MODULE_NAME.fullmatch(name):
+        return None
+    others = [d for d in drafts(version) if d != _draft_name(name)]
+    if not others:
+        return None
+    try:
+        value = msgspec.json.decode(raw)
+    except msgspec.DecodeError:
+        return None
+    if not isinstance(value, dict) or _fits(module, part, value):
+        return None
+    for other in others:
+        try:
+            found = protocol_module(version, other)
+        except (ValueError, VersionUnavailableError):
+            continue
+        if _fits(found, part, value):
+            ours = getattr(module, "SCHEMA_VERSION", "?")
+            theirs = getattr(found, "SCHEMA_VERSION", "?")
+            return (
+                f"the peer speaks protocol v{version} as draft {theirs} "
+                f"(acp_schema.{other}); this connection speaks {ours} "
+                f"({name}): give the connection a handler of the draft the "
+                "peer speaks (docs/guide.md, Two drafts of protocol v2)"
+            )
+    return None
+
+
+def _fits(module: object, part: str, value: dict[str, Any]) -> bool:
+    """Whether ``value`` decodes as ``module``'s ``initialize`` params or result
+    with every top-level property declared."""
+    table: Mapping[str, MethodSpec] = getattr(module, "AGENT_METHODS", {})
+    method = table.get("initialize")
+    if method is None:
+        return False
+    type_ = method.params if part == "params" else method.result
+    declared = {f.encode_name for f in msgspec.structs.fields(type_)}
+    if not value.keys() <= declared:
+        return False
+    try:
+        cast(Any, module).convert(value, type_)
+    except msgspec.ValidationError:
+        return False
+    return True

@@ -36,10 +36,10 @@ from ._capabilities import NONE_ADVERTISED
 from ._errors import ProtocolVersionError
 from ._initialize import merge_initialize
 from ._proxy import PeerProxy
-from ._schema import Schema
+from ._schema import Schema, draft_of
 
 if TYPE_CHECKING:
-    from acp_schema import v1, v2
+    from acp_schema import v1, v2, v2_alpha0
 
     from ._engine import Engine
     from ._records import Running
@@ -73,8 +73,9 @@ def normalize_offer(
     offers = {1: offer} if callable(offer) else dict(offer)
     if not offers:
         raise ValueError("offer at least one protocol version")
-    for version in offers:
-        Schema.load(version, side, unstable=unstable)  # fails early on an unknown one
+    for version, factory in offers.items():
+        # fails early on an unknown version or a draft of another version
+        Schema.load(version, side, unstable=unstable, draft=draft_of(factory))
     return offers
 
 
@@ -322,11 +323,23 @@ class ClientSide(_Side, Generic[AgentT]):
     ) -> v2.InitializeResponse: ...
     @overload
     async def initialize(
-        self, *requests: v1.InitializeRequest | v2.InitializeRequest
-    ) -> v1.InitializeResponse | v2.InitializeResponse: ...
+        self, *requests: v2_alpha0.InitializeRequest
+    ) -> v2_alpha0.InitializeResponse: ...
+    @overload
     async def initialize(
-        self, *requests: v1.InitializeRequest | v2.InitializeRequest
-    ) -> v1.InitializeResponse | v2.InitializeResponse:
+        self,
+        *requests: v1.InitializeRequest
+        | v2.InitializeRequest
+        | v2_alpha0.InitializeRequest,
+    ) -> (
+        v1.InitializeResponse | v2.InitializeResponse | v2_alpha0.InitializeResponse
+    ): ...
+    async def initialize(
+        self,
+        *requests: v1.InitializeRequest
+        | v2.InitializeRequest
+        | v2_alpha0.InitializeRequest,
+    ) -> v1.InitializeResponse | v2.InitializeResponse | v2_alpha0.InitializeResponse:
         """Send one ``initialize`` carrying the fields of each request (one per version).
 
         For a client offering several versions: the agent's version is not

@@ -66,17 +66,31 @@ from ._schema import is_schema_module, schema_module_of
 from ._vocabulary import NotInSchema, variant_tag, vocabulary
 
 if TYPE_CHECKING:
-    from acp_schema import v1, v2
+    from acp_schema import v1, v2, v2_alpha0
 
-    ContentBlock: TypeAlias = v1.ContentBlock | v2.ContentBlock
-    ToolCallContent: TypeAlias = v1.ToolCallContent | v2.ToolCallContent
-    ToolCallLocation: TypeAlias = v1.ToolCallLocation | v2.ToolCallLocation
-    PlanEntry: TypeAlias = v1.PlanEntry | v2.PlanEntry
-    ConfigOption: TypeAlias = v1.SessionConfigOption | v2.SessionConfigOption
-    AvailableCommand: TypeAlias = v1.AvailableCommand | v2.AvailableCommand
-    UsageUpdate: TypeAlias = v1.UsageUpdate | v2.UsageUpdate
-    SessionUpdate: TypeAlias = v1.SessionUpdate | v2.SessionUpdate
-    SessionNotification: TypeAlias = v1.SessionNotification | v2.SessionNotification
+    ContentBlock: TypeAlias = v1.ContentBlock | v2.ContentBlock | v2_alpha0.ContentBlock
+    ToolCallContent: TypeAlias = (
+        v1.ToolCallContent | v2.ToolCallContent | v2_alpha0.ToolCallContent
+    )
+    ToolCallLocation: TypeAlias = (
+        v1.ToolCallLocation | v2.ToolCallLocation | v2_alpha0.ToolCallLocation
+    )
+    PlanEntry: TypeAlias = v1.PlanEntry | v2.PlanEntry | v2_alpha0.PlanEntry
+    ConfigOption: TypeAlias = (
+        v1.SessionConfigOption | v2.SessionConfigOption | v2_alpha0.SessionConfigOption
+    )
+    AvailableCommand: TypeAlias = (
+        v1.AvailableCommand | v2.AvailableCommand | v2_alpha0.AvailableCommand
+    )
+    UsageUpdate: TypeAlias = v1.UsageUpdate | v2.UsageUpdate | v2_alpha0.UsageUpdate
+    SessionUpdate: TypeAlias = (
+        v1.SessionUpdate | v2.SessionUpdate | v2_alpha0.SessionUpdate
+    )
+    SessionNotification: TypeAlias = (
+        v1.SessionNotification
+        | v2.UpdateSessionNotification
+        | v2_alpha0.SessionNotification
+    )
 
 __all__ = [
     "PlanState",

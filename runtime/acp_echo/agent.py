@@ -11,7 +11,8 @@ from typing import Literal
 import acp_trio
 import msgspec
 import trio
-from acp_schema import v1, v2
+from acp_schema import v1
+from acp_schema import v2_alpha0 as v2
 
 from acp_echo.content import (
     PLAN_STEPS,
@@ -567,10 +568,11 @@ class EchoAgentV2(EchoCore, v2.Agent):
     async def send_message(self, session_id: str, message: Message) -> None:
         # v2 replays whole messages: upserts keyed by messageId.
         blocks = [content_block_v2(raw) for raw in message.content]
+        update: v2.SessionUpdate
         if message.role == "user":
-            update: v2.SessionUpdate = acp_trio.user_message(message.message_id, blocks)
+            update = v2.UserMessage(message_id=message.message_id, content=blocks)
         else:
-            update = acp_trio.agent_message(message.message_id, blocks)
+            update = v2.AgentMessage(message_id=message.message_id, content=blocks)
         await self.send(session_id, update)
 
     async def send_plan(self, session_id: str, plan: PlanRecord) -> None:

@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 import trio
+from acp_core import VersionUnavailableError
+from acp_core._schema import protocol_module
 
 from ._cases import (
     CASES,
@@ -22,6 +24,7 @@ from ._cases import (
 from ._driver import AgentExited, AgentUnderTest, Budget, Entry, LineTooLong
 from ._inspector import Finding
 from ._message import AGENT
+from ._spec import stale_docs_note
 from ._trace import finding_json
 
 __all__ = [
@@ -178,6 +181,10 @@ class CheckReport:
         for (status, detail), keys in grouped.items():
             text = f"{len(keys)} cases {'skipped' if status == 'skip' else 'not applicable'}: {detail}"
             lines.append(f"{mark[status]} {text}"[:WIDTH])
+        for version in sorted({r.version for r in self.results}):
+            note = stale_docs_note(version, _schema_version(version))
+            if note is not None:
+                lines.append(note)
         data = self.to_json()["summary"]
         lines.append(
             f"{data['pass']} passed, {data['fail']} failed, {data['n/a']} not applicable"
@@ -446,3 +453,11 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "initialize": ("initialize", "session"),
     "session": ("session",),
 }
+
+
+def _schema_version(version: int) -> str:
+    """The schema a connection of protocol ``version`` speaks by default."""
+    try:
+        return str(getattr(protocol_module(version), "SCHEMA_VERSION", "unknown"))
+    except (ValueError, VersionUnavailableError):
+        return "unknown"

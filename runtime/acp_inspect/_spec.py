@@ -13,12 +13,32 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, Literal
 
-__all__ = ["JSONRPC", "REFS", "Level", "SpecRef"]
+__all__ = ["DOCS_SCHEMA", "JSONRPC", "REFS", "Level", "SpecRef", "stale_docs_note"]
 
 Level = Literal["MUST", "MUST NOT", "SHOULD", "SHOULD NOT"]
 
 #: Where the JSON-RPC 2.0 rules are cited from.
 JSONRPC: Final = "https://www.jsonrpc.org/specification"
+
+
+#: The schema version of the docs the lines are counted in
+#: (``tests/fixtures/acp-docs/vN``), per protocol version.
+DOCS_SCHEMA: Final = {1: "1.21.0", 2: "2.0.0-alpha.0"}
+
+
+def stale_docs_note(version: int, schema_version: str) -> str | None:
+    """What an output says when it cites the docs of another schema than the
+    one spoken (``schema_version``, a generated module's ``SCHEMA_VERSION``):
+    those docs are not in the repository, the lines are the nearest there
+    are. None when they are the docs of that schema."""
+    docs = DOCS_SCHEMA.get(version)
+    if docs is None or docs == schema_version:
+        return None
+    return (
+        f"note: protocol v{version} is spoken as schema {schema_version}, whose "
+        f"docs are not in the repository: the v{version}/... lines cited are "
+        f"those of the {docs} docs"
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -44,8 +44,8 @@ async def serve_agent(
     class is built with the connection once ``initialize`` chose the version.
 
     ``unstable=True`` speaks the schema's unstable surface
-    (``acp_schema.vN_unstable``: ``session/fork``, ``nes/*``, ``mcp/*``,
-    ``providers/*``, ...); the agent classes then take an
+    (``acp_schema.vN_unstable``: ``session/fork``, ``mcp/message``,
+    ``providers/*``, ``session/status``, ...); the agent classes then take an
     ``AgentSideConnection[v1_unstable.Client]``.
 
     ``limits`` bounds what the connection buffers and does for the peer

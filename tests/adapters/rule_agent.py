@@ -18,7 +18,8 @@ import dataclasses
 import sys
 from typing import Any
 
-from acp_schema import v1, v2
+from acp_schema import v1
+from acp_schema import v2_alpha0 as v2
 
 ADAPTER = sys.argv[1]
 
@@ -51,6 +52,8 @@ else:
 
 def make_agent(schema: Any) -> type:
     class RuleAgent:
+        acp_schema = schema  # the draft it speaks (v2: 2.0.0-alpha.0)
+
         def __init__(self, conn: Any) -> None:
             self.client = conn.client
 
@@ -103,6 +106,9 @@ def make_agent(schema: Any) -> type:
 
 def broken(conn: Any) -> object:
     raise RuntimeError("this agent cannot be built")
+
+
+broken.acp_schema = v2  # type: ignore[attr-defined]
 
 
 OFFERS = {1: make_agent(v1), 2: broken if "--broken-v2" in sys.argv else make_agent(v2)}

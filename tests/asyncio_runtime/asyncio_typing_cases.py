@@ -11,7 +11,8 @@ import asyncio
 from typing import Any
 
 import acp_asyncio
-from acp_schema import v1, v2
+from acp_schema import v1
+from acp_schema import v2_alpha0 as v2
 from typing_extensions import assert_type
 
 V1_NEW = v1.NewSessionRequest(cwd="/", mcp_servers=[])

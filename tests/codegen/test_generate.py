@@ -55,15 +55,20 @@ def test_a_bump_reports_what_it_added_removed_and_renamed(tmp_path: Path) -> Non
     shutil.copytree(ROOT / "spec", spec_root)
     out = tmp_path / "acp_schema"
     generate(spec_root, out)
-    shutil.rmtree(spec_root / "v2")
-    shutil.copytree(SPECS / "v2-alpha.3", spec_root / "v2")
+    shutil.rmtree(spec_root / "v2_alpha0")
+    shutil.copytree(SPECS / "v2-alpha.3", spec_root / "v2_alpha0")
     lines: list[str] = []
     generate(spec_root, out, report=lines.append)
+    sdk = "@agentclientprotocol/sdk@2.4.0"
     assert (
         lines[0]
-        == "v1: schema 1.21.0 -> 1.21.0: no type or method added, removed or renamed"
+        == f"v1: schema {sdk} -> {sdk}: no type, variant, field or method changed"
     )
-    assert lines[1] == "v2: schema 2.0.0-alpha.0 -> 2.0.0-alpha.3"
+    assert (
+        lines[1]
+        == f"v2: schema {sdk} -> {sdk}: no type, variant, field or method changed"
+    )
+    assert lines[2] == "v2_alpha0: schema 2.0.0-alpha.0 -> 2.0.0-alpha.3"
     report = "\n".join(lines)
     assert "  methods removed (1): session/load" in lines
     assert (
@@ -181,9 +186,20 @@ def test_one_module_serves_both_surfaces() -> None:
     """`vN` holds the unstable schema's types with both surfaces' tables;
     `vN_unstable` is the same classes with the unstable tables under the
     stable names."""
-    from acp_schema import v1, v1_unstable, v2, v2_unstable
+    from acp_schema import (
+        v1,
+        v1_unstable,
+        v2,
+        v2_alpha0,
+        v2_alpha0_unstable,
+        v2_unstable,
+    )
 
-    for vn, unstable in ((v1, v1_unstable), (v2, v2_unstable)):
+    for vn, unstable in (
+        (v1, v1_unstable),
+        (v2, v2_unstable),
+        (v2_alpha0, v2_alpha0_unstable),
+    ):
         assert "session/fork" in vn.AGENT_METHODS_UNSTABLE
         assert "session/fork" not in vn.AGENT_METHODS
         assert set(vn.AGENT_METHODS) < set(vn.AGENT_METHODS_UNSTABLE)
@@ -192,13 +208,15 @@ def test_one_module_serves_both_surfaces() -> None:
         assert unstable.Agent is vn.AgentUnstable
         assert unstable.Client is vn.ClientUnstable
         for name in vn.__all__:
-            if name not in ("AGENT_METHODS", "CLIENT_METHODS", "PROTOCOL_METHODS"):
+            if not name.endswith("_METHODS"):  # the tables: checked above
                 if name not in ("Agent", "Client"):
                     assert getattr(unstable, name) is getattr(vn, name), name
         # a stable method's types are the same objects in both tables
         prompt = vn.AGENT_METHODS["session/prompt"]
         assert vn.AGENT_METHODS_UNSTABLE["session/prompt"].result is prompt.result
-    message = v1.AGENT_METHODS_UNSTABLE["mcp/message"]
+    message = v2_alpha0.AGENT_METHODS_UNSTABLE[
+        "mcp/message"
+    ]  # request and notification
     assert message.result is not None and message.notification is not None
 
 
@@ -206,7 +224,7 @@ def test_a_stable_only_folder_generates_both_tables_alike(tmp_path: Path) -> Non
     """A folder without `schema.unstable.json`: its tables are the stable ones."""
     folder = tmp_path / "spec" / "v2"
     folder.mkdir(parents=True)
-    for name in ("schema.json", "meta.json", "UPSTREAM.json", "CHANGELOG.md"):
+    for name in ("schema.json", "meta.json", "UPSTREAM.json"):
         shutil.copy(ROOT / "spec" / "v2" / name, folder / name)
     _generate_into(tmp_path / "spec", tmp_path / "stable_schema")
     v2 = _import_generated(tmp_path, "stable_schema.v2")
@@ -215,13 +233,13 @@ def test_a_stable_only_folder_generates_both_tables_alike(tmp_path: Path) -> Non
 
 
 def test_reserved_tag_without_a_variant_is_a_validation_error(tmp_path: Path) -> None:
-    # The stable v2 draft's PlanUpdateContent `other` branch excludes
-    # "markdown", which it reserves without defining: such a value fits no
-    # branch. (The unstable schema defines it: `acp_schema.v2` decodes it.)
+    # The stable 2.0.0-alpha.0 draft's PlanUpdateContent `other` branch
+    # excludes "markdown", which it reserves without defining: such a value
+    # fits no branch. (The unstable schema defines it: `v2_alpha0` decodes it.)
     folder = tmp_path / "spec" / "v2"
     folder.mkdir(parents=True)
     for name in ("schema.json", "meta.json", "UPSTREAM.json"):
-        shutil.copy(ROOT / "spec" / "v2" / name, folder / name)
+        shutil.copy(ROOT / "spec" / "v2_alpha0" / name, folder / name)
     _generate_into(tmp_path / "spec", tmp_path / "reserved_schema")
     v2 = _import_generated(tmp_path, "reserved_schema.v2")
     data = {
@@ -240,7 +258,7 @@ def test_reshaped_stable_types_are_reported() -> None:
     from acp_codegen.parse import load_module
 
     assert load_module(ROOT / "spec" / "v1").reshaped == []
-    assert load_module(ROOT / "spec" / "v2").reshaped == [
+    assert load_module(ROOT / "spec" / "v2_alpha0").reshaped == [
         "SetSessionConfigOptionRequest"
     ]
 
@@ -248,16 +266,19 @@ def test_reshaped_stable_types_are_reported() -> None:
 def test_upstream_json_must_match_the_changelog_release(tmp_path: Path) -> None:
     from acp_codegen.parse import SchemaError, load_module
 
-    folder = tmp_path / "v1"
-    shutil.copytree(ROOT / "spec" / "v1", folder)
+    folder = tmp_path / "v2_alpha0"  # copied from the repository, with a changelog
+    shutil.copytree(ROOT / "spec" / "v2_alpha0", folder)
+    (folder / "CHANGELOG.md").write_text(
+        "# Changelog\n\n## [2.0.0-alpha.0] - 2026-06-16\n"
+    )
     upstream = json.loads((folder / "UPSTREAM.json").read_text())
-    upstream["schema_version"] = "1.20.0"  # the schema was bumped, this was not
+    upstream["schema_version"] = "2.0.0-alpha.1"  # the schema was bumped, this was not
     (folder / "UPSTREAM.json").write_text(json.dumps(upstream))
-    with pytest.raises(SchemaError, match=re.escape("latest release is 1.21.0")):
+    with pytest.raises(SchemaError, match=re.escape("latest release is 2.0.0-alpha.0")):
         load_module(folder)
-    upstream["schema_version"] = "2.0.0-alpha.3"  # not protocol version 1 at all
+    upstream["schema_version"] = "1.21.0"  # not protocol version 2 at all
     (folder / "UPSTREAM.json").write_text(json.dumps(upstream))
-    with pytest.raises(SchemaError, match="is not protocol version 1"):
+    with pytest.raises(SchemaError, match="is not protocol version 2"):
         load_module(folder)
     (folder / "UPSTREAM.json").unlink()
     with pytest.raises(SchemaError, match=re.escape("UPSTREAM.json: missing")):

@@ -311,7 +311,7 @@ def test_a_current_schema_serves_every_capability_and_path_rule(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     from acp_core._capabilities import ALL_CHECKS, SchemaChecks
-    from acp_schema import v2
+    from acp_schema import v2_alpha0 as v2
 
     with caplog.at_level(logging.WARNING, logger="acp_core"):
         for module in (v1, v2):

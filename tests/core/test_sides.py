@@ -24,7 +24,8 @@ from acp_core import (
 )
 from acp_core._proxy import PeerProxy
 from acp_core._sides import AgentSide, ClientSide, normalize_offer
-from acp_schema import v1, v2
+from acp_schema import v1
+from acp_schema import v2_alpha0 as v2
 
 
 def run(coro: Coroutine[Any, Any, Any]) -> Any:

@@ -13,7 +13,16 @@ from pathlib import Path
 import acp_schema
 import acp_trio
 import pytest
-from acp_schema import v1, v1_unstable, v2, v2_unstable
+from acp_schema import (
+    v1,
+    v1_unstable,
+)
+from acp_schema import (
+    v2_alpha0 as v2,
+)
+from acp_schema import (
+    v2_alpha0_unstable as v2_unstable,
+)
 from acp_trio import _connection
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -15,7 +15,16 @@ import acp_trio
 import pytest
 import trio
 from _example_helpers import TIMEOUT, agent_command, child_env
-from acp_schema import v1, v1_unstable, v2, v2_unstable
+from acp_schema import (
+    v1,
+    v1_unstable,
+)
+from acp_schema import (
+    v2_alpha0 as v2,
+)
+from acp_schema import (
+    v2_alpha0_unstable as v2_unstable,
+)
 
 
 def client_for(V: types.ModuleType) -> Any:

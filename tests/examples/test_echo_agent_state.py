@@ -16,7 +16,8 @@ import acp_trio
 import pytest
 import trio
 from _example_helpers import PYTHON, TIMEOUT, agent_command, child_env
-from acp_schema import v1, v2
+from acp_schema import v1
+from acp_schema import v2_alpha0 as v2
 
 
 class RecordingClient:

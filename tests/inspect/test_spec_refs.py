@@ -62,3 +62,17 @@ def test_every_case_and_rule_cites_a_checked_reference() -> None:
     cited += [REFS[key] for key in GATED.values()]
     for spec in cited:
         assert REFS.get(spec.key) is spec, spec.key
+
+
+def test_a_cite_from_docs_of_another_schema_than_the_one_spoken_says_so() -> None:
+    """spec/v1 is the 2.4.0 package's schema; the docs in the repository are
+    1.21.0's: the outputs say the lines are those, not the spoken schema's."""
+    from acp_inspect._spec import DOCS_SCHEMA, stale_docs_note
+    from acp_schema import v1, v2_alpha0
+
+    docs = Path(__file__).parents[1] / "fixtures" / "acp-docs"
+    assert f"schema {DOCS_SCHEMA[1]}" in (docs / "README.md").read_text()
+    note = stale_docs_note(1, v1.SCHEMA_VERSION)
+    assert note is not None and "not in the repository" in note
+    assert f"the {DOCS_SCHEMA[1]} docs" in note and v1.SCHEMA_VERSION in note
+    assert stale_docs_note(2, v2_alpha0.SCHEMA_VERSION) is None  # its own docs

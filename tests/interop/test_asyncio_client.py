@@ -26,7 +26,8 @@ from _interop_helpers import (
     child_env,
     read_wire,
 )
-from acp_schema import v1, v2
+from acp_schema import v1
+from acp_schema import v2_alpha0 as v2
 
 TIMEOUT = 60  # a hang guard only: generous, as a loaded 2-core machine is slow
 T = TypeVar("T")

@@ -12,7 +12,8 @@ import acp_trio
 import msgspec
 import trio
 import trio.testing
-from acp_schema import v1, v2
+from acp_schema import v1
+from acp_schema import v2_alpha0 as v2
 from acp_trio._framing import LineReader
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -53,6 +54,8 @@ class EchoAgent:
 
 class EchoAgentV2:
     """The same agent for protocol v2."""
+
+    acp_schema = v2  # the 2.0.0-alpha.0 draft (see docs/guide.md)
 
     def __init__(self, conn: acp_trio.AgentSideConnection[v2.Client]) -> None:
         self.client = conn.client

@@ -11,7 +11,8 @@ from typing import Any
 
 import acp_trio
 import trio
-from acp_schema import v1, v2
+from acp_schema import v1
+from acp_schema import v2_alpha0 as v2
 
 
 class V1Client:

@@ -17,7 +17,8 @@ from _acp_helpers import (
     raw_client_of,
     text_prompt,
 )
-from acp_schema import v1, v2
+from acp_schema import v1
+from acp_schema import v2_alpha0 as v2
 
 NEW = v1.NewSessionRequest(cwd="/", mcp_servers=[])
 
@@ -224,6 +225,8 @@ async def test_cancelling_the_caller_sends_cancel_request_and_stops_waiting() ->
 
 
 class V2Client:
+    acp_schema = v2  # the 2.0.0-alpha.0 draft (see docs/guide.md)
+
     def __init__(self, conn: acp_trio.ClientSideConnection) -> None:
         pass
 

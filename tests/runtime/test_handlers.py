@@ -19,7 +19,8 @@ from _acp_helpers import (
 )
 from acp_core._handlers import HandlerNames, HandlerResultError, ResultRule
 from acp_core._schema import Schema
-from acp_schema import v1, v1_unstable, v2
+from acp_schema import v1, v1_unstable
+from acp_schema import v2_alpha0 as v2
 
 NEW = {"cwd": "/", "mcpServers": []}
 
@@ -105,8 +106,8 @@ def test_a_result_union_accepts_each_member_and_nothing_else() -> None:
 
 
 def test_untyped_results_are_not_checked() -> None:
-    # mcp/message's result is any JSON value; extension methods are untyped
-    rule = ResultRule(v1_unstable.CLIENT_METHODS["mcp/message"].result)
+    # alpha.0 mcp/message result is any JSON value; extension methods are untyped
+    rule = ResultRule(v2.AGENT_METHODS_UNSTABLE["mcp/message"].result)  # 2.0.0-alpha.0
     assert rule.check({"any": "thing"}, "mcp/message") == {"any": "thing"}
     assert ResultRule(object).check([1, 2], "_ext") == [1, 2]
 

@@ -10,7 +10,8 @@ import pytest
 import trio
 from _acp_helpers import EchoAgent, EchoAgentV2, RecordingClient, connected
 from acp_core._initialize import merge_initialize
-from acp_schema import v1, v2
+from acp_schema import v1
+from acp_schema import v2_alpha0 as v2
 
 FS = v1.ClientCapabilities(fs=v1.FileSystemCapabilities(read_text_file=True))
 V1 = v1.InitializeRequest(
@@ -26,6 +27,8 @@ V2 = v2.InitializeRequest(
 
 
 class V2Client:
+    acp_schema = v2  # the 2.0.0-alpha.0 draft (see docs/guide.md)
+
     def __init__(self, conn: acp_trio.ClientSideConnection[v2.Agent]) -> None:
         pass
 

@@ -18,7 +18,8 @@ import pytest
 import trio
 import trio.testing
 from _acp_helpers import INIT_V1, RawPeer
-from acp_schema import v1, v1_unstable, v2
+from acp_schema import v1, v1_unstable
+from acp_schema import v2_alpha0 as v2
 
 
 class MatchingClient:

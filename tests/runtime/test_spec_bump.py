@@ -52,14 +52,15 @@ def bumped_v2(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
 
 def _tree_bumped_to_alpha3(tmp_path: Path) -> Path:
-    """A copy of the project with spec/v2 replaced by 2.0.0-alpha.3, regenerated."""
+    """A copy of the project with spec/v2_alpha0 (the draft acp_echo and
+    acp_client speak) replaced by 2.0.0-alpha.3, regenerated."""
     tree = tmp_path / "tree"
     for part in ("runtime", "examples", "codegen", "spec"):
         shutil.copytree(
             ROOT / part, tree / part, ignore=shutil.ignore_patterns("__pycache__")
         )
-    shutil.rmtree(tree / "spec" / "v2")
-    shutil.copytree(ALPHA3, tree / "spec" / "v2")
+    shutil.rmtree(tree / "spec" / "v2_alpha0")
+    shutil.copytree(ALPHA3, tree / "spec" / "v2_alpha0")
     out = tree / "generated" / "acp_schema"
     shutil.copytree(ROOT / "generated" / "acp_schema", out)
     env = _env(tree)
@@ -73,7 +74,7 @@ def _tree_bumped_to_alpha3(tmp_path: Path) -> Path:
     )
     assert done.returncode == 0, done.stderr
     # the generator says what the bump changed
-    assert "v2: schema 2.0.0-alpha.0 -> 2.0.0-alpha.3" in done.stdout
+    assert "v2_alpha0: schema 2.0.0-alpha.0 -> 2.0.0-alpha.3" in done.stdout
     assert "SessionNotification -> UpdateSessionNotification" in done.stdout
     return tree
 
@@ -89,7 +90,7 @@ def test_a_tree_bumped_to_v2_alpha3_runs_a_v1_and_a_v2_turn(tmp_path: Path) -> N
     # the builders and the transcript follow the renamed classes
     script = (
         "import acp_trio\n"
-        "from acp_schema import v2\n"
+        "from acp_schema import v2_alpha0 as v2\n"
         "chunk = acp_trio.agent_text('hi', message_id='m1', version=v2)\n"
         "note = acp_trio.notification('s', chunk)\n"
         "plan = acp_trio.plan(['Read'], plan_id='p1', version=v2)\n"

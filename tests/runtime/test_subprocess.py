@@ -94,9 +94,11 @@ async def test_an_agent_that_ignores_stdin_eof_is_terminated_after_the_grace_per
 
 
 async def test_v2_is_negotiated_with_an_agent_process_offering_both() -> None:
-    from acp_schema import v2
+    from acp_schema import v2_alpha0 as v2
 
     class V2Client:
+        acp_schema = v2  # the 2.0.0-alpha.0 draft (see docs/guide.md)
+
         def __init__(self, conn: acp_trio.ClientSideConnection) -> None:
             pass
 

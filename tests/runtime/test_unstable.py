@@ -22,13 +22,12 @@ from acp_schema import v1_unstable as u1
 
 
 class ForkingAgent:
-    """An unstable-surface agent: forks sessions, answers MCP-over-ACP, logs documents."""
+    """An unstable-surface agent: forks sessions, logs MCP-over-ACP notifications."""
 
     advertise_fork = True
 
     def __init__(self, conn: acp_trio.AgentSideConnection[u1.Client]) -> None:
         self.client = conn.client
-        self.documents: list[u1.DidOpenDocumentNotification] = []
         self.mcp: list[Any] = []
 
     async def initialize(self, params: u1.InitializeRequest) -> u1.InitializeResponse:
@@ -59,16 +58,9 @@ class ForkingAgent:
             await self.client.session_update(acp_trio.notification(sid, update))
         return u1.PromptResponse(stop_reason="end_turn")
 
-    async def document_did_open(self, params: u1.DidOpenDocumentNotification) -> None:
-        self.documents.append(params)
-
-    async def mcp_message(
-        self, params: u1.MessageMcpRequest | u1.MessageMcpNotification
-    ) -> u1.MessageMcpResponse | None:
+    async def mcp_message(self, params: u1.MessageMcpNotification) -> None:
+        # the 2.4.0 package's v1: the client's mcp/message is a notification
         self.mcp.append(params)
-        if isinstance(params, u1.MessageMcpNotification):
-            return None
-        return {"tools": [], "echo": params.method}
 
 
 class SilentAgent(ForkingAgent):
@@ -83,11 +75,9 @@ class PlainClient:
     async def session_update(self, params: u1.SessionNotification) -> None:
         self.transcript.apply(params)
 
-    async def mcp_message(
-        self, params: u1.MessageMcpRequest | u1.MessageMcpNotification
-    ) -> u1.MessageMcpResponse | None:
+    async def mcp_message(self, params: u1.MessageMcpRequest) -> u1.MessageMcpResponse:
         self.mcp.append(params)
-        return None if isinstance(params, u1.MessageMcpNotification) else 42
+        return u1.MessageMcpResponseResult(result=42)
 
 
 INIT = u1.InitializeRequest(protocol_version=1)
@@ -116,19 +106,15 @@ async def test_an_unstable_connection_serves_the_preview_methods() -> None:
         )
         assert isinstance(forked, u1.ForkSessionResponse)
         assert forked.session_id == "sess_1_fork"
-        await client.agent.document_did_open(
-            u1.DidOpenDocumentNotification(
-                session_id="sess_1",
-                uri="file:///work/a.py",
-                language_id="python",
-                version=1,
-                text="x = 1\n",
+        await client.agent.mcp_message(
+            u1.MessageMcpNotification(
+                server_id="srv", request_id="r1", method="notifications/initialized"
             )
         )
         # notifications are handled in order before a later response is released
         await client.agent.session_new(u1.NewSessionRequest(cwd="/", mcp_servers=[]))
         assert isinstance(agent.agent, ForkingAgent)
-        assert [d.uri for d in agent.agent.documents] == ["file:///work/a.py"]
+        assert [m.method for m in agent.agent.mcp] == ["notifications/initialized"]
 
 
 async def test_a_stable_connection_answers_preview_methods_method_not_found() -> None:
@@ -187,32 +173,23 @@ async def test_session_fork_paths_must_be_absolute_at_both_ends() -> None:
         nursery.cancel_scope.cancel()
 
 
-async def test_a_request_also_defined_as_a_notification_goes_both_ways() -> None:
+async def test_mcp_message_is_a_notification_to_the_agent_and_a_request_to_the_client() -> (
+    None
+):
+    """The 2.4.0 package's v1 (a method both a request and a notification on
+    one side: ``acp_schema.v2_alpha0``'s ``mcp/message``, test_handlers)."""
     async with unstable_pair() as (client, agent):
         assert isinstance(agent.agent, ForkingAgent)
-        answer = await client.agent.mcp_message(
-            u1.MessageMcpRequest(connection_id="c1", method="tools/list")
+        notice = u1.MessageMcpNotification(
+            server_id="s1", request_id="r1", method="notifications/initialized"
         )
-        assert answer == {"tools": [], "echo": "tools/list"}
-        sent = await client.agent.mcp_message(
-            u1.MessageMcpNotification(
-                connection_id="c1", method="notifications/initialized"
-            )
-        )
-        assert sent is None
+        await client.agent.mcp_message(notice)
         await client.agent.session_new(u1.NewSessionRequest(cwd="/", mcp_servers=[]))
-        got = agent.agent.mcp
-        assert [type(m) for m in got] == [
-            u1.MessageMcpRequest,
-            u1.MessageMcpNotification,
-        ]
-        # and from the agent to the client
-        assert (
-            await agent.client.mcp_message(
-                u1.MessageMcpRequest(connection_id="c2", method="ping")
-            )
-            == 42
-        )
+        assert [type(m) for m in agent.agent.mcp] == [u1.MessageMcpNotification]
+        # and from the agent to the client: a request, its answer a by-shape union
+        request = u1.MessageMcpRequest(server_id="s2", request_id="7", method="ping")
+        answer = await agent.client.mcp_message(request)
+        assert answer == u1.MessageMcpResponseResult(result=42)
 
 
 async def test_the_notification_form_has_no_id_on_the_wire() -> None:
@@ -222,29 +199,24 @@ async def test_the_notification_form_has_no_id_on_the_wire() -> None:
         await initialize_raw(conn, peer)
         with trio.fail_after(5):  # a notification waits for no answer
             await conn.agent.mcp_message(
-                u1.MessageMcpNotification(connection_id="c1", method="notifications/x")
+                u1.MessageMcpNotification(
+                    server_id="s1", request_id="r1", method="notifications/x"
+                )
             )
         line = await peer.receive()
         assert "id" not in line
         assert line["method"] == "mcp/message"
-        assert line["params"] == {"connectionId": "c1", "method": "notifications/x"}
-        # the agent's notification form reaches the client's handler as that form
-        await peer.send(
-            {
-                "jsonrpc": "2.0",
-                "method": "mcp/message",
-                "params": {"connectionId": "c1", "method": "notifications/y"},
-            }
-        )
-        reply = await peer.call(
-            7, "mcp/message", {"connectionId": "c1", "method": "ping"}
-        )
-        assert reply == {"jsonrpc": "2.0", "id": 7, "result": 42}
+        assert line["params"] == {
+            "serverId": "s1",
+            "requestId": "r1",
+            "method": "notifications/x",
+        }
+        # the agent's request reaches the client's handler
+        params = {"serverId": "s1", "requestId": "3", "method": "ping"}
+        reply = await peer.call(7, "mcp/message", params)
+        assert reply == {"jsonrpc": "2.0", "id": 7, "result": {"result": 42}}
         assert isinstance(conn.client, PlainClient)
-        assert [type(m) for m in conn.client.mcp] == [
-            u1.MessageMcpNotification,
-            u1.MessageMcpRequest,
-        ]
+        assert [type(m) for m in conn.client.mcp] == [u1.MessageMcpRequest]
 
 
 async def test_builders_and_the_transcript_speak_the_unstable_surface() -> None:

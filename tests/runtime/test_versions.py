@@ -20,10 +20,13 @@ from _acp_helpers import (
     raw_client_of,
     text_prompt,
 )
-from acp_schema import v1, v2
+from acp_schema import v1
+from acp_schema import v2_alpha0 as v2
 
 
 class V2Client:
+    acp_schema = v2  # the 2.0.0-alpha.0 draft (see docs/guide.md)
+
     def __init__(self, conn: acp_trio.ClientSideConnection) -> None:
         pass
 
@@ -310,6 +313,8 @@ async def test_the_typed_views_check_the_negotiated_version() -> None:
 
 class McpAgentV2:
     """Advertises stdio MCP servers only; records what session/new received."""
+
+    acp_schema = v2  # the 2.0.0-alpha.0 draft (see docs/guide.md)
 
     servers: ClassVar[list[Any]] = []
 

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import acp_schema.v2
 import acp_trio
 import trio
-from acp_schema import v1, v1_unstable, v2
+from acp_schema import v1, v1_unstable
+from acp_schema import v2_alpha0 as v2
 from msgspec import UnsetType
 from typing_extensions import assert_type
 
@@ -69,10 +71,10 @@ async def unstable_client(stream: trio.abc.Stream) -> None:
         fork = v1_unstable.ForkSessionRequest(session_id="s", cwd="/", mcp_servers=[])
         forked = await conn.agent.session_fork(fork)
         assert_type(forked, v1_unstable.ForkSessionResponse)
-        sent = await conn.agent.mcp_message(
-            v1_unstable.MessageMcpNotification(connection_id="c", method="m")
-        )
-        assert_type(sent, Any | None)  # MessageMcpResponse: any JSON value
+        notice = v1_unstable.MessageMcpNotification(
+            server_id="c", request_id="r", method="m"
+        )  # the agent's mcp/message is a notification since the 2.4.0 package
+        await conn.agent.mcp_message(notice)
         await conn.agent.session_fork(V1_NEW)  # E: arg-type
     async with acp_trio.connect_to_agent(stream, V1Client) as stable:
         await stable.agent.session_fork(fork)  # E: attr-defined
@@ -125,9 +127,11 @@ async def multi_version_client(
             v2.InitializeRequest(protocol_version=2),
         )
         await conn.initialize(v2_new)  # E: arg-type
-        if conn.protocol_version == 2:
-            new = await conn.agent_v2.session_new(v2_new)
-            assert_type(new, v2.NewSessionResponse)
+        if conn.protocol_version == 2:  # agent_v2: the newest draft's Protocol
+            new = await conn.agent_v2.session_new(
+                acp_schema.v2.NewSessionRequest(cwd="/")
+            )
+            assert_type(new, acp_schema.v2.NewSessionResponse)
         else:
             await conn.agent_v1.session_new(v2_new)  # E: arg-type
 
@@ -162,7 +166,7 @@ async def agents(stream: trio.abc.Stream) -> None:
     async with acp_trio.connect_to_client(stream, V1Agent) as conn:
         assert_type(conn, acp_trio.AgentSideConnection[v1.Client])
         assert_type(conn.client_v1, v1.Client)
-        assert_type(conn.client_v2, v2.Client)
+        assert_type(conn.client_v2, acp_schema.v2.Client)  # the newest draft
     await acp_trio.serve_agent(stream, {1: V1Agent})
 
 

@@ -8,7 +8,10 @@ from collections.abc import Iterator
 
 import msgspec
 import pytest
-from acp_schema import LENIENT_LIMITS, LenientLimitError, v1, v2
+from acp_schema import LENIENT_LIMITS, LenientLimitError, v1
+
+# v2 here is the 2.0.0-alpha.0 draft (acp_schema.v2_alpha0): these cases name its types.
+from acp_schema import v2_alpha0 as v2
 
 DEEP = b"[" * 1200 + b"]" * 1200
 
@@ -66,10 +69,10 @@ def test_post_init_failure_on_the_lenient_path_is_a_validation_error() -> None:
 
 
 def test_out_of_range_uint64_falls_back_by_the_lenient_rule() -> None:
-    # outputByteLimit is default-on-error, like a uint32 `line`.
-    params = {"sessionId": "s", "command": "ls", "outputByteLimit": 2**64}
-    request = v1.convert(params, v1.CreateTerminalRequest)
-    assert request.output_byte_limit is msgspec.UNSET
+    # Usage.thoughtTokens is a default-on-error uint64, like a uint32 `line`.
+    params = {"totalTokens": 5, "inputTokens": 3, "outputTokens": 2}
+    request = v1.convert({**params, "thoughtTokens": 2**64}, v1.Usage)
+    assert request.thought_tokens is msgspec.UNSET and request.total_tokens == 5
 
 
 def test_integral_float_is_an_integer_as_in_json_schema() -> None:
@@ -112,3 +115,25 @@ def test_repair_limit_is_not_absorbed_by_default_on_error(max_repairs: None) -> 
     LENIENT_LIMITS.max_repairs = 3
     note = v1.decode(data, v1.SessionNotification)
     assert note.update.content == []
+
+
+BIG = 1_000_000  # items / characters: a few MB on the wire
+
+
+@pytest.mark.parametrize(
+    "tag",
+    [list(range(BIG)), {str(i): i for i in range(BIG // 10)}, "x" * BIG, 7**4000],
+    ids=["array", "object", "string", "integer"],
+)
+def test_error_texts_are_bounded_at_the_source_whatever_the_value(tag: object) -> None:
+    """A tag that is a huge value: the text quotes a bounded part of it."""
+    data = msgspec.json.encode({"type": tag, "text": "hi"})
+    limit = LENIENT_LIMITS.max_error_text + 100  # the text's own words
+    for decode in (
+        lambda: v1.decode(data, v1.TextContent),  # a lone tagged class
+        lambda: v1.decode(data, v1.ContentBlock),  # a tagged union
+        lambda: v1.convert(msgspec.json.decode(data), v1.TextContent),
+    ):
+        with pytest.raises(msgspec.ValidationError) as caught:
+            decode()
+        assert len(str(caught.value)) < limit

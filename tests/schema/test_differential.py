@@ -1,6 +1,6 @@
 """Exactly the schema: `decode()` judged by ``jsonschema`` on the untransformed schema.
 
-For every ``$defs`` type of v1 and v2, hypothesis-jsonschema generates instances,
+For every ``$defs`` type of v1, v2 and v2_alpha0, hypothesis-jsonschema generates instances,
 and each instance is mutated (a value replaced by another JSON value, a
 property removed or added, an array item dropped or repeated, a tag changed).
 Every instance and mutant goes to both sides:
@@ -68,13 +68,13 @@ from _schema_judge import (
     map_subschemas,
     tags_name_their_variant,
 )
-from acp_schema import v1, v2
+from acp_schema import v1, v2, v2_alpha0
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
 
 SPEC = Path(__file__).parents[2] / "spec"
-MODULES: dict[str, ModuleType] = {"v1": v1, "v2": v2}
+MODULES: dict[str, ModuleType] = {"v1": v1, "v2": v2, "v2_alpha0": v2_alpha0}
 # More with DIFF_EXAMPLES=N (a deeper search, e.g. after a codec change).
 EXAMPLES = int(os.environ.get("DIFF_EXAMPLES", "5"))
 MUTANTS = 10
@@ -361,3 +361,75 @@ def test_every_def_is_judged() -> None:
         for node in _schema_of(version)["$defs"].values()
     )
     assert len(_cases()) == expected > 250
+
+
+#: Constructs the published schemas (npm ``@agentclientprotocol/sdk`` 2.4.0)
+#: brought, each with values the judge accepts and rejects: the generated
+#: type must agree on every one (beside the generated instances above).
+CONSTRUCTS: list[tuple[str, str, list[Any]]] = [
+    # untagged inline object variants, a property with no type ("Required,
+    # even if JSON null"): any JSON value, but present
+    (
+        "v1",
+        "MessageMcpResponse",
+        [
+            {"result": None},
+            {"result": [1, {"a": None}]},
+            {"result": "x", "_meta": {"k": 1}},
+            {"error": {"code": 1, "message": "m"}},
+            {"error": None},
+            {"result": None, "error": {"code": 1, "message": "m"}},
+            {},
+            {"_meta": {}},
+            [],
+            None,
+        ],
+    ),
+    # an untagged variant that is only a title: any JSON value
+    (
+        "v2",
+        "ErrorData",
+        [
+            None,
+            1,
+            "x",
+            [1, 2],
+            {"sessionId": "s"},
+            {"sessionId": 5},
+            {"supportedVersions": [1]},
+            {"anything": {"nested": [None]}},
+        ],
+    ),
+    # an object whose tagged alternatives narrow one of its own properties
+    (
+        "v2",
+        "IdleStateUpdate",
+        [
+            {"stopReason": "end_turn"},
+            {"stopReason": "end_turn", "usage": None, "background": []},
+            {"stopReason": "cancelled", "_meta": None},
+            {"stopReason": "_custom"},
+            {"stopReason": None},
+            {},
+            {"stopReason": 3},  # default-on-error: as absent, the "none" variant
+            [],
+            "idle",
+        ],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("version", "name", "values"),
+    [pytest.param(*c, id=f"{c[0]}:{c[1]}") for c in CONSTRUCTS],
+)
+def test_constructs_of_the_published_schemas_agree_with_the_schema(
+    version: str, name: str, values: list[Any]
+) -> None:
+    module = MODULES[version]
+    schema, type_ = _judged_schema(version, name)
+    verdicts = set()
+    for value in values:
+        _verdict(module, type_, schema, value)
+        verdicts.add(_JUDGE.valid(schema, _JUDGE.repair(schema, value)))
+    assert verdicts == {True, False} or name == "ErrorData"  # both sides judged

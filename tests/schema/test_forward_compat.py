@@ -6,7 +6,10 @@ import json
 
 import msgspec
 import pytest
-from acp_schema import v1, v2
+from acp_schema import v1
+
+# v2 here is the 2.0.0-alpha.0 draft (acp_schema.v2_alpha0): these cases name its types.
+from acp_schema import v2_alpha0 as v2
 
 
 def _round_trip(module: object, data: dict[str, object], target: object) -> object:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from acp_schema import v1, v2
+from acp_schema import v1
+
+# v2 here is the 2.0.0-alpha.0 draft (acp_schema.v2_alpha0): these cases name its types.
+from acp_schema import v2_alpha0 as v2
 
 CHUNK = (
     b'{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk",'

@@ -8,7 +8,8 @@ from typing import Any
 
 import acp_trio
 import pytest
-from acp_schema import v1, v2
+from acp_schema import v1
+from acp_schema import v2_alpha0 as v2
 
 SESSION = "sess_abc123def456"
 

@@ -16,7 +16,8 @@ import acp_trio
 import msgspec
 import pytest
 from acp_core import _transcript
-from acp_schema import v1, v2
+from acp_schema import v1
+from acp_schema import v2_alpha0 as v2
 
 CHUNK = "abcdefgh"
 

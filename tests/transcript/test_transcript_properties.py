@@ -10,7 +10,8 @@ import itertools
 from typing import Any
 
 from _transcript_wire import chunk, feed, link, state, text
-from acp_schema import v1, v2
+from acp_schema import v1
+from acp_schema import v2_alpha0 as v2
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -7,7 +7,8 @@ import json
 import acp_trio
 import pytest
 from _transcript_wire import SESSION, both_versions, chunk, feed, notification, text
-from acp_schema import v1, v2
+from acp_schema import v1
+from acp_schema import v2_alpha0 as v2
 
 
 def _entry(content, status="pending", priority="medium"):

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import acp_trio
 from _transcript_wire import both_versions, feed, text
-from acp_schema import v1, v2
+from acp_schema import v1
+from acp_schema import v2_alpha0 as v2
 
 
 def _create(vn, tool_call_id="call_001", **fields):

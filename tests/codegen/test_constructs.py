@@ -1,0 +1,130 @@
+"""Constructs of the published schemas, each read by its JSON Schema meaning
+(never by a type name), on a minimal spec folder of their own."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+from acp_codegen.__main__ import generate
+from acp_codegen.parse import SchemaError
+
+DEFS: dict[str, Any] = {
+    # inline object alternatives, a property with no type that is required
+    "Outcome": {
+        "anyOf": [
+            {
+                "title": "Result",
+                "type": "object",
+                "properties": {"result": {"description": "Required, even if null."}},
+                "required": ["result"],
+            },
+            {
+                "title": "Failure",
+                "type": "object",
+                "properties": {"error": {"type": "string"}},
+                "required": ["error"],
+            },
+        ]
+    },
+    # an alternative that is only a title: any JSON value
+    "Data": {
+        "anyOf": [
+            {"title": "Known", "allOf": [{"$ref": "#/$defs/KnownData"}]},
+            {"title": "Other"},
+        ]
+    },
+    "KnownData": {
+        "type": "object",
+        "properties": {"code": {"type": "integer"}},
+        "required": ["code"],
+    },
+    # tagged alternatives that narrow a property of the object itself
+    "Idle": {
+        "type": "object",
+        "properties": {
+            "reason": {
+                "type": ["string", "null"],
+                "x-deserialize-default-on-error": True,
+            },
+            "note": {"type": "string"},
+        },
+        "anyOf": [
+            {
+                "type": "object",
+                "properties": {"reason": {"type": "string", "const": "done"}},
+                "required": ["reason"],
+            },
+            {
+                "title": "none",
+                "type": "object",
+                "properties": {"reason": {"type": "null"}},
+            },
+        ],
+    },
+}
+
+
+def _module(tmp_path: Path, defs: dict[str, Any], name: str) -> Any:
+    spec = tmp_path / "spec" / "v1"
+    spec.mkdir(parents=True)
+    (spec / "schema.json").write_text(json.dumps({"$defs": defs}))
+    (spec / "meta.json").write_text(json.dumps({"version": 1, "agentMethods": {}}))
+    (spec / "UPSTREAM.json").write_text(
+        json.dumps({"package": "p", "version": "1.0.0"})
+    )
+    generate(tmp_path / "spec", tmp_path / name)
+    sys.path.insert(0, str(tmp_path))
+    try:
+        return importlib.import_module(f"{name}.v1")
+    finally:
+        sys.path.remove(str(tmp_path))
+
+
+def test_inline_alternatives_are_classes_and_an_untyped_property_is_any_value(
+    tmp_path: Path,
+) -> None:
+    v1 = _module(tmp_path, DEFS, "constructs_a")
+    assert v1.SCHEMA_VERSION == "p@1.0.0"  # no schema version stated
+    assert v1.decode(b'{"result": null}', v1.Outcome) == v1.OutcomeResult(result=None)
+    assert v1.decode(b'{"result": [1, {}]}', v1.Outcome).result == [1, {}]
+    assert v1.encode(v1.decode(b'{"result": null}', v1.Outcome)) == b'{"result":null}'
+    assert v1.decode(b'{"error": "e"}', v1.Outcome) == v1.OutcomeFailure(error="e")
+    with pytest.raises(msgspec.ValidationError):
+        v1.decode(b"{}", v1.Outcome)  # required, even if null: absent is not null
+
+
+def test_an_alternative_that_is_only_a_title_is_any_json_value(tmp_path: Path) -> None:
+    v1 = _module(tmp_path, DEFS, "constructs_b")
+    assert v1.decode(b'{"code": 3}', v1.Data) == v1.KnownData(code=3)
+    for raw, value in ((b"[1, 2]", [1, 2]), (b'"x"', "x"), (b"null", None)):
+        assert v1.decode(raw, v1.Data) == value
+    assert v1.decode(b'{"code": "x"}', v1.Data) == {"code": "x"}  # not KnownData
+
+
+def test_tagged_alternatives_narrow_the_objects_own_property(tmp_path: Path) -> None:
+    v1 = _module(tmp_path, DEFS, "constructs_c")
+    done = v1.decode(b'{"reason": "done", "note": "n"}', v1.Idle)
+    assert type(done).__name__ == "IdleDone" and done.note == "n"
+    assert type(v1.decode(b'{"note": "n"}', v1.Idle)).__name__ == "IdleNone"
+    # the object's lenient rule still holds where the "none" variant narrows it
+    assert type(v1.decode(b'{"reason": 5}', v1.Idle)).__name__ == "IdleNone"
+
+
+@pytest.mark.parametrize(
+    "alternative",
+    [{"title": "Odd", "not": {"type": "string"}}, {"if": {"type": "string"}}],
+    ids=["not", "if"],
+)
+def test_a_keyword_the_generator_does_not_read_is_an_error_not_any_value(
+    tmp_path: Path, alternative: dict[str, Any]
+) -> None:
+    defs = {"Data": {"anyOf": [{"$ref": "#/$defs/KnownData"}, alternative]}}
+    defs["KnownData"] = DEFS["KnownData"]
+    with pytest.raises(SchemaError, match="not modelled"):
+        _module(tmp_path, defs, "constructs_d")
