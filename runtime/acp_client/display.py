@@ -6,7 +6,7 @@ import os
 import sys
 import uuid
 from dataclasses import dataclass
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, cast
 
 import acp_trio
 from msgspec import UnsetType
@@ -200,5 +200,5 @@ class Screen:
 def _command_name(command: object) -> str:
     """A command's name; a variant kept raw (a dict) holds it as a key."""
     if isinstance(command, dict):
-        return str(command.get("name", "?"))
+        return str(cast("dict[str, object]", command).get("name", "?"))
     return str(getattr(command, "name", "?"))

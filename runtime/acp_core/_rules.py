@@ -26,7 +26,7 @@ A rule a version's schema cannot serve is skipped with one WARNING
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, cast
 
 import msgspec
 
@@ -83,7 +83,8 @@ class VersionOffer:
         #: version -> module name (``"v2_alpha0"``) where the factory says one
         self.drafts: dict[int, str] = {}
         if isinstance(versions, Mapping):
-            for version, factory in versions.items():
+            offered = cast("Mapping[int, object]", versions)
+            for version, factory in offered.items():
                 draft = draft_of(factory)
                 if draft is not None:
                     self.drafts[version] = draft

@@ -120,7 +120,7 @@ def supported_versions() -> tuple[int, ...]:
 def drafts(version: int) -> tuple[str, ...]:
     """The modules that speak protocol ``version``: ``vN`` (the default)
     first, then any draft kept beside it (``("v2", "v2_alpha0")``)."""
-    found = []
+    found: list[str] = []
     for name in SCHEMA_MODULES:
         match = _MODULE_NAME.fullmatch(name)
         if match and int(match.group(1)) == version and not match.group(3):
@@ -331,10 +331,13 @@ def other_draft(
     if not others:
         return None
     try:
-        value = msgspec.json.decode(raw)
+        decoded: object = msgspec.json.decode(raw)
     except msgspec.DecodeError:
         return None
-    if not isinstance(value, dict) or _fits(module, part, value):
+    if not isinstance(decoded, dict):
+        return None
+    value = cast("dict[str, Any]", decoded)
+    if _fits(module, part, value):
         return None
     for other in others:
         try:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import types
 from typing import Any
 
+import acp_schema.v2
 import acp_trio
 import trio
 from acp_schema import v1
@@ -46,7 +47,7 @@ async def multi_version_offers(stream: trio.abc.Stream) -> None:
     async with acp_trio.connect_to_client(stream, {1: V1Agent, 2: V2Agent}) as a:
         await a.client_v2.session_update(
             acp_trio.notification(
-                "s", acp_trio.agent_text("hi", message_id="m", version=v2)
+                "s", acp_trio.agent_text("hi", message_id="m", version=acp_schema.v2)
             )
         )
 
