@@ -38,6 +38,7 @@ __all__ = [
     "SchemaModule",
     "draft_of",
     "drafts",
+    "fitting_draft",
     "is_schema_module",
     "protocol_module",
     "schema_module_of",
@@ -321,6 +322,27 @@ def other_draft(
     dropped as unknown, required ones missing). Read by the schema, never
     by field name: what each draft's generated type declares.
     """
+    found = fitting_draft(module, part, raw)
+    if found is None:
+        return None
+    version = getattr(module, "PROTOCOL_VERSION", None)
+    ours = getattr(module, "SCHEMA_VERSION", "?")
+    theirs = getattr(found, "SCHEMA_VERSION", "?")
+    return (
+        f"the peer speaks protocol v{version} as draft {theirs} "
+        f"(acp_schema.{_draft_name(found.__name__)}); this connection speaks "
+        f"{ours} ({getattr(module, '__name__', '')}): give the connection a "
+        "handler of the draft the peer speaks (docs/guide.md, Two drafts of "
+        "protocol v2)"
+    )
+
+
+def fitting_draft(
+    module: object, part: Literal["params", "result"], raw: Any
+) -> types.ModuleType | None:
+    """The other draft of ``module``'s protocol version whose ``initialize``
+    ``raw`` fits exactly while it does not fit ``module``'s (see
+    :func:`other_draft`), or None."""
     version = getattr(module, "PROTOCOL_VERSION", None)
     name = getattr(module, "__name__", "")
     if not isinstance(version, int) or raw is msgspec.UNSET:
@@ -345,14 +367,7 @@ def other_draft(
         except (ValueError, VersionUnavailableError):
             continue
         if _fits(found, part, value):
-            ours = getattr(module, "SCHEMA_VERSION", "?")
-            theirs = getattr(found, "SCHEMA_VERSION", "?")
-            return (
-                f"the peer speaks protocol v{version} as draft {theirs} "
-                f"(acp_schema.{other}); this connection speaks {ours} "
-                f"({name}): give the connection a handler of the draft the "
-                "peer speaks (docs/guide.md, Two drafts of protocol v2)"
-            )
+            return found
     return None
 
 

@@ -14,7 +14,7 @@ A capability is advertised when present and not ``null`` / ``false``
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 
@@ -22,6 +22,7 @@ import msgspec
 # the runtimes import them the same way
 from acp_core import CapabilityError, Schema, VersionUnavailableError
 from acp_core import _capabilities as capability_rules
+from acp_core._schema import SchemaModule, fitting_draft
 
 __all__ = ["AgentFeatures", "ClientFeatures", "agent_features", "client_features"]
 
@@ -68,12 +69,16 @@ def _typed(version: int, value: dict[str, Any], *, result: bool) -> Any:
         schema = Schema.load(version, "agent")
     except (ValueError, VersionUnavailableError):
         return None
+    raw = msgspec.json.encode(value)
+    draft = fitting_draft(schema.module, "result" if result else "params", raw)
+    if draft is not None:  # another draft of this version (both say its number)
+        schema = Schema(cast(SchemaModule, draft), "agent")
     method = schema.incoming.get("initialize")
     if method is None:
         return None
     target = method.result if result else method.params
     try:
-        return schema.decode(msgspec.json.encode(value), target)
+        return schema.decode(raw, target)
     except Exception:  # does not fit: the schema check reports it
         return None
 

@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 import msgspec
 from acp_core import MethodSpec, Schema, VersionUnavailableError
+from acp_core._schema import fitting_draft
 
 from ._message import CLIENT, Message
 from ._state import ConnectionState
@@ -28,6 +29,9 @@ class TypedCheck:
     def __init__(self) -> None:
         # (version, receiving side) -> schema; None for a version we lack
         self._schemas: dict[tuple[int, bool], Schema | None] = {}
+        #: version -> the draft its initialize fits, when not the default
+        #: (``v2_alpha0``: both drafts say protocolVersion 2)
+        self._drafts: dict[int, str] = {}
 
     def schema(self, version: int, *, to_agent: bool) -> Schema | None:
         """The schema whose incoming methods are the receiver's, or ``None``."""
@@ -35,7 +39,9 @@ class TypedCheck:
         if key not in self._schemas:
             side: Literal["agent", "client"] = "agent" if to_agent else "client"
             try:
-                found = Schema.load(version, side, unstable=True)
+                found = Schema.load(
+                    version, side, unstable=True, draft=self._drafts.get(version)
+                )
             except (ValueError, VersionUnavailableError):
                 found = None  # a version we lack, or whose module is broken
             self._schemas[key] = found
@@ -77,9 +83,14 @@ class TypedCheck:
             if msg.kind == "notification" and method.notification is not None:
                 target = method.notification
             what = f"params of {name}"
+        raw: Any = msg.raw if msg.raw is not None else b"{}"
+        if what in ("params of initialize", "result of initialize"):
+            self._follow_draft(version, what, raw)
+            method = self.method(version, "initialize", to_agent=True)
+            if method is not None:
+                target = method.params if what.startswith("params") else method.result
         schema = self.schema(version, to_agent=True)
         assert schema is not None
-        raw: Any = msg.raw if msg.raw is not None else b"{}"
         if msg.kind == "response" and msg.result is None:
             raw = b"{}"  # a null result of a method whose result is an object
         try:
@@ -89,3 +100,18 @@ class TypedCheck:
         except Exception as exc:  # a broken generated module must not stop the proxy
             return f"{what} could not be checked: {type(exc).__name__}"
         return None
+
+    def _follow_draft(self, version: int, what: str, raw: Any) -> None:
+        """Check the connection in the draft its ``initialize`` fits (two
+        drafts of one version both say its number; see
+        :func:`acp_core._schema.fitting_draft`)."""
+        schema = self.schema(version, to_agent=True)
+        if schema is None:
+            return
+        part: Literal["params", "result"] = (
+            "params" if what.startswith("params") else "result"
+        )
+        found = fitting_draft(schema.module, part, raw)
+        if found is not None:
+            self._drafts[version] = found.__name__.removeprefix("acp_schema.")
+            self._schemas = {k: v for k, v in self._schemas.items() if k[0] != version}
