@@ -265,7 +265,8 @@ class App:
                 )
             )
         async with self.request("initialize"):
-            response: Init = await conn.initialize(*requests)
+            # the requests are v1's and the 2.0.0-alpha.0 draft's: so is the answer
+            response = cast("Init", await conn.initialize(*requests))
         return response
 
     async def session(self, conn: acp_trio.ClientSideConnection[object]) -> int:
