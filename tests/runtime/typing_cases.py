@@ -126,7 +126,7 @@ async def multi_version_client(
             v1.InitializeRequest(protocol_version=1),
             v2.InitializeRequest(protocol_version=2),
         )
-        await conn.initialize(v2_new)  # E: arg-type
+        await conn.initialize(v2_new)  # E: call-overload
         if conn.protocol_version == 2:  # agent_v2: the newest draft's Protocol
             new = await conn.agent_v2.session_new(
                 acp_schema.v2.NewSessionRequest(cwd="/")
