@@ -29,6 +29,8 @@ from acp_schema import (
 
 def client_for(V: types.ModuleType) -> Any:
     class TranscriptClient:
+        acp_schema = V  # the draft it speaks (v2: 2.0.0-alpha.0)
+
         def __init__(self, conn: Any) -> None:
             self.transcript = acp_trio.SessionTranscript(version=V)
 

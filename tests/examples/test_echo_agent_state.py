@@ -184,6 +184,8 @@ async def test_a_bad_mcp_entry_does_not_break_the_session(tmp_path: Path) -> Non
     custom = {"type": "_custom", "name": "local", "socket": "/run/mcp.sock"}
 
     class V2Client:
+        acp_schema = v2  # the 2.0.0-alpha.0 draft (see docs/guide.md)
+
         def __init__(self, conn: acp_trio.ClientSideConnection[v2.Agent]) -> None:
             self.text: list[str] = []
 
