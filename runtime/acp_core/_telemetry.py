@@ -20,24 +20,24 @@ not parent the spans your handler makes.
 
 Without OpenTelemetry, or before a provider is set, nothing is wrapped: the
 runtime calls your handlers and the peer as it does without this module (one
-check when a connection binds a protocol version, none per message).
+check when a connection binds a protocol version, none per message), and
+opentelemetry is never imported by this module (it looks for the module your
+setup imported).
 """
 
 from __future__ import annotations
 
 import functools
-import types
+import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ._errors import RequestError
 from ._version import __version__
 
-_trace: types.ModuleType | None
-try:
-    from opentelemetry import trace as _trace
-except ImportError:  # the extra is not installed: no spans, no cost
-    _trace = None
+# Never imported here: an application that set a tracer provider up has
+# imported opentelemetry.trace itself, so without it nothing is loaded at all.
+_TRACE_MODULE = "opentelemetry.trace"
 
 __all__ = ["traced_call", "traced_handler", "tracer"]
 
@@ -47,10 +47,11 @@ Coroutine = Callable[..., Awaitable[Any]]
 def tracer() -> Any:
     """The tracer spans go to, or ``None``: OpenTelemetry absent, or no tracer
     provider set yet (spans would go nowhere)."""
-    if _trace is None:
+    trace: Any = sys.modules.get(_TRACE_MODULE)
+    if trace is None:
         return None
-    provider = _trace.get_tracer_provider()
-    if isinstance(provider, (_trace.ProxyTracerProvider, _trace.NoOpTracerProvider)):
+    provider = trace.get_tracer_provider()
+    if isinstance(provider, (trace.ProxyTracerProvider, trace.NoOpTracerProvider)):
         return None
     return provider.get_tracer("acp_core", __version__)
 
@@ -58,8 +59,7 @@ def tracer() -> Any:
 def _run_in_span(
     tracer: Any, name: str, kind: Any, attributes: dict[str, str], call: Coroutine
 ) -> Coroutine:
-    trace = _trace
-    assert trace is not None
+    trace: Any = sys.modules[_TRACE_MODULE]
 
     @functools.wraps(call)
     async def traced(*args: Any) -> Any:
@@ -84,8 +84,8 @@ def traced_handler(
     tracer: Any, handler: Coroutine, method: str, side: str, request: bool
 ) -> Coroutine:
     """``handler`` in an ``acp.request`` / ``acp.notification`` span."""
-    assert _trace is not None
-    kind = _trace.SpanKind.SERVER if request else _trace.SpanKind.CONSUMER
+    trace: Any = sys.modules[_TRACE_MODULE]
+    kind = trace.SpanKind.SERVER if request else trace.SpanKind.CONSUMER
     name = "acp.request" if request else "acp.notification"
     attributes = {"rpc.system": "jsonrpc", "rpc.method": method, "acp.side": side}
     return _run_in_span(tracer, name, kind, attributes, handler)
@@ -95,8 +95,8 @@ def traced_call(
     tracer: Any, call: Coroutine, method: str, side: str, request: bool
 ) -> Coroutine:
     """A call of the peer's ``method`` in an ``acp.call`` / ``acp.notify`` span."""
-    assert _trace is not None
-    kind = _trace.SpanKind.CLIENT if request else _trace.SpanKind.PRODUCER
+    trace: Any = sys.modules[_TRACE_MODULE]
+    kind = trace.SpanKind.CLIENT if request else trace.SpanKind.PRODUCER
     name = "acp.call" if request else "acp.notify"
     attributes = {"rpc.system": "jsonrpc", "rpc.method": method, "acp.side": side}
     return _run_in_span(tracer, name, kind, attributes, call)
