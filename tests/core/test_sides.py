@@ -249,8 +249,8 @@ def test_capabilities_advertised_by_none_are_the_versions_defaults_typed_not_any
 ):
     conn = AgentConn({1: AgentV1, 2: AgentV2})
     assert conn.client_capabilities is None  # before initialize
-    receive_initialize(conn, 2)  # a client that advertised nothing
-    assert conn.client_capabilities == v2.ClientCapabilities()
+    receive_initialize(conn, 1)  # a client that advertised nothing
+    assert conn.client_capabilities == v1.ClientCapabilities()
     # the public properties and initialize() name the versions' types, not Any
     for cls, name in [
         (AgentSide, "client_capabilities"),
