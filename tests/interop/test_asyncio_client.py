@@ -172,6 +172,8 @@ def test_asyncio_client_offering_v1_and_v2_falls_back_to_v1_with_the_official_ag
     None
 ):
     class V2Client:
+        acp_schema = v2  # the 2.0.0-alpha.0 draft (see docs/guide.md)
+
         def __init__(self, conn: Any) -> None:
             pass
 
@@ -298,6 +300,8 @@ def test_asyncio_client_offering_v1_and_v2_advertises_fs_to_a_v1_only_agent(
     wire = tmp_path / "wire.log"
 
     class V2Client:
+        acp_schema = v2  # the 2.0.0-alpha.0 draft (see docs/guide.md)
+
         def __init__(self, conn: Any) -> None:
             pass
 

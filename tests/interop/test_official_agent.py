@@ -139,6 +139,8 @@ async def test_a_rejected_permission_fails_the_tool_call() -> None:
 
 async def test_a_client_offering_v1_and_v2_falls_back_to_v1() -> None:
     class V2Client:
+        acp_schema = v2  # the 2.0.0-alpha.0 draft (see docs/guide.md)
+
         def __init__(self, conn: Any) -> None:
             pass
 
@@ -242,6 +244,8 @@ async def test_a_client_offering_v1_and_v2_advertises_fs_to_a_v1_only_agent(
     wire = tmp_path / "wire.log"
 
     class V2Client:
+        acp_schema = v2  # the 2.0.0-alpha.0 draft (see docs/guide.md)
+
         def __init__(self, conn: Any) -> None:
             pass
 
@@ -289,6 +293,8 @@ async def test_a_v2_shaped_initialize_alone_advertises_nothing_to_a_v1_agent(
     note.write_text("never read")
 
     class V2Client:
+        acp_schema = v2  # the 2.0.0-alpha.0 draft (see docs/guide.md)
+
         def __init__(self, conn: Any) -> None:
             pass
 
