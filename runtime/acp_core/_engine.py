@@ -425,6 +425,16 @@ class Engine:
                     continue
             self._receive_usual(line)
 
+    def read_gate(self, write_queued: int) -> str | None:
+        """Why not to read now (``WRITE_BUFFER``, ``NOTIFICATIONS`` of
+        ``acp_core.adapter``), or ``None``: read."""
+        return self.gate.reason(
+            write_queued=write_queued + self.outbox_bytes,
+            queued=len(self.queue),
+            queued_bytes=self.queued_bytes,
+            notifications_wait=self.waits_in_notifications,
+        )
+
     def take_outbox(self) -> list[bytes]:
         """The bytes built since the last call, to be written in order."""
         out, self.outbox = self.outbox, []

@@ -13,9 +13,10 @@ from here (or from ``acp_core``), never from a private ``acp_core._x``.
         event = engine.next_event(write_queued)
         write(b"".join(engine.take_outbox()))   # answers the engine built
         if event is NEED_DATA: break            # read more, then again
-        if event is PAUSED: ...                 # a bound: see engine.pause_reason;
-                                                # call next_event again once a
-                                                # handler finished or bytes left
+        if event is PAUSED: ...                 # a bound: engine.pause_reason
+                                                # (WRITE_BUFFER, NOTIFICATIONS);
+                                                # wait until engine.read_gate(...)
+                                                # is None, then next_event again
         if event is END_OF_INPUT: ...           # pending calls failed already
         if isinstance(event, IncomingRequest): start(event)   # a task of its own
         if isinstance(event, VersionChosen): conn.version_chosen(event.version)
@@ -66,6 +67,8 @@ from __future__ import annotations
 
 from ._engine import Engine
 from ._errors import ConnectionClosed, RequestError
+from ._flow import NOTIFICATIONS, WRITE_BUFFER
+from ._jsonrpc import Id
 from ._limits import Limits
 from ._records import (
     END_OF_INPUT,
@@ -90,10 +93,12 @@ from ._sides import AgentSide, ClientSide, normalize_offer
 __all__ = [
     "END_OF_INPUT",
     "NEED_DATA",
+    "NOTIFICATIONS",
     "ORIGIN_NOTIFICATION",
     "ORIGIN_REQUEST",
     "ORIGIN_USER",
     "PAUSED",
+    "WRITE_BUFFER",
     "AgentRules",
     "AgentSide",
     "Call",
@@ -103,6 +108,7 @@ __all__ = [
     "CloseConnection",
     "ConnectionClosed",
     "Engine",
+    "Id",
     "IncomingRequest",
     "Limits",
     "MethodSpec",

@@ -49,26 +49,29 @@ from collections.abc import Awaitable, Callable, Generator, Mapping
 from typing import Any, Final
 
 import trio
-from acp_core._engine import Engine, peek_protocol_version, validation_data
-from acp_core._errors import ConnectionClosed
-from acp_core._flow import NOTIFICATIONS, WRITE_BUFFER
-from acp_core._jsonrpc import Envelope, Id
-from acp_core._limits import Limits
-from acp_core._records import (
+from acp_core.adapter import (
     END_OF_INPUT,
     NEED_DATA,
+    NOTIFICATIONS,
     ORIGIN_NOTIFICATION,
     ORIGIN_REQUEST,
     ORIGIN_USER,
     PAUSED,
+    WRITE_BUFFER,
+    AgentRules,
+    ClientRules,
     CloseConnection,
+    ConnectionClosed,
+    Engine,
+    Id,
     IncomingRequest,
+    Limits,
+    MethodSpec,
     QueuedNotification,
     Running,
+    Schema,
     VersionChosen,
 )
-from acp_core._rules import AgentRules, ClientRules
-from acp_core._schema import MethodSpec, Schema
 
 from ._framing import (
     CallWaiter,
@@ -78,13 +81,7 @@ from ._framing import (
     Wakeup,
 )
 
-__all__ = [
-    "Connection",
-    "Envelope",
-    "Running",
-    "peek_protocol_version",
-    "validation_data",
-]
+__all__ = ["Connection", "Running"]
 
 log = logging.getLogger("acp_trio")
 
@@ -507,14 +504,8 @@ class Connection:
     async def _pause_reading(self) -> None:
         """Wait until :class:`ReadGate` lets the reading task read again."""
         engine = self.engine
-        gate = engine.gate
         while True:
-            reason = gate.reason(
-                write_queued=self._writer.queued,
-                queued=len(engine.queue),
-                queued_bytes=engine.queued_bytes,
-                notifications_wait=engine.waits_in_notifications,
-            )
+            reason = engine.read_gate(self._writer.queued)
             if reason is None:
                 return
             log.debug("not reading: %s at its limit", reason)
