@@ -51,6 +51,7 @@ from ._errors import (
     RequestError,
     VersionUnavailableError,
 )
+from ._flow import NOTIFICATIONS, WRITE_BUFFER
 from ._framing import LineBuffer, Oversized, sniff_oversized
 from ._initialize import InitializeOffer, merge_initialize
 from ._jsonrpc import (
@@ -106,12 +107,14 @@ __all__ = [
     "INVALID_REQUEST",
     "METHOD_NOT_FOUND",
     "NEED_DATA",
+    "NOTIFICATIONS",
     "ORIGIN_NOTIFICATION",
     "ORIGIN_REQUEST",
     "ORIGIN_USER",
     "PARSE_ERROR",
     "PAUSED",
     "REQUEST_CANCELLED",
+    "WRITE_BUFFER",
     "AgentRules",
     "AgentSide",
     "AgentT",
