@@ -171,6 +171,9 @@ def test_the_prompt_loop_runs_turns_and_commands(
     p.expect("stop reason: end_turn\n> ")
     p.send("/nope\n")
     p.expect("error: /nope: no such command")
+    # Ctrl-D is end of input once readline holds the terminal again: typed
+    # between two reads, the tty's line discipline would swallow it.
+    p.expect("> ")
     p.send("\x04")  # Ctrl-D: leave
     assert p.wait() == 0, p.text()
 
