@@ -1,10 +1,11 @@
 """Interop with the TypeScript SDK 2.4.0 (``@agentclientprotocol/sdk``, node), both ways.
 
 Its Streamable HTTP and WebSocket clients (``experimental/http-client``,
-``experimental/ws-client``) drive our server; our Streamable HTTP client
-drives its server (``AcpServer`` with ``experimental/node``'s HTTP handler).
-Its WebSocket server side needs the ``ws`` npm package, not part of the SDK:
-not tested here.  Scenario: initialize, session/new, a prompt with updates and
+``experimental/ws-client``) drive our server; our Streamable HTTP and
+WebSocket clients drive its server (``AcpServer`` with ``experimental/node``'s
+HTTP handler and WebSocket upgrade handler; the latter takes a
+``WebSocketServer`` of the ``ws`` npm package, which the SDK does not ship:
+installed beside it, the version of the SDK's own tests).  Scenario: initialize, session/new, a prompt with updates and
 a permission request, a cancel.
 """
 
@@ -31,12 +32,14 @@ from test_interop_python_sdk import Client, our_scenario
 
 HERE = Path(__file__).resolve().parent
 TIMEOUT = 60
+#: the WebSocket server the SDK's upgrade handler is given (its devDependency)
+WS_PACKAGE = "ws@8.18.0"
 
 
 @pytest.fixture(scope="module")
 def sdk() -> TsSdk:
     """The SDK installed by npm, with our scripts beside its node_modules."""
-    installed = ts_sdk()
+    installed = ts_sdk(extras=(WS_PACKAGE,))
     for script in ("ts_client.mjs", "ts_server.mjs"):
         shutil.copy(HERE / script, installed.root / f"acp_http_{script}")
     return installed
@@ -94,4 +97,12 @@ def theirs(sdk: TsSdk) -> Iterator[str]:
 async def test_our_http_client_drives_the_ts_sdks_server(theirs: str) -> None:
     with trio.fail_after(TIMEOUT):
         async with acp_http.connect_http(theirs, Client, http2=False) as conn:
+            await our_scenario(conn)
+
+
+async def test_our_websocket_client_drives_the_ts_sdks_server(theirs: str) -> None:
+    with trio.fail_after(TIMEOUT):
+        async with acp_http.connect_websocket(
+            theirs.replace("http", "ws", 1), Client
+        ) as conn:
             await our_scenario(conn)

@@ -1,12 +1,18 @@
-// The TS SDK 2.4.0's server (AcpServer + its Node HTTP handler) serving a TS
-// agent on 127.0.0.1, an ephemeral port printed as the first line of stdout.
+// The TS SDK 2.4.0's server (AcpServer + its Node HTTP handler and WebSocket
+// upgrade handler, the latter over the `ws` package's WebSocketServer, which the
+// SDK takes but does not ship) serving a TS agent on 127.0.0.1, an ephemeral
+// port printed as the first line of stdout.
 // A prompt streams its words, asks permission for a tool call, reports it;
 // a prompt saying "slow" waits between words, one saying "wait" runs until
 // session/cancel.
 import { createServer } from "node:http";
 import { agent, methods } from "@agentclientprotocol/sdk";
 import { AcpServer } from "@agentclientprotocol/sdk/experimental/server";
-import { createNodeHttpHandler } from "@agentclientprotocol/sdk/experimental/node";
+import {
+  createNodeHttpHandler,
+  createNodeWebSocketUpgradeHandler,
+} from "@agentclientprotocol/sdk/experimental/node";
+import { WebSocketServer } from "ws";
 
 let sessions = 0;
 const cancelled = new Set();
@@ -62,6 +68,7 @@ const createAgent = () =>
 
 const server = new AcpServer({ createAgent });
 const http = createServer(createNodeHttpHandler(server));
+http.on("upgrade", createNodeWebSocketUpgradeHandler(server, new WebSocketServer({ noServer: true })));
 http.listen(0, "127.0.0.1", () => {
   console.log(http.address().port);
 });

@@ -13,7 +13,9 @@ the package is and how to run a script that imports it::
 
 A script placed under ``sdk.root`` resolves ``@agentclientprotocol/sdk``
 (and its entry points ``/unstable``, ``/experimental/v2``, ...) from
-``sdk.root/node_modules``. No node or npm, or an install that fails: the
+``sdk.root/node_modules``. ``ts_sdk(extras=("ws@8.18.0",))`` installs the
+SDK with other packages beside it (the WebSocket server the SDK's
+``experimental/node`` upgrade handler takes), in a folder of its own. No node or npm, or an install that fails: the
 test fails with npm's own reason (node and npm are on every machine this
 suite runs on, the npm registry reachable).
 """
@@ -59,23 +61,23 @@ def cache_root() -> Path:
     return Path.home() / ".cache" / "acp-msgspec" / "ts-sdk"
 
 
-def ts_sdk(version: str = VERSION) -> TsSdk:
-    """``PACKAGE@version`` installed (once, shared under a lock)."""
+def ts_sdk(version: str = VERSION, extras: tuple[str, ...] = ()) -> TsSdk:
+    """``PACKAGE@version`` (and ``extras``, npm specs) installed once, shared under a lock."""
     node, npm = shutil.which("node"), shutil.which("npm")
     if node is None or npm is None:
         pytest.fail("node and npm are needed for the TypeScript interop tests")
-    root = cache_root() / version
+    root = cache_root() / "+".join([version, *(e.replace("/", "_") for e in extras)])
     root.mkdir(parents=True, exist_ok=True)
     marker = root / "installed"
     with open(root / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
         if not marker.is_file():
-            _install(npm, root, version)
-            marker.write_text(f"{PACKAGE}@{version}\n")
+            _install(npm, root, [f"{PACKAGE}@{version}", *extras])
+            marker.write_text(f"{PACKAGE}@{version} {' '.join(extras)}\n")
     return TsSdk(root=root, version=version, node=node)
 
 
-def _install(npm: str, root: Path, version: str) -> None:
+def _install(npm: str, root: Path, packages: list[str]) -> None:
     (root / "package.json").write_text(
         '{"name": "acp-msgspec-ts-interop", "private": true, "type": "module"}\n'
     )
@@ -87,7 +89,7 @@ def _install(npm: str, root: Path, version: str) -> None:
                 "--no-audit",
                 "--no-fund",
                 "--no-save",
-                f"{PACKAGE}@{version}",
+                *packages,
             ],
             cwd=root,
             capture_output=True,
@@ -95,8 +97,8 @@ def _install(npm: str, root: Path, version: str) -> None:
             timeout=INSTALL_TIMEOUT,
         )
     except subprocess.TimeoutExpired:
-        pytest.fail(f"npm install {PACKAGE}@{version}: timed out")
+        pytest.fail(f"npm install {' '.join(packages)}: timed out")
     installed = root / "node_modules" / PACKAGE / "package.json"
     if done.returncode != 0 or not installed.is_file():
         output = (done.stderr or done.stdout)[-MAX_OUTPUT:]
-        pytest.fail(f"npm install {PACKAGE}@{version} failed:\n{output}")
+        pytest.fail(f"npm install {' '.join(packages)} failed:\n{output}")
