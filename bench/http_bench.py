@@ -12,8 +12,10 @@ All in one run, so that the ratios share the machine's state:
   (half a round trip);
 - **messages/s per worker**: 4 concurrent connections, each sending prompts
   that stream 50 updates, through one hypercorn worker (asyncio, as the
-  official SDK needs); ours (HTTP/2, WebSocket) against the official SDK's
-  Streamable HTTP (the goal: 3x);
+  official SDK needs); ours (HTTP/2, HTTP/1.1, WebSocket) against the
+  official SDK's Streamable HTTP (the goal: 3x), in rounds that take every
+  transport in turn (the median of each), so that a change of the machine's
+  load hits all of them alike;
 - **memory per idle connection**: the server's resident memory grown by
   50 connections each holding a session and its streams, divided by 50.
 
@@ -52,6 +54,7 @@ ENV = {
 }
 UPDATES = 50  # per prompt, throughput workload
 CLIENTS = 4
+ROUNDS = 3  # throughput rounds, each over every transport in turn
 
 
 @dataclass
@@ -282,12 +285,19 @@ def run(args: argparse.Namespace) -> None:
             "ours WebSocket": trio.run(our_latency, websocket, rounds),
             "official SDK HTTP": asyncio.run(their_latency(theirs.url, rounds)),
         }
-        throughput = {
-            "ours HTTP/2": trio.run(our_throughput, http, prompts),
-            "ours HTTP/1.1": trio.run(our_throughput, http1, prompts),
-            "ours WebSocket": trio.run(our_throughput, websocket, prompts),
-            "official SDK HTTP": asyncio.run(their_throughput(theirs.url, prompts)),
+        measures: dict[str, Callable[[], float]] = {
+            "ours HTTP/2": lambda: trio.run(our_throughput, http, prompts),
+            "ours HTTP/1.1": lambda: trio.run(our_throughput, http1, prompts),
+            "ours WebSocket": lambda: trio.run(our_throughput, websocket, prompts),
+            "official SDK HTTP": lambda: asyncio.run(
+                their_throughput(theirs.url, prompts)
+            ),
         }
+        rates: dict[str, list[float]] = {name: [] for name in measures}
+        for _ in range(ROUNDS):
+            for name, measure in measures.items():
+                rates[name].append(measure())
+        throughput = {name: statistics.median(r) for name, r in rates.items()}
         memory = {
             "ours HTTP/2": trio.run(our_idle, http, ours.pid, idle),
             "official SDK HTTP": asyncio.run(their_idle(theirs.url, theirs.pid, idle)),
@@ -311,7 +321,8 @@ def run(args: argparse.Namespace) -> None:
         print(f"  {name:18} {median * 1e3:7.2f} ms  {p90 * 1e3:7.2f} ms{added}")
     theirs_rate = throughput["official SDK HTTP"]
     print(
-        f"messages/s, one hypercorn worker, {CLIENTS} connections x {prompts} prompts x {UPDATES} updates"
+        f"messages/s, one hypercorn worker, {CLIENTS} connections x {prompts} prompts"
+        f" x {UPDATES} updates (median of {ROUNDS} interleaved rounds)"
     )
     for name, rate in throughput.items():
         print(

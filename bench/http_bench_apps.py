@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import acp_core
 import acp_http
 from acp_schema import v1
 
@@ -32,8 +31,12 @@ class BenchAgent(v1.Agent):
         block = params.prompt[0]
         count = int(block.text) if isinstance(block, v1.TextContent) else 0
         for _ in range(count):
+            # the types' own constructors, as TheirAgent builds its updates
             await self.client.session_update(
-                acp_core.notification(params.session_id, acp_core.agent_text("chunk "))
+                v1.SessionNotification(
+                    session_id=params.session_id,
+                    update=v1.AgentMessageChunk(content=v1.TextContent(text="chunk ")),
+                )
             )
         return v1.PromptResponse(stop_reason="end_turn")
 
