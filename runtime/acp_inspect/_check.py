@@ -340,6 +340,7 @@ async def _run_case(
         if status == "fail":
             agent.note(detail)
         agent.budget_note()
+        agent.done()
         await agent.stop(1.0)
         nursery.cancel_scope.cancel()
     findings = list(agent.inspector.findings)

@@ -10,8 +10,12 @@ Requests from the agent are answered by the case's ``responder``.
 Whatever the agent sends, a case keeps a bounded record (:class:`Budget`):
 at most ``lines`` timeline rows and ``bytes`` of their text, each row at
 most ``line_chars`` characters (a longer line is cut, its size said), at
-most ``pending`` messages waiting to be taken (the oldest notifications
-go first), and lines over ``max_line`` bytes are not parsed at all.
+most ``pending`` messages and ``pending_bytes`` of their lines waiting to be
+taken (the oldest notifications go first), and lines over ``max_line`` bytes
+are not parsed at all.  Once the case is over (:meth:`AgentUnderTest.done`)
+nothing is kept for it any more: the lines still read while the agent is
+reaped are checked and counted only.  So what is held does not depend on how
+far the agent's output runs ahead of the case.
 Every line from the agent counts as progress (:attr:`AgentUnderTest.on_line`),
 and what was last sent and received is kept to say where a case stopped.
 """
@@ -59,6 +63,8 @@ class Budget:
     line_chars: int = 2000
     #: messages received and not yet taken by the case (oldest notifications dropped)
     pending: int = 1000
+    #: bytes of the lines of those messages (oldest notifications dropped past it)
+    pending_bytes: int = 8 * 1024 * 1024
     #: longest line parsed (bytes); a longer one is noted, not parsed
     max_line: int = 16 * 1024 * 1024
     #: findings kept per case (then counted per rule)
@@ -80,6 +86,15 @@ class Entry:
     findings: list[Finding] = field(default_factory=list[Finding])
     #: bytes of the line (its text may be cut)
     size: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class _Waiting:
+    """A message received and not yet taken by the case, with the bytes of
+    its line (a batch member: its share)."""
+
+    msg: Message
+    size: int
 
 
 def summary(msg: Message) -> str:
@@ -175,7 +190,10 @@ class AgentUnderTest:
         self.exited = trio.Event()
         self._ids = itertools.count(1)
         self._splitter = LineSplitter(budget.max_line)
-        self._received: list[Message] = []
+        self._received: list[_Waiting] = []
+        #: bytes of the lines of ``_received`` (their decoded form is about as big)
+        self._received_bytes = 0
+        self._done = False
         self._arrived = trio.Event()
         self._process: trio.Process | None = None
         self._closed = False
@@ -315,7 +333,9 @@ class AgentUnderTest:
         responder when ``respond``."""
         while True:
             while self._received:
-                msg = self._received.pop(0)
+                waiting = self._received.pop(0)
+                self._received_bytes -= waiting.size
+                msg = waiting.msg
                 if match(msg):
                     return msg
                 if respond and msg.kind == "request":
@@ -329,7 +349,14 @@ class AgentUnderTest:
 
     def received(self) -> list[Message]:
         """What arrived and was not taken yet (kept)."""
-        return list(self._received)
+        return [waiting.msg for waiting in self._received]
+
+    def done(self) -> None:
+        """The case is over: what is waiting goes, and nothing more is kept
+        (the lines read while the agent is reaped are still checked)."""
+        self._done = True
+        self._received.clear()
+        self._received_bytes = 0
 
     async def _read_stdout(self) -> None:
         assert self._process is not None and self._process.stdout is not None
@@ -358,15 +385,19 @@ class AgentUnderTest:
         if entry is not None:
             entry.findings = findings
         items = parse_line(AGENT, 0, t, line)
+        # a batch's members share its line
+        size = len(line) // len(items)
         what: list[str] = []
         for item in items:
             if isinstance(item, Message):
+                # the case reads params and result: the raw bytes would keep the line
+                item.raw = None
                 what.append(summary(item))
                 if item.kind == "response" and item.id is None:
                     code = "a result" if item.error is None else item.error.get("code")
                     self.unmatched.append(f"{code} at {t:.2f} s")
                     del self.unmatched[:-5]
-                self._take(item)
+                self._take(item, size)
             else:
                 what.append(_unmatched_error(line) or "a line that is not JSON-RPC")
                 if what[-1].startswith("error"):
@@ -379,17 +410,29 @@ class AgentUnderTest:
             self.last_received = f"{''.join(what) or 'an empty line'} at {t:.2f} s"
         self._arrived.set()
 
-    def _take(self, msg: Message) -> None:
-        """Keep ``msg`` for the case; past ``budget.pending`` waiting, the
-        oldest notification goes (requests and responses are never dropped)."""
+    def _take(self, msg: Message, size: int) -> None:
+        """Keep ``msg`` for the case; past ``budget.pending`` messages or
+        ``budget.pending_bytes`` waiting, the oldest notifications go (requests
+        and responses are never dropped, nor the newest message: a case waiting
+        for one big update still sees it).  Nothing is kept once the case is
+        :meth:`done`."""
+        if self._done:
+            return
         received = self._received
-        received.append(msg)
-        if len(received) > self.budget.pending:
-            for i, old in enumerate(received):
-                if old.kind == "notification":
-                    del received[i]
-                    self.dropped_pending += 1
-                    break
+        received.append(_Waiting(msg, size))
+        self._received_bytes += size
+        b = self.budget
+        i = 0
+        while i < len(received) - 1 and (
+            len(received) > b.pending or self._received_bytes > b.pending_bytes
+        ):
+            old = received[i]
+            if old.msg.kind == "notification":
+                del received[i]
+                self._received_bytes -= old.size
+                self.dropped_pending += 1
+            else:
+                i += 1
 
     def where(self) -> str:
         """Where the exchange stood: the last line sent and received."""
