@@ -38,7 +38,6 @@ import types
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, overload
 
-import msgspec
 from msgspec import UNSET, UnsetType
 
 from ._schema import is_schema_module, protocol_module, schema_module_of
@@ -292,9 +291,7 @@ def _chunk(
 ) -> Any:
     cls = vocab.update(tag)
     mid: str | UnsetType = UNSET if message_id is None else message_id
-    if message_id is None and any(
-        f.required for f in msgspec.structs.fields(cls) if f.encode_name == "messageId"
-    ):
+    if message_id is None and vocab.requires(cls, "messageId"):
         raise ValueError(f"v{vocab.version} message chunks need a message_id")
     return cls(content=vocab.content("text")(text=text), message_id=mid, meta=meta)
 

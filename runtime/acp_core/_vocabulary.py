@@ -186,6 +186,17 @@ class Vocabulary:
 
         return self._cached(("field", cls, wire), find)
 
+    def requires(self, cls: Any, wire: str) -> bool:
+        """Whether ``cls`` (a Struct class) declares a required field named ``wire``."""
+
+        def find() -> bool:
+            return any(
+                info.required and info.encode_name == wire
+                for info in msgspec.structs.fields(cls)
+            )
+
+        return bool(self._cached(("requires", cls, wire), find))
+
     def member(self, cls: Any, *path: str) -> Any:
         """The first Struct class held at ``path`` (wire field names) from ``cls``.
 
@@ -241,7 +252,10 @@ class Vocabulary:
 
     def update(self, tag: str) -> Any:
         """The ``session/update`` variant tagged ``sessionUpdate: tag``."""
-        return self.variant(self.update_type, tag, "session update")
+        return self._cached(
+            ("update", tag),
+            lambda: self.variant(self.update_type, tag, "session update"),
+        )
 
     def has_update(self, tag: str) -> bool:
         try:
@@ -257,7 +271,10 @@ class Vocabulary:
 
     def content(self, tag: str) -> Any:
         """The content block class tagged ``type: tag`` (``text``, ``resource``, ...)."""
-        return self.variant(self.content_type, tag, "content block")
+        return self._cached(
+            ("content", tag),
+            lambda: self.variant(self.content_type, tag, "content block"),
+        )
 
     def tool_content(self, tag: str) -> Any:
         """The tool call content class tagged ``type: tag`` (``content``, ``diff``, ...)."""
