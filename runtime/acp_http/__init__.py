@@ -23,6 +23,8 @@ except ModuleNotFoundError as exc:  # packaging
 from ._agents import AgentHandle, AgentLauncher, CommandAgent, InProcessAgent
 from ._asgi import AcpHttpApp, Authorize, asgi_app, bearer_token
 from ._client import (
+    HttpOptions,
+    WebSocketOptions,
     connect_http,
     connect_http_asyncio,
     connect_websocket,
@@ -41,8 +43,10 @@ __all__ = [
     "CommandAgent",
     "HttpError",
     "HttpLimits",
+    "HttpOptions",
     "HttpWire",
     "InProcessAgent",
+    "WebSocketOptions",
     "WebSocketWire",
     "asgi_app",
     "bearer_token",

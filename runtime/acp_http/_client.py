@@ -29,9 +29,10 @@ from __future__ import annotations
 import functools
 import socket
 import ssl
+import sys
 from collections.abc import AsyncGenerator, Callable, Mapping
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import anyio
 import anyio.abc
@@ -42,10 +43,17 @@ if TYPE_CHECKING:
     import acp_asyncio
     import acp_trio
 
+    if sys.version_info >= (3, 12):
+        from typing import Unpack
+    else:  # anyio's dependency
+        from typing_extensions import Unpack
+
 from ._http_wire import HttpWire
 from ._ws_wire import WebSocketWire
 
 __all__ = [
+    "HttpOptions",
+    "WebSocketOptions",
     "connect_http",
     "connect_http_asyncio",
     "connect_websocket",
@@ -83,13 +91,6 @@ def http_client(
     return client
 
 
-def _headers(token: str | None, headers: Mapping[str, str] | None) -> dict[str, str]:
-    merged = dict(headers or {})
-    if token is not None:
-        merged["authorization"] = f"Bearer {token}"
-    return merged
-
-
 @asynccontextmanager
 async def _wired(
     run: Callable[[anyio.abc.ByteStream], Any], http: httpx.AsyncClient | None
@@ -108,100 +109,133 @@ async def _wired(
         theirs.close()
 
 
-@asynccontextmanager
-async def connect_http(
-    url: str,
-    client: acp_trio.ClientOffer[AgentT],
-    *,
-    token: str | None = None,
-    headers: Mapping[str, str] | None = None,
-    cookies: httpx.Cookies | None = None,
-    http: httpx.AsyncClient | None = None,
-    http2: bool = True,
-    limits: Limits | None = None,
-    unstable: bool = False,
-) -> AsyncGenerator[acp_trio.ClientSideConnection[AgentT], None]:
-    """An ``acp_trio.ClientSideConnection`` to the agent at ``url`` over Streamable HTTP.
+class WebSocketOptions(TypedDict, total=False):
+    """The keywords of :func:`connect_websocket` and :func:`connect_websocket_asyncio`."""
 
-    ``client`` is what :func:`acp_trio.connect_to_agent` takes; ``token`` is
-    sent as ``Authorization: Bearer``; ``http`` is your own httpx client
-    (HTTP/2 with a cookie jar by default: :func:`http_client`; ``http2=False``
-    for a server that speaks HTTP/1.1 only, such as uvicorn).
-    """
+    #: sent as ``Authorization: Bearer`` (default: none)
+    token: str | None
+    #: more headers for every request and the upgrade
+    headers: Mapping[str, str] | None
+    #: the jar to keep the server's cookies in (default: a fresh one)
+    cookies: httpx.Cookies | None
+    #: the connection's bounds (:class:`acp_core.Limits`; default: its defaults)
+    limits: Limits | None
+    #: speak the schema's unstable surface (default False)
+    unstable: bool
+
+
+class HttpOptions(WebSocketOptions, total=False):
+    """The keywords of :func:`connect_http` and :func:`connect_http_asyncio`."""
+
+    #: your own httpx client (default: :func:`http_client`, closed with the connection)
+    http: httpx.AsyncClient | None
+    #: False for a server that speaks HTTP/1.1 only, such as uvicorn (default True)
+    http2: bool
+
+
+@asynccontextmanager
+async def _http_socket(
+    url: str, options: HttpOptions
+) -> AsyncGenerator[socket.socket, None]:
+    """A Streamable HTTP wire to ``url``: the socket its connection talks over."""
+    http = options.get("http")
+    owned = http is None
+    if http is None:
+        http = http_client(
+            url, cookies=options.get("cookies"), http2=options.get("http2", True)
+        )
+    wire = HttpWire(
+        url, http, headers=_headers(options), max_message_bytes=_max(options)
+    )
+    async with _wired(wire.run, http if owned else None) as sock:
+        yield sock
+
+
+@asynccontextmanager
+async def _websocket_socket(
+    url: str, options: WebSocketOptions
+) -> AsyncGenerator[socket.socket, None]:
+    """A WebSocket wire to ``url``, upgraded: the socket its connection talks over."""
+    wire = WebSocketWire(
+        url,
+        headers=_headers(options),
+        cookies=options.get("cookies"),
+        max_message_bytes=_max(options),
+    )
+    await wire.connect()
+    async with _wired(wire.run, None) as sock:
+        yield sock
+
+
+@asynccontextmanager
+async def _over_trio(
+    sock: socket.socket, client: acp_trio.ClientOffer[AgentT], options: WebSocketOptions
+) -> AsyncGenerator[acp_trio.ClientSideConnection[AgentT], None]:
     import acp_trio
     import trio
 
-    owned = http is None
-    http = http or http_client(url, cookies=cookies, http2=http2)
-    wire = HttpWire(
-        url, http, headers=_headers(token, headers), max_message_bytes=_max(limits)
+    stream = trio.SocketStream(trio.socket.from_stdlib_socket(sock))
+    limits, unstable = options.get("limits"), options.get("unstable", False)
+    connecting = acp_trio.connect_to_agent(
+        stream, client, limits=limits, unstable=unstable
     )
-    async with _wired(wire.run, http if owned else None) as sock:
-        stream = trio.SocketStream(trio.socket.from_stdlib_socket(sock))
-        async with acp_trio.connect_to_agent(
-            stream, client, limits=limits, unstable=unstable
-        ) as conn:
+    async with connecting as conn:
+        yield conn
+
+
+@asynccontextmanager
+async def _over_asyncio(
+    sock: socket.socket,
+    client: acp_asyncio.ClientOffer[AgentT],
+    options: WebSocketOptions,
+) -> AsyncGenerator[acp_asyncio.ClientSideConnection[AgentT], None]:
+    import asyncio
+
+    import acp_asyncio
+
+    reader, writer = await asyncio.open_connection(sock=sock)
+    limits, unstable = options.get("limits"), options.get("unstable", False)
+    async with acp_asyncio.connect_to_agent(
+        reader, writer, client, limits=limits, unstable=unstable
+    ) as conn:
+        yield conn
+
+
+@asynccontextmanager
+async def connect_http(
+    url: str, client: acp_trio.ClientOffer[AgentT], **options: Unpack[HttpOptions]
+) -> AsyncGenerator[acp_trio.ClientSideConnection[AgentT], None]:
+    """An ``acp_trio.ClientSideConnection`` to the agent at ``url`` over Streamable HTTP.
+
+    ``client`` is what :func:`acp_trio.connect_to_agent` takes; the keywords
+    are :class:`HttpOptions` (``token``, ``headers``, ``cookies``, ``http``,
+    ``http2``, ``limits``, ``unstable``).
+    """
+    async with _http_socket(url, options) as sock:
+        async with _over_trio(sock, client, options) as conn:
             yield conn
 
 
 @asynccontextmanager
 async def connect_websocket(
-    url: str,
-    client: acp_trio.ClientOffer[AgentT],
-    *,
-    token: str | None = None,
-    headers: Mapping[str, str] | None = None,
-    cookies: httpx.Cookies | None = None,
-    limits: Limits | None = None,
-    unstable: bool = False,
+    url: str, client: acp_trio.ClientOffer[AgentT], **options: Unpack[WebSocketOptions]
 ) -> AsyncGenerator[acp_trio.ClientSideConnection[AgentT], None]:
-    """An ``acp_trio.ClientSideConnection`` to the agent at ``url`` (``ws://`` or ``wss://``)."""
-    import acp_trio
-    import trio
+    """An ``acp_trio.ClientSideConnection`` to the agent at ``url`` (``ws://`` or ``wss://``).
 
-    wire = WebSocketWire(
-        url,
-        headers=_headers(token, headers),
-        cookies=cookies,
-        max_message_bytes=_max(limits),
-    )
-    await wire.connect()
-    async with _wired(wire.run, None) as sock:
-        stream = trio.SocketStream(trio.socket.from_stdlib_socket(sock))
-        async with acp_trio.connect_to_agent(
-            stream, client, limits=limits, unstable=unstable
-        ) as conn:
+    The keywords are :class:`WebSocketOptions`.
+    """
+    async with _websocket_socket(url, options) as sock:
+        async with _over_trio(sock, client, options) as conn:
             yield conn
 
 
 @asynccontextmanager
 async def connect_http_asyncio(
-    url: str,
-    client: acp_asyncio.ClientOffer[AgentT],
-    *,
-    token: str | None = None,
-    headers: Mapping[str, str] | None = None,
-    cookies: httpx.Cookies | None = None,
-    http: httpx.AsyncClient | None = None,
-    http2: bool = True,
-    limits: Limits | None = None,
-    unstable: bool = False,
+    url: str, client: acp_asyncio.ClientOffer[AgentT], **options: Unpack[HttpOptions]
 ) -> AsyncGenerator[acp_asyncio.ClientSideConnection[AgentT], None]:
     """:func:`connect_http` under asyncio: an ``acp_asyncio.ClientSideConnection``."""
-    import asyncio
-
-    import acp_asyncio
-
-    owned = http is None
-    http = http or http_client(url, cookies=cookies, http2=http2)
-    wire = HttpWire(
-        url, http, headers=_headers(token, headers), max_message_bytes=_max(limits)
-    )
-    async with _wired(wire.run, http if owned else None) as sock:
-        reader, writer = await asyncio.open_connection(sock=sock)
-        async with acp_asyncio.connect_to_agent(
-            reader, writer, client, limits=limits, unstable=unstable
-        ) as conn:
+    async with _http_socket(url, options) as sock:
+        async with _over_asyncio(sock, client, options) as conn:
             yield conn
 
 
@@ -209,32 +243,21 @@ async def connect_http_asyncio(
 async def connect_websocket_asyncio(
     url: str,
     client: acp_asyncio.ClientOffer[AgentT],
-    *,
-    token: str | None = None,
-    headers: Mapping[str, str] | None = None,
-    cookies: httpx.Cookies | None = None,
-    limits: Limits | None = None,
-    unstable: bool = False,
+    **options: Unpack[WebSocketOptions],
 ) -> AsyncGenerator[acp_asyncio.ClientSideConnection[AgentT], None]:
     """:func:`connect_websocket` under asyncio: an ``acp_asyncio.ClientSideConnection``."""
-    import asyncio
-
-    import acp_asyncio
-
-    wire = WebSocketWire(
-        url,
-        headers=_headers(token, headers),
-        cookies=cookies,
-        max_message_bytes=_max(limits),
-    )
-    await wire.connect()
-    async with _wired(wire.run, None) as sock:
-        reader, writer = await asyncio.open_connection(sock=sock)
-        async with acp_asyncio.connect_to_agent(
-            reader, writer, client, limits=limits, unstable=unstable
-        ) as conn:
+    async with _websocket_socket(url, options) as sock:
+        async with _over_asyncio(sock, client, options) as conn:
             yield conn
 
 
-def _max(limits: Limits | None) -> int:
-    return (limits or Limits()).max_message_size
+def _headers(options: WebSocketOptions) -> dict[str, str]:
+    merged = dict(options.get("headers") or {})
+    token = options.get("token")
+    if token is not None:
+        merged["authorization"] = f"Bearer {token}"
+    return merged
+
+
+def _max(options: WebSocketOptions) -> int:
+    return (options.get("limits") or Limits()).max_message_size
