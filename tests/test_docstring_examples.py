@@ -24,17 +24,7 @@ def _modules() -> list[str]:
     return sorted(names)
 
 
-def _params() -> list[object]:
-    gap = pytest.mark.skip(
-        reason="known gap of the 2.4.0 spec bump (issue 17 open): a docstring "
-        "example of the 2.4.0 v2 draft does not hold"
-    )
-    return [
-        pytest.param(n, marks=[gap] if n == "acp_schema.v2" else []) for n in _modules()
-    ]
-
-
-@pytest.mark.parametrize("name", _params())
+@pytest.mark.parametrize("name", _modules())
 def test_docstring_examples_run(name: str, capsys: pytest.CaptureFixture[str]) -> None:
     module = importlib.import_module(name)
     result = doctest.testmod(

@@ -806,6 +806,12 @@ class Codec:
                     return self._shape(value, marker, path, work)
             if isinstance(base, type) and issubclass(base, msgspec.Struct):
                 return self._lenient(value, base, path, work)
+            if typing.get_origin(base) in (list, dict):
+                # Annotated[list[X], msgspec.Meta(min_length=1)]: the items
+                # under the lenient rules (an open union's unknown tag), then
+                # the container's own constraints.
+                got = self._lenient(value, base, path, work)
+                return _constrained(got, hint, path)
             return _strict(value, hint, path)  # Annotated[int, msgspec.Meta(...)]
         if isinstance(hint, type) and issubclass(hint, msgspec.Struct):
             return self._struct(value, hint, path, work)
@@ -957,7 +963,7 @@ class Codec:
                 raise
             except ValidationError:
                 work.repair(f"{path}[{i}]")
-        return kept
+        return _constrained(kept, hint, path)  # `minItems` holds after the skips
 
     def _other(
         self, value: Any, cls: type[OtherVariant], path: str, work: _Work | None
@@ -1262,9 +1268,49 @@ def _union_members(hint: Any) -> tuple[type[msgspec.Struct], ...]:
 
 
 def _list_item(hint: Any) -> Any:
+    """X of ``list[X]``, ``Annotated[list[X], ...]`` and those ``| None | UnsetType``."""
+    if getattr(hint, "__metadata__", None) is not None:
+        hint = typing.get_args(hint)[0]
     if typing.get_origin(hint) is list:
         return typing.get_args(hint)[0]
     for arg in typing.get_args(hint):
+        if getattr(arg, "__metadata__", None) is not None:
+            arg = typing.get_args(arg)[0]
         if typing.get_origin(arg) is list:
             return typing.get_args(arg)[0]
     return None
+
+
+#: hint -> ``Annotated[list[Any], *its msgspec.Meta]`` (None: no constraint).
+_SHELLS: dict[Any, Any] = {}
+
+
+def _shell(hint: Any) -> Any:
+    """The container constraints of `hint` (``Annotated[list[X],
+    msgspec.Meta(min_length=1)]``, maybe ``| UnsetType``) on a container of
+    anything, or None when it has none."""
+    try:
+        return _SHELLS[hint]
+    except KeyError:
+        pass
+    shell = None
+    for arg in (hint, *typing.get_args(hint)):
+        metas = [
+            m for m in getattr(arg, "__metadata__", ()) if isinstance(m, msgspec.Meta)
+        ]
+        origin = typing.get_origin(typing.get_args(arg)[0]) if metas else None
+        if origin is list or origin is dict:
+            container: Any = list[Any] if origin is list else dict[str, Any]
+            shell = typing.Annotated[tuple([container, *metas])]
+            break
+    _SHELLS[hint] = shell
+    return shell
+
+
+def _constrained(value: Any, hint: Any, path: str) -> Any:
+    """`value` (a list or dict the lenient rules built) once the length
+    constraints `hint` states hold for it."""
+    shell = _shell(hint)
+    if shell is not None and (_is_list(value) or _is_dict(value)):
+        _strict(value, shell, path)
+    return value

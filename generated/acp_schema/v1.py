@@ -15,7 +15,8 @@ type their handlers; ``acp_schema.v1_unstable`` names them as the
 stable ones).
 
 >>> from acp_schema import v1
->>> v1.decode(b'{"sessionId": "s1", "prompt": []}', v1.PromptRequest).session_id
+>>> data = b'{"sessionId": "s1", "prompt": [{"type": "text", "text": "hi"}]}'
+>>> v1.decode(data, v1.PromptRequest).session_id
 's1'
 """
 

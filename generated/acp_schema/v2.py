@@ -15,7 +15,8 @@ type their handlers; ``acp_schema.v2_unstable`` names them as the
 stable ones).
 
 >>> from acp_schema import v2
->>> v2.decode(b'{"sessionId": "s1", "prompt": []}', v2.PromptRequest).session_id
+>>> data = b'{"sessionId": "s1", "prompt": [{"type": "text", "text": "hi"}]}'
+>>> v2.decode(data, v2.PromptRequest).session_id
 's1'
 """
 

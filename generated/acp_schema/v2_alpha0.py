@@ -18,7 +18,8 @@ Shaped as the unstable schema has them (it changes, rather than adds to,
 the stable shape): `SetSessionConfigOptionRequest`.
 
 >>> from acp_schema import v2_alpha0
->>> v2_alpha0.decode(b'{"sessionId": "s1", "prompt": []}', v2_alpha0.PromptRequest).session_id
+>>> data = b'{"sessionId": "s1", "prompt": [{"type": "text", "text": "hi"}]}'
+>>> v2_alpha0.decode(data, v2_alpha0.PromptRequest).session_id
 's1'
 """
 
