@@ -28,21 +28,18 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import signal
-import socket
 import statistics
-import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import acp_http
 import acp_trio
 import trio
 from acp_schema import v1
+from http_servers import rss_kib, serving
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -55,63 +52,6 @@ ENV = {
 UPDATES = 50  # per prompt, throughput workload
 CLIENTS = 4
 ROUNDS = 3  # throughput rounds, each over every transport in turn
-
-
-@dataclass
-class Served:
-    url: str
-    pid: int
-
-
-@contextmanager
-def serving(app: str, worker: str = "asyncio") -> Iterator[Served]:
-    """hypercorn serving ``http_bench_apps:APP`` on an ephemeral port, stopped by PID."""
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(256)
-    fd = sock.fileno()
-    argv = [
-        sys.executable,
-        "-m",
-        "hypercorn",
-        "-k",
-        worker,
-        "--bind",
-        f"fd://{fd}",
-        "--log-level",
-        "warning",
-        f"http_bench_apps:{app}",
-    ]
-    process = subprocess.Popen(
-        argv, cwd=HERE, pass_fds=[fd], env=ENV, start_new_session=True
-    )
-    port = sock.getsockname()[1]
-    sock.close()
-    try:
-        yield Served(f"http://127.0.0.1:{port}/acp", process.pid)
-    finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        process.wait()
-
-
-def rss_kib(group: int) -> int:
-    """The resident memory of process group ``group`` (hypercorn and its worker), KiB."""
-    total = 0
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()
-            if int(fields[2]) != group:
-                continue
-            with open(f"/proc/{entry}/status") as status:
-                for line in status:
-                    if line.startswith("VmRSS:"):
-                        total += int(line.split()[1])
-        except (OSError, IndexError, ValueError):
-            continue
-    return total
 
 
 class OurClient:
@@ -266,14 +206,18 @@ def run(args: argparse.Namespace) -> None:
     def stdio() -> Any:
         return acp_trio.spawn_agent(stdio_agent, OurClient, env=ENV)
 
-    with serving("ours") as ours, serving("theirs") as theirs:
-        ws = ours.url.replace("http", "ws", 1)
+    kind, cwd = "hypercorn-asyncio", Path(HERE)
+    with (
+        serving(kind, "http_bench_apps:ours", cwd=cwd, env=ENV) as ours,
+        serving(kind, "http_bench_apps:theirs", cwd=cwd, env=ENV) as theirs,
+    ):
+        ws = ours.replace("http", "ws", 1)
 
         def http() -> Any:
-            return acp_http.connect_http(ours.url, OurClient)
+            return acp_http.connect_http(ours, OurClient)
 
         def http1() -> Any:
-            return acp_http.connect_http(ours.url, OurClient, http2=False)
+            return acp_http.connect_http(ours, OurClient, http2=False)
 
         def websocket() -> Any:
             return acp_http.connect_websocket(ws, OurClient)
@@ -283,15 +227,13 @@ def run(args: argparse.Namespace) -> None:
             "ours HTTP/2": trio.run(our_latency, http, rounds),
             "ours HTTP/1.1": trio.run(our_latency, http1, rounds),
             "ours WebSocket": trio.run(our_latency, websocket, rounds),
-            "official SDK HTTP": asyncio.run(their_latency(theirs.url, rounds)),
+            "official SDK HTTP": asyncio.run(their_latency(theirs, rounds)),
         }
         measures: dict[str, Callable[[], float]] = {
             "ours HTTP/2": lambda: trio.run(our_throughput, http, prompts),
             "ours HTTP/1.1": lambda: trio.run(our_throughput, http1, prompts),
             "ours WebSocket": lambda: trio.run(our_throughput, websocket, prompts),
-            "official SDK HTTP": lambda: asyncio.run(
-                their_throughput(theirs.url, prompts)
-            ),
+            "official SDK HTTP": lambda: asyncio.run(their_throughput(theirs, prompts)),
         }
         rates: dict[str, list[float]] = {name: [] for name in measures}
         for _ in range(ROUNDS):
@@ -300,7 +242,7 @@ def run(args: argparse.Namespace) -> None:
         throughput = {name: statistics.median(r) for name, r in rates.items()}
         memory = {
             "ours HTTP/2": trio.run(our_idle, http, ours.pid, idle),
-            "official SDK HTTP": asyncio.run(their_idle(theirs.url, theirs.pid, idle)),
+            "official SDK HTTP": asyncio.run(their_idle(theirs, theirs.pid, idle)),
         }
 
     base = statistics.median(latency["stdio"])

@@ -390,24 +390,8 @@ class AcpHttpApp:
                     await connection.queue(connection.outbox, error_line)
 
 
-def asgi_app(
-    launcher: AgentLauncher,
-    *,
-    limits: HttpLimits | None = None,
-    authorize: Authorize | None = None,
-    token: str | None = None,
-    affinity_cookie: str | None = None,
-    path: str = "/acp",
-) -> AcpHttpApp:
-    """An :class:`AcpHttpApp` (the same arguments)."""
-    return AcpHttpApp(
-        launcher,
-        limits=limits,
-        authorize=authorize,
-        token=token,
-        affinity_cookie=affinity_cookie,
-        path=path,
-    )
+#: :class:`AcpHttpApp` by its factory name (the same arguments, the same app)
+asgi_app = AcpHttpApp
 
 
 def _headers(scope: Scope_) -> dict[str, str]:

@@ -25,6 +25,7 @@ import anyio.abc
 import httpx
 import msgspec
 
+from ._lines import read_lines
 from ._routing import Envelope, MessageError, decode_envelope, id_key
 from ._sse import EventTooLarge, SseReader
 
@@ -38,7 +39,6 @@ FATAL_STATUSES = frozenset({401, 403, 404, 410})
 ERROR_BODY_CHARS = 2048
 #: requests from the agent whose answer's session is remembered (oldest forgotten)
 MAX_ANSWER_ROUTES = 4096
-_READ = 1 << 16
 
 
 class HttpError(Exception):
@@ -80,7 +80,7 @@ class HttpWire:
         try:
             async with anyio.create_task_group() as task_group:
                 self._task_group = task_group
-                await self._guarded(self._send_loop(local))
+                await self._guarded(read_lines(local, self._post_all))
                 task_group.cancel_scope.cancel()
         finally:
             with anyio.CancelScope(shield=True):
@@ -98,22 +98,9 @@ class HttpWire:
             assert self._task_group is not None
             self._task_group.cancel_scope.cancel()
 
-    async def _send_loop(self, local: anyio.abc.ByteStream) -> None:
-        partial = b""
-        while True:
-            try:
-                chunk = await local.receive(_READ)
-            except (
-                anyio.EndOfStream,
-                anyio.ClosedResourceError,
-                anyio.BrokenResourceError,
-            ):
-                return
-            lines = (partial + chunk).split(b"\n")
-            partial = lines.pop()
-            for line in lines:
-                if line.strip():
-                    await self._post(line)
+    async def _post_all(self, lines: list[bytes]) -> None:
+        for line in lines:
+            await self._post(line)
 
     async def _post(self, line: bytes) -> None:
         try:

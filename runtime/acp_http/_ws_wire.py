@@ -22,11 +22,11 @@ import wsproto
 import wsproto.events as ws
 
 from ._http_wire import HttpError
+from ._lines import READ_CHUNK, read_lines
 
 __all__ = ["WebSocketWire"]
 
 log = logging.getLogger("acp_http")
-_READ = 1 << 16
 
 
 class WebSocketWire:
@@ -110,7 +110,7 @@ class WebSocketWire:
     async def _receive_raw(self) -> bytes:
         assert self._sock is not None
         try:
-            return await self._sock.receive(_READ)
+            return await self._sock.receive(READ_CHUNK)
         except (
             anyio.EndOfStream,
             anyio.ClosedResourceError,
@@ -130,7 +130,7 @@ class WebSocketWire:
             async with anyio.create_task_group() as task_group:
                 scope = task_group.cancel_scope
                 task_group.start_soon(self._guarded, self._inbound(local, scope), scope)
-                await self._guarded(self._outbound(local), scope)
+                await self._guarded(read_lines(local, self._send_lines), scope)
                 scope.cancel()
         finally:
             with anyio.CancelScope(shield=True):
@@ -145,29 +145,15 @@ class WebSocketWire:
             log.warning("remote ACP connection ended: %s", error)
             scope.cancel()
 
-    async def _outbound(self, local: anyio.abc.ByteStream) -> None:
-        partial = b""
-        while True:
-            try:
-                chunk = await local.receive(_READ)
-            except (
-                anyio.EndOfStream,
-                anyio.ClosedResourceError,
-                anyio.BrokenResourceError,
-            ):
-                return
-            lines = (partial + chunk).split(b"\n")
-            partial = lines.pop()
-            data = b"".join(
-                self._ws.send(ws.TextMessage(data=line.decode("utf-8", "replace")))
-                for line in lines
-                if line.strip()
-            )
-            if data:
-                try:
-                    await self._send_raw(data)
-                except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-                    raise HttpError(0, "the WebSocket closed") from None
+    async def _send_lines(self, lines: list[bytes]) -> None:
+        data = b"".join(
+            self._ws.send(ws.TextMessage(data=line.decode("utf-8", "replace")))
+            for line in lines
+        )
+        try:
+            await self._send_raw(data)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            raise HttpError(0, "the WebSocket closed") from None
 
     async def _inbound(
         self, local: anyio.abc.ByteStream, scope: anyio.CancelScope

@@ -1,75 +1,27 @@
 """Real servers for the remote-transport tests: hypercorn or uvicorn on 127.0.0.1.
 
-The test binds the listening socket (an ephemeral port) and hands its file
-descriptor to the server process, so there is no port race and no wait for
-readiness: connections queue in the backlog until the server accepts them.
-Each server is stopped by its PID.
+bench/http_servers.py starts them (the listening socket bound here and handed
+to the server, no port race; stopped by PID); this module serves the apps of
+tests/http.
 """
 
 from __future__ import annotations
 
-import os
-import signal
 import socket
-import subprocess
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
+# appended: a bench module never shadows a test's
+sys.path.append(str(Path(__file__).resolve().parents[2] / "bench"))
+
+import http_servers
+from http_servers import Served, listening_socket, rss_kib, stop
+
 HERE = Path(__file__).resolve().parent
 
-#: server kind -> the command serving ASGI app ``APP`` from socket ``FD``
-SERVERS: Mapping[str, Sequence[str]] = {
-    "hypercorn-trio": ["-m", "hypercorn", "-k", "trio", "--bind", "fd://{fd}", "{app}"],
-    "hypercorn-asyncio": [
-        "-m",
-        "hypercorn",
-        "-k",
-        "asyncio",
-        "--bind",
-        "fd://{fd}",
-        "{app}",
-    ],
-    "uvicorn": ["-m", "uvicorn", "--fd", "{fd}", "--log-level", "warning", "{app}"],
-}
-
-
-def listening_socket() -> socket.socket:
-    """A TCP socket listening on an ephemeral port of 127.0.0.1."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(256)
-    return sock
-
-
-class Served(str):
-    """The ``/acp`` URL of a running server, with the server's PID (its process group)."""
-
-    pid: int
-
-
-def rss_kib(group: int) -> int:
-    """The resident memory (KiB) of process group ``group``: the server and its
-    worker processes (hypercorn runs its worker in a child process)."""
-    total = 0
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()
-            if int(fields[2]) != group:
-                continue
-            with open(f"/proc/{entry}/status") as status:
-                for line in status:
-                    if line.startswith("VmRSS:"):
-                        total += int(line.split()[1])
-        except (OSError, IndexError, ValueError):
-            continue  # a process that ended meanwhile
-    if total == 0:
-        raise RuntimeError(f"no process in group {group}")
-    return total
+__all__ = ["Served", "listening_socket", "rss_kib", "serving", "stop"]
 
 
 @contextmanager
@@ -80,32 +32,5 @@ def serving(
     sock: socket.socket | None = None,
 ) -> Iterator[Served]:
     """Run ``app`` (module:attribute in tests/http) under ``kind``; yield its ``/acp`` URL."""
-    sock = sock or listening_socket()
-    fd = sock.fileno()
-    port = sock.getsockname()[1]
-    argv = [sys.executable] + [a.format(fd=fd, app=app) for a in SERVERS[kind]]
-    process = subprocess.Popen(
-        argv,
-        cwd=HERE,
-        pass_fds=[fd],
-        env={**os.environ, **(env or {})},
-        start_new_session=True,
-    )
-    sock.close()
-    served = Served(f"http://127.0.0.1:{port}/acp")
-    served.pid = process.pid
-    try:
+    with http_servers.serving(kind, app, cwd=HERE, env=env, sock=sock) as served:
         yield served
-    finally:
-        stop(process)
-
-
-def stop(process: subprocess.Popen[bytes]) -> None:
-    """SIGTERM, then SIGKILL, the server's process group (by its PID)."""
-    if process.poll() is None:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
