@@ -14,6 +14,14 @@ needs ``msgspec`` and ``acp_schema`` only: no trio, no asyncio.  The runtimes
     update = acp_core.agent_text("Hello", message_id="m1")
     transcript = acp_core.SessionTranscript()
     transcript.apply(acp_core.notification("s1", update))
+
+An adapter builds on :mod:`acp_core.adapter`; a tool that reads a connection
+from outside (``acp_inspect``) takes the same rules by their public names:
+the capability rules (:class:`AgentCallChecks`, :func:`check_client_call`,
+:func:`agent_capabilities`, :func:`client_capabilities`,
+:func:`is_absolute_anywhere`) and the schema modules (:func:`protocol_module`,
+:func:`fitting_draft`).  Nothing outside ``acp_core`` imports a private
+``acp_core._x`` module.
 """
 
 from ._builders import (
@@ -36,6 +44,15 @@ from ._builders import (
     usage_update,
     user_message,
     user_text,
+)
+from ._capabilities import (
+    CLIENT_CHECKED,
+    NONE_ADVERTISED,
+    AgentCallChecks,
+    agent_capabilities,
+    check_client_call,
+    client_capabilities,
+    is_absolute_anywhere,
 )
 from ._engine import Engine
 from ._errors import (
@@ -87,7 +104,14 @@ from ._records import (
     VersionChosen,
 )
 from ._rules import AgentRules, ClientRules
-from ._schema import MethodSpec, Schema, supported_versions
+from ._schema import (
+    MethodSpec,
+    Schema,
+    SchemaModule,
+    fitting_draft,
+    protocol_module,
+    supported_versions,
+)
 from ._sides import AgentSide, AgentT, ClientSide, ClientT, Offer, normalize_offer
 from ._tool_calls import ToolCallTracker
 from ._transcript import (
@@ -100,6 +124,7 @@ from ._transcript import (
 from ._version import __version__
 
 __all__ = [
+    "CLIENT_CHECKED",
     "DEFAULT_MAX_MESSAGE_SIZE",
     "END_OF_INPUT",
     "INTERNAL_ERROR",
@@ -107,6 +132,7 @@ __all__ = [
     "INVALID_REQUEST",
     "METHOD_NOT_FOUND",
     "NEED_DATA",
+    "NONE_ADVERTISED",
     "NOTIFICATIONS",
     "ORIGIN_NOTIFICATION",
     "ORIGIN_REQUEST",
@@ -115,6 +141,7 @@ __all__ = [
     "PAUSED",
     "REQUEST_CANCELLED",
     "WRITE_BUFFER",
+    "AgentCallChecks",
     "AgentRules",
     "AgentSide",
     "AgentT",
@@ -149,6 +176,7 @@ __all__ = [
     "RequestError",
     "Running",
     "Schema",
+    "SchemaModule",
     "SessionInfoState",
     "SessionTranscript",
     "Settable",
@@ -158,9 +186,12 @@ __all__ = [
     "VersionChosen",
     "VersionUnavailableError",
     "__version__",
+    "agent_capabilities",
     "agent_message",
     "agent_text",
     "agent_thought",
+    "check_client_call",
+    "client_capabilities",
     "decode_envelope",
     "default_permission_options",
     "diff",
@@ -171,11 +202,14 @@ __all__ = [
     "encode_notification",
     "encode_request",
     "encode_result",
+    "fitting_draft",
+    "is_absolute_anywhere",
     "merge_initialize",
     "normalize_offer",
     "notification",
     "plan",
     "plan_entry",
+    "protocol_module",
     "resource_link",
     "set_check_outgoing_default",
     "sniff_oversized",

@@ -30,7 +30,18 @@ from typing import Any, Final, Literal, cast
 
 import msgspec
 
-from . import _capabilities, _handlers
+from . import _handlers
+from ._capabilities import (
+    CLIENT_CHECKED,
+    INCOMING_CHECKED,
+    AgentCallChecks,
+    ReceivedCallChecks,
+    agent_capabilities,
+    check_client_call,
+    check_elicitation_received,
+    check_incoming,
+    client_capabilities,
+)
 from ._errors import (
     INVALID_REQUEST,
     ProtocolVersionError,
@@ -202,7 +213,7 @@ class AgentRules:
     not_inline: Final = frozenset({INITIALIZE})
 
     #: Handlers :meth:`check_received` looks at; :meth:`notification_received` too.
-    checked: Final = _capabilities.INCOMING_CHECKED
+    checked: Final = INCOMING_CHECKED
     watched_notifications: Final = frozenset({"session_cancel"})
 
     def __init__(self, versions: Collection[int]) -> None:
@@ -240,7 +251,7 @@ class AgentRules:
     def begin_initialize(self, version: int, params: Any) -> None:
         """``initialize`` (params decoded in ``version``) goes to its handler."""
         self.protocol_version = version
-        self.client_capabilities = _capabilities.client_capabilities(params)
+        self.client_capabilities = client_capabilities(params)
         self.gate.state = "running"
         self.serving = True
 
@@ -256,9 +267,7 @@ class AgentRules:
 
     def check_received(self, schema: Schema, method: MethodSpec, params: Any) -> None:
         """Receiver rules beyond the params' type (both sides: absolute paths)."""
-        _capabilities.check_incoming(
-            schema.version, method.handler, params, schema.module
-        )
+        check_incoming(schema.version, method.handler, params, schema.module)
 
     def request_received(self, running: Running) -> None:
         if running.session_id is None:
@@ -335,8 +344,8 @@ class AgentRules:
 
     def check_outgoing(self, schema: Schema, method: MethodSpec, params: Any) -> None:
         """Refuse (``CapabilityError``) a call the client did not advertise."""
-        if method.handler in _capabilities.CLIENT_CHECKED:
-            _capabilities.check_client_call(
+        if method.handler in CLIENT_CHECKED:
+            check_client_call(
                 schema.version,
                 method.handler,
                 params,
@@ -363,7 +372,7 @@ class ClientRules:
     side: Final = "client"
     not_inline: Final = frozenset[str]()
 
-    checked: Final = _capabilities.INCOMING_CHECKED | {"elicitation_create"}
+    checked: Final = INCOMING_CHECKED | {"elicitation_create"}
     watched_notifications: Final = frozenset[str]()
 
     def __init__(self, versions: Collection[int]) -> None:
@@ -379,7 +388,7 @@ class ClientRules:
         # The initialize request(s) sent, by version; merged: by offer_initialize().
         self.init_requests: dict[int, Any] = {}
         self.merged_init = False
-        self._agent_checks: _capabilities.AgentCallChecks | None = None
+        self._agent_checks: AgentCallChecks | None = None
         # Agent methods the capabilities this client advertised refuse, by
         # wire name (one dict lookup per incoming message).
         self.refusals: dict[str, RequestError] = {}
@@ -404,13 +413,9 @@ class ClientRules:
         """Not reached: a client runs no ``initialize``."""
 
     def check_received(self, schema: Schema, method: MethodSpec, params: Any) -> None:
-        _capabilities.check_incoming(
-            schema.version, method.handler, params, schema.module
-        )
+        check_incoming(schema.version, method.handler, params, schema.module)
         if method.handler == "elicitation_create":
-            _capabilities.check_elicitation_received(
-                params, self.client_capabilities, schema.module
-            )
+            check_elicitation_received(params, self.client_capabilities, schema.module)
 
     def request_received(self, running: Running) -> None:
         pass
@@ -462,7 +467,7 @@ class ClientRules:
             or checks.caps is not self.agent_capabilities
             or checks.version != schema.version
         ):
-            checks = self._agent_checks = _capabilities.AgentCallChecks(
+            checks = self._agent_checks = AgentCallChecks(
                 schema.version, self.agent_capabilities, schema.module
             )
         checks.check(method.handler, params)
@@ -489,12 +494,8 @@ class ClientRules:
         """Read what this client advertised to an agent of ``schema.version``."""
         requests = self.init_requests
         if schema.version in requests or self.merged_init:
-            self.client_capabilities = _capabilities.client_capabilities(
-                requests.get(schema.version)
-            )
-        self.refusals = _capabilities.ReceivedCallChecks(
-            schema, self.client_capabilities
-        ).refusals
+            self.client_capabilities = client_capabilities(requests.get(schema.version))
+        self.refusals = ReceivedCallChecks(schema, self.client_capabilities).refusals
 
     def response_received(self, schema: Schema, call: Call, result: Any) -> int | None:
         """The version the agent's ``initialize`` answer picks (raises if not offered)."""
@@ -515,7 +516,7 @@ class ClientRules:
             and call.value is not None
         ):
             self.init_response = call.value
-            self.agent_capabilities = _capabilities.agent_capabilities(call.value)
+            self.agent_capabilities = agent_capabilities(call.value)
             self.initialized = self.serving = True
 
     def call_finished(self, call: Call) -> None:

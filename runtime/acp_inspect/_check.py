@@ -10,8 +10,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import trio
-from acp_core import VersionUnavailableError
-from acp_core._schema import protocol_module
+from acp_core import VersionUnavailableError, protocol_module
 
 from ._cases import (
     CASES,

@@ -2,7 +2,7 @@
 
 The ``initialize`` params and result are decoded with the negotiated
 version's schema and handed to acp_core's capability rules (the ones the
-runtimes refuse calls by): :class:`acp_core._capabilities.AgentCallChecks`
+runtimes refuse calls by): :class:`acp_core.AgentCallChecks`
 for the agent's session methods, ``additionalDirectories``, MCP transports
 and prompt content; ``check_client_call`` for the client's ``fs/*``,
 ``terminal/*`` and elicitation methods.  v1 and v2 shape capabilities
@@ -17,12 +17,19 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 import msgspec
-
-# acp_core exposes these rules under no public name yet (core-requests.md);
-# the runtimes import them the same way
-from acp_core import CapabilityError, Schema, VersionUnavailableError
-from acp_core import _capabilities as capability_rules
-from acp_core._schema import SchemaModule, fitting_draft
+from acp_core import (
+    CLIENT_CHECKED,
+    NONE_ADVERTISED,
+    AgentCallChecks,
+    CapabilityError,
+    Schema,
+    SchemaModule,
+    VersionUnavailableError,
+    agent_capabilities,
+    check_client_call,
+    client_capabilities,
+    fitting_draft,
+)
 
 __all__ = ["AgentFeatures", "ClientFeatures", "agent_features", "client_features"]
 
@@ -90,8 +97,8 @@ def _obj(value: Any) -> dict[str, Any]:
 def agent_features(version: int, result: dict[str, Any]) -> AgentFeatures:
     """From an ``initialize`` result of protocol ``version``."""
     typed = _typed(version, result, result=True)
-    caps = None if typed is None else capability_rules.agent_capabilities(typed)
-    checks = capability_rules.AgentCallChecks(version, caps)
+    caps = None if typed is None else agent_capabilities(typed)
+    checks = AgentCallChecks(version, caps)
     content = {"text", "resource_link"}
     content |= {tag for tag, on in checks.content.items() if on}
     auth_types = tuple(
@@ -112,17 +119,13 @@ def agent_features(version: int, result: dict[str, Any]) -> AgentFeatures:
 def client_features(version: int, params: dict[str, Any]) -> ClientFeatures:
     """From an ``initialize`` request's params, read as protocol ``version``."""
     typed = _typed(version, params, result=False)
-    caps = (
-        capability_rules.NONE_ADVERTISED
-        if typed is None
-        else capability_rules.client_capabilities(typed)
-    )
+    caps = NONE_ADVERTISED if typed is None else client_capabilities(typed)
     gated: set[str] = set()
     methods: set[str] = set()
-    for handler in capability_rules.CLIENT_CHECKED - {"elicitation_create"}:
+    for handler in CLIENT_CHECKED - {"elicitation_create"}:
         gated.add(_wire(handler))
         try:
-            capability_rules.check_client_call(version, handler, None, caps)
+            check_client_call(version, handler, None, caps)
         except CapabilityError:
             continue
         methods.add(_wire(handler))

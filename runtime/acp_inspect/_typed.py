@@ -10,8 +10,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 import msgspec
-from acp_core import MethodSpec, Schema, VersionUnavailableError
-from acp_core._schema import fitting_draft
+from acp_core import MethodSpec, Schema, VersionUnavailableError, fitting_draft
 
 from ._message import CLIENT, Message
 from ._state import ConnectionState
@@ -104,7 +103,7 @@ class TypedCheck:
     def _follow_draft(self, version: int, what: str, raw: Any) -> None:
         """Check the connection in the draft its ``initialize`` fits (two
         drafts of one version both say its number; see
-        :func:`acp_core._schema.fitting_draft`)."""
+        :func:`acp_core.fitting_draft`)."""
         schema = self.schema(version, to_agent=True)
         if schema is None:
             return

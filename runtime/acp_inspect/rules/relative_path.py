@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from acp_core import _capabilities as capability_rules  # no public name yet
+from acp_core import is_absolute_anywhere
 
 from .._message import Message, sender_of
 from .._spec import REFS, SpecRef
@@ -26,7 +26,7 @@ PATH_FIELDS: dict[str, tuple[str, ...]] = {
 #: Absolute on some platform (POSIX, a Windows drive, a UNC path) and no NUL:
 #: acp_core's sender rule (the receiver decides for its own host; the wire
 #: rule is that the path is not relative).
-is_absolute = capability_rules.is_absolute_anywhere
+is_absolute = is_absolute_anywhere
 
 
 #: The messages the rule looks at.

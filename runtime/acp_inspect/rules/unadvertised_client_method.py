@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from acp_core import CapabilityError
-from acp_core import _capabilities as capability_rules  # no public name yet
+from acp_core import CapabilityError, check_client_call
 
 from .._message import AGENT, Message
 from .._spec import REFS, SpecRef
@@ -44,7 +43,7 @@ class UnadvertisedClientMethod:
             if msg.typed is None or client.capabilities is None:
                 return None  # params that do not decode: the schema check says so
             try:
-                capability_rules.check_client_call(
+                check_client_call(
                     client.version, "elicitation_create", msg.typed, client.capabilities
                 )
             except CapabilityError as exc:
