@@ -168,10 +168,13 @@ class Field:
     skip_invalid_items: bool = False
     has_default: bool = False
     default: Any = None  # the schema's default (JSON value), when has_default
+    #: ``x-deserialize-default-on-null``: a ``null`` decodes as `null_default`
+    default_on_null: bool = False
+    null_default: Any = None  # the schema's default, else the type's empty value
 
     @property
     def has_rule(self) -> bool:
-        return self.default_on_error or self.skip_invalid_items
+        return self.default_on_error or self.skip_invalid_items or self.default_on_null
 
 
 @dataclasses.dataclass(frozen=True)

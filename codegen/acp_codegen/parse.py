@@ -123,8 +123,33 @@ def read_upstream(spec_dir: Path, protocol_version: int) -> dict[str, Any]:
 
 _ANNOTATIONS = frozenset({"title", "description", "examples", "$comment"})
 _LENIENT_KEYS = frozenset(
-    {"x-deserialize-default-on-error", "x-deserialize-skip-invalid-items"}
+    {
+        "x-deserialize-default-on-error",
+        "x-deserialize-default-on-null",
+        "x-deserialize-skip-invalid-items",
+    }
 )
+#: The value of each JSON type that a receiver's ``Default`` gives (what
+#: ``x-deserialize-default-on-null`` reads a ``null`` as when the property
+#: states no ``default``): the upstream SDKs' empty list and empty map.
+_EMPTY: dict[str, Any] = {"array": [], "object": {}}
+
+
+def _null_default(prop: dict[str, Any]) -> Any:
+    """What ``null`` decodes as in a property marked
+    ``x-deserialize-default-on-null``: its ``default``, else the empty value
+    of its type (an array's ``[]``, an object's ``{}``)."""
+    if "default" in prop:
+        return prop["default"]
+    types = prop.get("type")
+    types = [types] if isinstance(types, str) else list(types or [])
+    kinds = [t for t in types if t != "null"]
+    if len(kinds) != 1 or kinds[0] not in _EMPTY:
+        raise SchemaError(
+            "x-deserialize-default-on-null without a default on a property "
+            f"whose empty value is not known (an array or an object): {prop}"
+        )
+    return _EMPTY[kinds[0]]
 
 
 def _keywords(node: dict[str, Any]) -> dict[str, Any]:
@@ -874,6 +899,10 @@ class _Parser:
             type_, nullable = self._type(prop)
             attr = snake(wire)
             default = prop.get("default")
+            on_null = bool(prop.get("x-deserialize-default-on-null"))
+            # A null never survives decoding there: the strict pass refuses
+            # it, and the lenient one puts the default in its place.
+            nullable = nullable and not on_null
             fields.append(
                 ir.Field(
                     attr=attr,
@@ -889,6 +918,8 @@ class _Parser:
                     ),
                     has_default="default" in prop,
                     default=default,
+                    default_on_null=on_null,
+                    null_default=_null_default(prop) if on_null else None,
                 )
             )
         return fields
@@ -1041,6 +1072,7 @@ class _Parser:
                     has_default=False,
                     default_on_error=False,
                     skip_invalid_items=False,
+                    default_on_null=False,
                 )
                 for f in merged.values()
             ]

@@ -199,7 +199,7 @@ def _rule_view(struct: ir.Struct) -> _RuleView | None:
         if not field.has_rule:
             continue
         key = (field.default_on_error, field.skip_invalid_items)
-        if not field.has_default:
+        if not field.has_default and not field.default_on_null:
             shared.setdefault(_SHARED_RULES[key], []).append(field.attr)
             continue
         parts = []
@@ -208,8 +208,12 @@ def _rule_view(struct: ir.Struct) -> _RuleView | None:
         if field.skip_invalid_items:
             parts.append("skip_invalid_items=True")
         # JSON text: one token however long, decoded only when used.
-        text = json.dumps(field.default, separators=(",", ":"))
-        parts.append(f"default_json={_py(text)}")
+        if field.has_default:
+            text = json.dumps(field.default, separators=(",", ":"))
+            parts.append(f"default_json={_py(text)}")
+        if field.default_on_null:
+            text = json.dumps(field.null_default, separators=(",", ":"))
+            parts.append(f"null_json={_py(text)}")
         spelled.append((field.attr, parts))
     if not shared and not spelled:
         return None
@@ -344,6 +348,9 @@ def _field_view(
     if field.has_default:
         shown = json.dumps(field.default)
         doc = f"{doc}\n\nSchema default: ``{shown}`` (UNSET here means absent)."
+    if field.default_on_null:
+        shown = json.dumps(field.null_default)
+        doc = f"{doc}\n\nA ``null`` received here decodes as ``{shown}``."
     return _FieldView(
         attr=field.attr, annotation=annotation, default=default, doc=doc.strip()
     )

@@ -11,7 +11,9 @@ the untyped value and apply the schema's forward-compatibility rules:
 - an unknown tag in an open union is kept as that union's `OtherVariant`
   (its raw JSON object, re-encoded unchanged);
 - ``x-deserialize-default-on-error``: a bad value falls back to the default;
-- ``x-deserialize-skip-invalid-items``: bad array items are dropped.
+- ``x-deserialize-skip-invalid-items``: bad array items are dropped;
+- ``x-deserialize-default-on-null``: a ``null`` decodes as the field's
+  default (the type's empty value: ``[]``, ``{}``), and re-encodes as that.
 
 Unions that no single tag tells apart (`ShapeUnion`) are decoded untyped and
 resolved by the owning Struct's ``__post_init__``: the first variant, in schema
@@ -350,7 +352,7 @@ class ShapeUnion:
 class FieldRule:
     """The schema's lenient rules for one field."""
 
-    __slots__ = ("default_json", "default_on_error", "skip_invalid_items")
+    __slots__ = ("default_json", "default_on_error", "null_json", "skip_invalid_items")
 
     def __init__(
         self,
@@ -358,11 +360,15 @@ class FieldRule:
         default_on_error: bool = False,
         skip_invalid_items: bool = False,
         default_json: str | None = None,
+        null_json: str | None = None,
     ) -> None:
         self.default_on_error = default_on_error
         self.skip_invalid_items = skip_invalid_items
         #: The schema default as JSON text, or None when it has none.
         self.default_json = default_json
+        #: ``x-deserialize-default-on-null``: what a ``null`` decodes as (JSON
+        #: text: the schema default, else the type's empty value), or None.
+        self.null_json = null_json
 
     @property
     def default(self) -> Any:
@@ -899,6 +905,14 @@ class Codec:
                 continue
             field_path = f"{path}.{field.wire}"
             rule = field.rule
+            if rule is not None and rule.null_json is not None:
+                if value[field.wire] is None:  # x-deserialize-default-on-null
+                    work.repair(field_path)
+                    null_default = msgspec.json.decode(rule.null_json)
+                    kwargs[field.attr] = self._value(
+                        null_default, field.type, field_path, work
+                    )
+                    continue
             try:
                 if rule is not None and rule.skip_invalid_items:
                     got = self._skip_invalid(

@@ -891,10 +891,16 @@ class CreateTerminalRequest(_Struct, kw_only=True):
     """The command to execute."""
 
     args: list[str] | UnsetType = UNSET
-    """Array of command arguments."""
+    """Array of command arguments.
+
+    A ``null`` received here decodes as ``[]``.
+    """
 
     env: list[EnvVariable] | UnsetType = UNSET
-    """Environment variables for the command."""
+    """Environment variables for the command.
+
+    A ``null`` received here decodes as ``[]``.
+    """
 
     cwd: str | UnsetType | None = UNSET
     """Working directory for the command. Must be an absolute path."""
@@ -2067,11 +2073,16 @@ class AuthMethodTerminal(_Struct, kw_only=True, tag_field="type", tag="terminal"
     """Optional human-readable description of this authentication method."""
 
     args: list[str] | UnsetType = UNSET
-    """Additional arguments to append to the configured agent invocation for terminal auth."""
+    """Additional arguments to append to the configured agent invocation for terminal auth.
+
+    A ``null`` received here decodes as ``[]``.
+    """
 
     env: dict[str, str] | UnsetType = UNSET
     """Additional environment variables to set on the configured agent invocation for terminal auth.
     These values override same-named variables in the base launch configuration.
+
+    A ``null`` received here decodes as ``{}``.
     """
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
@@ -4310,7 +4321,10 @@ class McpServerHttp(_Struct, kw_only=True, tag_field="type", tag="http"):
     """URL to the MCP server."""
 
     headers: list[HttpHeader]
-    """HTTP headers to set when making requests to the MCP server."""
+    """HTTP headers to set when making requests to the MCP server.
+
+    A ``null`` received here decodes as ``[]``.
+    """
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
@@ -4325,10 +4339,16 @@ class McpServerStdio(_Struct, kw_only=True):
     """Absolute path to the MCP server executable."""
 
     args: list[str]
-    """Command-line arguments to pass to the MCP server."""
+    """Command-line arguments to pass to the MCP server.
+
+    A ``null`` received here decodes as ``[]``.
+    """
 
     env: list[EnvVariable]
-    """Environment variables to set when launching the MCP server."""
+    """Environment variables to set when launching the MCP server.
+
+    A ``null`` received here decodes as ``[]``.
+    """
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
@@ -4352,7 +4372,10 @@ class McpServerSse(_Struct, kw_only=True, tag_field="type", tag="sse"):
     """URL to the MCP server."""
 
     headers: list[HttpHeader]
-    """HTTP headers to set when making requests to the MCP server."""
+    """HTTP headers to set when making requests to the MCP server.
+
+    A ``null`` received here decodes as ``[]``.
+    """
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
@@ -4475,10 +4498,15 @@ class NewSessionRequest(_Struct, kw_only=True):
     These expand the session's filesystem scope without changing `cwd`, which
     remains the base for relative paths. When omitted or empty, no
     additional roots are activated for the new session.
+
+    A ``null`` received here decodes as ``[]``.
     """
 
     mcp_servers: list[McpServer]
-    """List of MCP (Model Context Protocol) servers the agent should connect to."""
+    """List of MCP (Model Context Protocol) servers the agent should connect to.
+
+    A ``null`` received here decodes as ``[]``.
+    """
 
     system_prompt: SystemPrompt | UnsetType | None = UNSET
     """**UNSTABLE**
@@ -4508,7 +4536,10 @@ class LoadSessionRequest(_Struct, kw_only=True):
     """
 
     mcp_servers: list[McpServer]
-    """List of MCP servers to connect to for this session."""
+    """List of MCP servers to connect to for this session.
+
+    A ``null`` received here decodes as ``[]``.
+    """
 
     cwd: str
     """The working directory for this session. Must be an absolute path."""
@@ -4520,6 +4551,8 @@ class LoadSessionRequest(_Struct, kw_only=True):
     this is the complete resulting additional-root list for the loaded
     session. It may differ from any previously used or reported list as long as
     the request `cwd` matches the session's `cwd`.
+
+    A ``null`` received here decodes as ``[]``.
     """
 
     session_id: SessionId
@@ -4622,10 +4655,15 @@ class ForkSessionRequest(_Struct, kw_only=True):
     When omitted or empty, no additional roots are activated. When non-empty,
     this is the complete resulting additional-root list for the forked
     session.
+
+    A ``null`` received here decodes as ``[]``.
     """
 
     mcp_servers: list[McpServer] | UnsetType = UNSET
-    """List of MCP servers to connect to for this session."""
+    """List of MCP servers to connect to for this session.
+
+    A ``null`` received here decodes as ``[]``.
+    """
 
     system_prompt: SystemPrompt | UnsetType | None = UNSET
     """**UNSTABLE**
@@ -4764,10 +4802,15 @@ class ResumeSessionRequest(_Struct, kw_only=True):
     this is the complete resulting additional-root list for the resumed
     session. It may differ from any previously used or reported list as long as
     the request `cwd` matches the session's `cwd`.
+
+    A ``null`` received here decodes as ``[]``.
     """
 
     mcp_servers: list[McpServer] | UnsetType = UNSET
-    """List of MCP servers to connect to for this session."""
+    """List of MCP servers to connect to for this session.
+
+    A ``null`` received here decodes as ``[]``.
+    """
 
     system_prompt: SystemPrompt | UnsetType | None = UNSET
     """**UNSTABLE**
@@ -5495,7 +5538,8 @@ def _rules(
     """One Struct's rules: attribute names, space-separated, per shared rule
     (``x-deserialize-default-on-error``: a bad value falls back to the default
     or to absent; ``x-deserialize-skip-invalid-items``: bad array items are
-    dropped), and the rules that carry a schema default, spelled out."""
+    dropped), and the rules that carry a default, spelled out (the schema
+    default; ``x-deserialize-default-on-null``: what a ``null`` decodes as)."""
     rules = dict.fromkeys(default.split(), _DEFAULT)
     rules.update(dict.fromkeys(_default_skip.split(), _DEFAULT_SKIP))
     rules.update(dict.fromkeys(_skip.split(), _SKIP))
@@ -5526,7 +5570,9 @@ def _rules_table() -> dict[type, dict[str, FieldRule]]:
         Terminal: _rules("meta"),
         ToolCallLocation: _rules("line meta"),
         PermissionOption: _rules("meta"),
-        CreateTerminalRequest: _rules("meta"),
+        CreateTerminalRequest: _rules(
+            "meta", args=FieldRule(null_json="[]"), env=FieldRule(null_json="[]")
+        ),
         EnvVariable: _rules("meta"),
         TerminalOutputRequest: _rules("meta"),
         ReleaseTerminalRequest: _rules("meta"),
@@ -5610,7 +5656,11 @@ def _rules_table() -> dict[type, dict[str, FieldRule]]:
         AuthStatusCapabilities: _rules("meta"),
         LogoutCapabilities: _rules("meta"),
         ProvidersCapabilities: _rules("meta"),
-        AuthMethodTerminal: _rules("description meta"),
+        AuthMethodTerminal: _rules(
+            "description meta",
+            args=FieldRule(null_json="[]"),
+            env=FieldRule(null_json="{}"),
+        ),
         AuthMethodAgent: _rules("description meta"),
         Implementation: _rules("title meta"),
         AuthenticateResponse: _rules("meta"),
@@ -5731,22 +5781,40 @@ def _rules_table() -> dict[type, dict[str, FieldRule]]:
         DisableProviderRequest: _rules("meta"),
         LogoutRequest: _rules("meta"),
         AuthStatusRequest: _rules("meta"),
-        NewSessionRequest: _rules("meta"),
+        NewSessionRequest: _rules(
+            "meta",
+            additional_directories=FieldRule(null_json="[]"),
+            mcp_servers=FieldRule(null_json="[]"),
+        ),
         HttpHeader: _rules("meta"),
-        McpServerHttp: _rules("meta"),
-        McpServerSse: _rules("meta"),
+        McpServerHttp: _rules("meta", headers=FieldRule(null_json="[]")),
+        McpServerSse: _rules("meta", headers=FieldRule(null_json="[]")),
         McpServerAcp: _rules("meta"),
-        McpServerStdio: _rules("meta"),
+        McpServerStdio: _rules(
+            "meta", args=FieldRule(null_json="[]"), env=FieldRule(null_json="[]")
+        ),
         SystemPrompt: _rules("meta"),
-        LoadSessionRequest: _rules("meta"),
+        LoadSessionRequest: _rules(
+            "meta",
+            mcp_servers=FieldRule(null_json="[]"),
+            additional_directories=FieldRule(null_json="[]"),
+        ),
         ListSessionsRequest: _rules("meta"),
         DeleteSessionRequest: _rules("meta"),
-        ForkSessionRequest: _rules("meta"),
+        ForkSessionRequest: _rules(
+            "meta",
+            additional_directories=FieldRule(null_json="[]"),
+            mcp_servers=FieldRule(null_json="[]"),
+        ),
         ArchiveSessionRequest: _rules("meta"),
         UnarchiveSessionRequest: _rules("meta"),
         SessionStatusRequest: _rules("meta"),
         SetSessionTitleRequest: _rules("meta"),
-        ResumeSessionRequest: _rules("meta"),
+        ResumeSessionRequest: _rules(
+            "meta",
+            additional_directories=FieldRule(null_json="[]"),
+            mcp_servers=FieldRule(null_json="[]"),
+        ),
         CloseSessionRequest: _rules("meta"),
         SetSessionModeRequest: _rules("meta"),
         SetSessionConfigOptionRequestBoolean: _rules("meta"),

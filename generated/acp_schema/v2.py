@@ -2512,12 +2512,17 @@ class AuthMethodTerminal(_Struct, kw_only=True, tag_field="type", tag="terminal"
     """
 
     args: list[str] | UnsetType = UNSET
-    """Additional arguments to append to the configured agent invocation for terminal auth."""
+    """Additional arguments to append to the configured agent invocation for terminal auth.
+
+    A ``null`` received here decodes as ``[]``.
+    """
 
     env: list[EnvVariable] | UnsetType = UNSET
     """Additional environment variables to set on the configured agent invocation for terminal auth.
     Names MUST be unique. These values override same-named variables in the
     base launch configuration.
+
+    A ``null`` received here decodes as ``[]``.
     """
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
@@ -3180,6 +3185,8 @@ class SessionInfo(_Struct, kw_only=True):
     When present, this is the complete ordered additional-root list reported
     by the Agent. Omitted and empty values are equivalent: the response
     reports no additional roots.
+
+    A ``null`` received here decodes as ``[]``.
     """
 
     title: str | UnsetType | None = UNSET
@@ -5412,6 +5419,8 @@ class McpServerHttp(_Struct, kw_only=True, tag_field="type", tag="http"):
     headers: list[HttpHeader] | UnsetType = UNSET
     """HTTP headers to set when making requests to the MCP server. Headers the MCP transport
     defines are owned by the transport, and Agents use the transport's values for them.
+
+    A ``null`` received here decodes as ``[]``.
     """
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
@@ -5445,11 +5454,16 @@ class McpServerStdio(_Struct, kw_only=True, tag_field="type", tag="stdio"):
     """Absolute path to the MCP server executable."""
 
     args: list[str] | UnsetType = UNSET
-    """Command-line arguments to pass to the MCP server."""
+    """Command-line arguments to pass to the MCP server.
+
+    A ``null`` received here decodes as ``[]``.
+    """
 
     env: list[EnvVariable] | UnsetType = UNSET
     """Environment variables to set when launching the MCP server. Names SHOULD be unique.
     Agents MAY reject duplicates with `-32602`, and otherwise the last entry wins.
+
+    A ``null`` received here decodes as ``[]``.
     """
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
@@ -5539,10 +5553,15 @@ class NewSessionRequest(_Struct, kw_only=True):
     These expand the session's workspace scope without changing `cwd`, which
     remains the base for relative paths. When omitted or empty, no
     additional roots are activated for the new session.
+
+    A ``null`` received here decodes as ``[]``.
     """
 
     mcp_servers: list[McpServer] | UnsetType = UNSET
-    """List of MCP (Model Context Protocol) servers the agent should connect to."""
+    """List of MCP (Model Context Protocol) servers the agent should connect to.
+
+    A ``null`` received here decodes as ``[]``.
+    """
 
     system_prompt: SystemPrompt | UnsetType | None = UNSET
     """**UNSTABLE**
@@ -5641,10 +5660,15 @@ class ForkSessionRequest(_Struct, kw_only=True):
     When omitted or empty, no additional roots are activated. When non-empty,
     this is the complete resulting additional-root list for the forked
     session.
+
+    A ``null`` received here decodes as ``[]``.
     """
 
     mcp_servers: list[McpServer] | UnsetType = UNSET
-    """List of MCP servers to connect to for this session."""
+    """List of MCP servers to connect to for this session.
+
+    A ``null`` received here decodes as ``[]``.
+    """
 
     system_prompt: SystemPrompt | UnsetType | None = UNSET
     """**UNSTABLE**
@@ -5818,6 +5842,8 @@ class ResumeSessionRequest(_Struct, kw_only=True):
     this is the complete resulting additional-root list for the resumed
     session. It may differ from any previously used or reported list as long as
     the request `cwd` matches the session's `cwd`.
+
+    A ``null`` received here decodes as ``[]``.
     """
 
     mcp_servers: list[McpServer] | UnsetType = UNSET
@@ -5825,6 +5851,8 @@ class ResumeSessionRequest(_Struct, kw_only=True):
 
     The complete set of Client-provided servers. Omitted and `[]` mean none. Agents SHOULD
     NOT restore servers from earlier requests.
+
+    A ``null`` received here decodes as ``[]``.
     """
 
     replay_from: ReplayFrom | UnsetType | None = UNSET
@@ -6611,7 +6639,8 @@ def _rules(
     """One Struct's rules: attribute names, space-separated, per shared rule
     (``x-deserialize-default-on-error``: a bad value falls back to the default
     or to absent; ``x-deserialize-skip-invalid-items``: bad array items are
-    dropped), and the rules that carry a schema default, spelled out."""
+    dropped), and the rules that carry a default, spelled out (the schema
+    default; ``x-deserialize-default-on-null``: what a ``null`` decodes as)."""
     rules = dict.fromkeys(default.split(), _DEFAULT)
     rules.update(dict.fromkeys(_default_skip.split(), _DEFAULT_SKIP))
     rules.update(dict.fromkeys(_skip.split(), _SKIP))
@@ -6703,7 +6732,11 @@ def _rules_table() -> dict[type, dict[str, FieldRule]]:
         AuthStatusCapabilities: _rules("meta"),
         ProvidersCapabilities: _rules("meta"),
         EnvVariable: _rules("meta"),
-        AuthMethodTerminal: _rules("description meta"),
+        AuthMethodTerminal: _rules(
+            "description meta",
+            args=FieldRule(null_json="[]"),
+            env=FieldRule(null_json="[]"),
+        ),
         AuthMethodAgent: _rules("description meta"),
         LoginAuthResponse: _rules("meta"),
         ListProvidersResponse: _rules("meta"),
@@ -6725,7 +6758,10 @@ def _rules_table() -> dict[type, dict[str, FieldRule]]:
         TextCommandInput: _rules("meta"),
         Command: _rules("input meta"),
         ListSessionsResponse: _rules("meta", _default_skip="sessions"),
-        SessionInfo: _rules("title updated_at archived meta"),
+        SessionInfo: _rules(
+            "title updated_at archived meta",
+            additional_directories=FieldRule(null_json="[]"),
+        ),
         DeleteSessionResponse: _rules("meta"),
         ForkSessionResponse: _rules(
             "meta", _default_skip="config_options available_commands"
@@ -6813,20 +6849,34 @@ def _rules_table() -> dict[type, dict[str, FieldRule]]:
         DisableProviderRequest: _rules("meta"),
         LogoutAuthRequest: _rules("meta"),
         AuthStatusRequest: _rules("meta"),
-        NewSessionRequest: _rules("meta"),
+        NewSessionRequest: _rules(
+            "meta",
+            additional_directories=FieldRule(null_json="[]"),
+            mcp_servers=FieldRule(null_json="[]"),
+        ),
         HttpHeader: _rules("meta"),
-        McpServerHttp: _rules("meta"),
+        McpServerHttp: _rules("meta", headers=FieldRule(null_json="[]")),
         McpServerAcp: _rules("meta"),
-        McpServerStdio: _rules("meta"),
+        McpServerStdio: _rules(
+            "meta", args=FieldRule(null_json="[]"), env=FieldRule(null_json="[]")
+        ),
         SystemPrompt: _rules("meta"),
         ListSessionsRequest: _rules("meta"),
         DeleteSessionRequest: _rules("meta"),
-        ForkSessionRequest: _rules("meta"),
+        ForkSessionRequest: _rules(
+            "meta",
+            additional_directories=FieldRule(null_json="[]"),
+            mcp_servers=FieldRule(null_json="[]"),
+        ),
         ArchiveSessionRequest: _rules("meta"),
         UnarchiveSessionRequest: _rules("meta"),
         SessionStatusRequest: _rules("meta"),
         SetSessionTitleRequest: _rules("meta"),
-        ResumeSessionRequest: _rules("meta"),
+        ResumeSessionRequest: _rules(
+            "meta",
+            additional_directories=FieldRule(null_json="[]"),
+            mcp_servers=FieldRule(null_json="[]"),
+        ),
         ReplayFromStart: _rules("meta"),
         CloseSessionRequest: _rules("meta"),
         CancelToolCallRequest: _rules("meta"),

@@ -4559,7 +4559,8 @@ def _rules(
     """One Struct's rules: attribute names, space-separated, per shared rule
     (``x-deserialize-default-on-error``: a bad value falls back to the default
     or to absent; ``x-deserialize-skip-invalid-items``: bad array items are
-    dropped), and the rules that carry a schema default, spelled out."""
+    dropped), and the rules that carry a default, spelled out (the schema
+    default; ``x-deserialize-default-on-null``: what a ``null`` decodes as)."""
     rules = dict.fromkeys(default.split(), _DEFAULT)
     rules.update(dict.fromkeys(_default_skip.split(), _DEFAULT_SKIP))
     rules.update(dict.fromkeys(_skip.split(), _SKIP))

@@ -128,3 +128,72 @@ def test_a_keyword_the_generator_does_not_read_is_an_error_not_any_value(
     defs["KnownData"] = DEFS["KnownData"]
     with pytest.raises(SchemaError, match="not modelled"):
         _module(tmp_path, defs, "constructs_d")
+
+
+#: ``x-deserialize-default-on-null``: a required array, an optional map, one
+#: with a stated default, and one whose type already admits null.
+NULL_DEFAULTS: dict[str, Any] = {
+    "Launch": {
+        "type": "object",
+        "properties": {
+            "args": {
+                "type": "array",
+                "items": {"type": "string"},
+                "x-deserialize-default-on-null": True,
+            },
+            "env": {
+                "type": "object",
+                "additionalProperties": {"type": "string"},
+                "x-deserialize-default-on-null": True,
+            },
+            "mode": {
+                "type": "string",
+                "default": "run",
+                "x-deserialize-default-on-null": True,
+            },
+            "tags": {
+                "type": ["array", "null"],
+                "items": {"type": "string"},
+                "x-deserialize-default-on-null": True,
+            },
+        },
+        "required": ["args"],
+    }
+}
+
+
+def test_default_on_null_reads_null_as_the_default_and_re_encodes_it(
+    tmp_path: Path,
+) -> None:
+    v1 = _module(tmp_path, NULL_DEFAULTS, "constructs_e")
+    nulls = b'{"args": null, "env": null, "mode": null, "tags": null}'
+    launch = v1.decode(nulls, v1.Launch)
+    assert (launch.args, launch.env, launch.mode, launch.tags) == ([], {}, "run", [])
+    # the key stays, with the default (as the TypeScript SDK re-serialises it)
+    assert json.loads(v1.encode(launch)) == {
+        "args": [],
+        "env": {},
+        "mode": "run",
+        "tags": [],
+    }
+    # absent is not null: a required field stays required, an optional absent
+    assert v1.decode(b'{"args": ["a"]}', v1.Launch) == v1.Launch(args=["a"])
+    with pytest.raises(msgspec.ValidationError, match="missing required field `args`"):
+        v1.decode(b"{}", v1.Launch)
+    with pytest.raises(msgspec.ValidationError, match=r"\$.args"):
+        v1.decode(b'{"args": 5}', v1.Launch)  # not null: no rule applies
+
+
+def test_default_on_null_without_a_known_empty_value_is_an_error(
+    tmp_path: Path,
+) -> None:
+    defs = {
+        "Odd": {
+            "type": "object",
+            "properties": {
+                "n": {"type": "integer", "x-deserialize-default-on-null": True}
+            },
+        }
+    }
+    with pytest.raises(SchemaError, match="default-on-null"):
+        _module(tmp_path, defs, "constructs_f")

@@ -7,10 +7,12 @@ the untransformed schema (``jsonschema``, draft 2020-12):
   (``uint32``, ``int64``, ...) are asserted as the ranges they name, as a peer
   in a typed language enforces them (string formats are not asserted).
 - `Judge.repair`: the value after the schema's own lenient rules, which a
-  receiver applies before judging: ``x-deserialize-default-on-error`` (an
-  invalid property value is replaced by the property's ``default``, or
-  removed when it has none) and ``x-deserialize-skip-invalid-items`` (invalid
-  array items are removed), innermost first.
+  receiver applies before judging: ``x-deserialize-default-on-null`` (a
+  ``null`` is the property's ``default``, else its type's empty value),
+  ``x-deserialize-default-on-error`` (an invalid property value is replaced
+  by the property's ``default``, or removed when it has none) and
+  ``x-deserialize-skip-invalid-items`` (invalid array items are removed),
+  innermost first.
 - `Judge.differences`: between the (repaired) value and what
   ``encode(decode(value))`` gives back, every difference that is not an
   *unknown-property drop*: a property the schema does not declare for that
@@ -223,6 +225,8 @@ class Judge:
         return value
 
     def _repair_property(self, obj: dict[str, Any], name: str, schema: Schema) -> None:
+        if obj[name] is None and schema.get("x-deserialize-default-on-null"):
+            obj[name] = _null_default(schema)
         value = self._repair(schema, obj[name])
         if schema.get("x-deserialize-skip-invalid-items") and isinstance(value, list):
             item_schema = _items_schema(schema)
@@ -314,6 +318,20 @@ class Judge:
             return
         if expected != got or isinstance(expected, bool) != isinstance(got, bool):
             yield f"{path}: expected {expected!r}, got {got!r}"
+
+
+def _null_default(schema: Schema) -> Any:
+    """What ``x-deserialize-default-on-null`` reads a ``null`` as: the
+    property's ``default``, else its type's ``Default`` in the upstream SDKs
+    (serde_with's ``DefaultOnNull``; the TypeScript SDK's ``defaultOnNull``):
+    an empty array or object."""
+    if "default" in schema:
+        return copy.deepcopy(schema["default"])
+    types = schema.get("type")
+    kinds = {types} if isinstance(types, str) else set(types or ()) - {"null"}
+    empty: dict[str, Any] = {"array": [], "object": {}}
+    (kind,) = kinds & empty.keys()
+    return empty[kind]
 
 
 def _items_schema(schema: Schema) -> Schema | None:

@@ -15,7 +15,8 @@ value, ``encode(decode(x))`` must give ``x`` back.
 
 The only allowed differences (this is the list):
 
-1. The lenient rules ``x-deserialize-default-on-error`` and
+1. The lenient rules ``x-deserialize-default-on-error``,
+   ``x-deserialize-default-on-null`` and
    ``x-deserialize-skip-invalid-items``, which the judge applies first
    (`Judge.repair`), within `acp_schema.LENIENT_LIMITS` (the test stays far
    below them).

@@ -10,7 +10,7 @@ from typing import Any
 
 import msgspec
 import pytest
-from acp_schema import v2
+from acp_schema import v1, v2
 
 
 def _decode(module: Any, data: Any, type_: Any) -> Any:
@@ -46,3 +46,37 @@ def test_min_items_holds_after_invalid_items_are_skipped() -> None:
     group["options"] = [None, {"value": "v", "name": "V"}]
     decoded = _decode(v2, group, v2.SessionConfigSelectGroup)
     assert [o.value for o in decoded.options] == ["v"]
+
+
+# -- x-deserialize-default-on-null ---------------------------------------------
+
+
+@pytest.mark.parametrize("module", [v1, v2], ids=["v1", "v2"])
+def test_default_on_null_reads_null_as_the_empty_value(module: Any) -> None:
+    # a null list of servers is no servers, as in the upstream SDKs; the
+    # key stays on re-encoding, with the empty list
+    server = {"name": "fs", "command": "/bin/fs", "args": None, "env": None}
+    if module is v2:
+        server["type"] = "stdio"  # v2's stdio servers carry their tag
+    data = {"cwd": "/", "mcpServers": [server], "additionalDirectories": None}
+    request = _decode(module, data, module.NewSessionRequest)
+    assert request.mcp_servers[0].args == request.mcp_servers[0].env == []
+    assert request.additional_directories == []
+    assert json.loads(module.encode(request)) == {
+        "cwd": "/",
+        "mcpServers": [{**server, "args": [], "env": []}],
+        "additionalDirectories": [],
+    }
+
+
+def test_default_on_null_of_a_map_is_the_empty_map() -> None:
+    method = {"type": "terminal", "id": "t", "name": "T", "args": None, "env": None}
+    decoded = _decode(v1, method, v1.AuthMethod)
+    assert (decoded.args, decoded.env) == ([], {})
+
+
+def test_default_on_null_leaves_absent_absent_and_required_required() -> None:
+    with pytest.raises(msgspec.ValidationError, match="missing required field"):
+        _decode(v1, {"cwd": "/"}, v1.NewSessionRequest)  # v1: mcpServers required
+    request = _decode(v2, {"cwd": "/"}, v2.NewSessionRequest)
+    assert json.loads(v2.encode(request)) == {"cwd": "/"}
