@@ -11,7 +11,7 @@ out, less the same for a run that only builds the input (mode ``none``).  Modes 
 
 - ``floor``, ``engine``: ``engine_bench``'s two sides, whole;
 - ``onepass``: a floor that knows every line is a ``session/update`` and
-  decodes each in one pass (the engine's one-pass Struct), for reference:
+  decodes each in one pass (envelope and params in one Struct), for reference:
   not a receiver (it cannot tell methods apart), so not the target's floor;
 - ``feed``: ``Engine.receive_data`` only (framing);
 - ``produce``: ``receive_data`` and ``next_event`` (the queue emptied
@@ -100,17 +100,26 @@ def _child(mode: str, n: int, chunk_lines: int) -> None:
             item = next_queued(item)  # type: ignore[arg-type]
 
     def onepass() -> None:
-        from acp_core._engine import (  # pyright: ignore[reportPrivateUsage]
-            _fused_decoder,  # pyright: ignore[reportPrivateUsage]
-        )
+        from typing import Any, Literal
 
-        fused = _fused_decoder("session/update", v1.decoder(v1.SessionNotification))
-        assert fused is not None
+        import msgspec
+
+        literal: Any = Literal
+        record = msgspec.defstruct(
+            "OnePass",
+            [
+                ("jsonrpc", literal["2.0"]),
+                ("method", literal["session/update"]),
+                ("params", v1.SessionNotification),
+            ],
+            forbid_unknown_fields=True,
+        )
+        fused = msgspec.json.Decoder(record).decode
         handler = eb.Client().session_update
         for chunk in chunks:
             for line in chunk.split(b"\n"):
                 if line:
-                    eb._run(handler(fused(line).params))
+                    eb._run(handler(fused(line).params))  # type: ignore[attr-defined]
 
     def handlers() -> None:
         handler = eb.Client().session_update

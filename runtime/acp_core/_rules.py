@@ -33,7 +33,6 @@ import msgspec
 from . import _handlers
 from ._capabilities import (
     CLIENT_CHECKED,
-    INCOMING_CHECKED,
     AgentCallChecks,
     ReceivedCallChecks,
     agent_capabilities,
@@ -51,6 +50,7 @@ from ._errors import (
 from ._records import Call, Running
 from ._schema import MethodSpec, Schema, draft_of, other_draft, protocol_module
 from ._support import support
+from ._table import AGENT_TABLE, CLIENT_TABLE, DEFAULT_RULE, MethodRule, rule_of
 
 __all__ = [
     "AgentRules",
@@ -64,6 +64,17 @@ __all__ = [
 _CANCELLED_PROMPT: Final = b'{"stopReason":"cancelled"}'
 _CANCELLED_PERMISSION: Final = b'{"outcome":{"outcome":"cancelled"}}'
 INITIALIZE: Final = "initialize"
+
+
+def _handlers_where(
+    table: Mapping[str, MethodRule], **fields: object
+) -> frozenset[str]:
+    """The handler names of ``table`` whose rule has ``fields``' values."""
+    return frozenset(
+        handler
+        for handler, rule in table.items()
+        if all(getattr(rule, name) == value for name, value in fields.items())
+    )
 
 
 class _VersionPeek(msgspec.Struct, rename="camel"):
@@ -207,14 +218,16 @@ class AgentRules:
     """The agent side: serves ``AGENT_METHODS``, calls the client."""
 
     side: Final = "agent"
+    #: The rules of each method this side receives (``_table``).
+    table: Final = AGENT_TABLE
     #: Requests whose answer changes how the rest of their chunk is read
-    #: (requests pipelined behind ``initialize`` are refused until it was
-    #: answered): an adapter must not answer them before that rest was read.
-    not_inline: Final = frozenset({INITIALIZE})
-
-    #: Handlers :meth:`check_received` looks at; :meth:`notification_received` too.
-    checked: Final = INCOMING_CHECKED
-    watched_notifications: Final = frozenset({"session_cancel"})
+    #: (``inline=False`` in the table): an adapter must not answer them
+    #: before that rest was read.
+    not_inline: Final = _handlers_where(AGENT_TABLE, inline=False)
+    #: Handlers :meth:`check_received` looks at (``check``), and those
+    #: :meth:`notification_received` sees (``watched``).
+    checked: Final = _handlers_where(AGENT_TABLE, check=True)
+    watched_notifications: Final = _handlers_where(AGENT_TABLE, watched=True)
 
     def __init__(self, versions: Collection[int]) -> None:
         self.offer = VersionOffer(versions)
@@ -272,10 +285,10 @@ class AgentRules:
     def request_received(self, running: Running) -> None:
         if running.session_id is None:
             return
-        handler = running.method.handler
-        if handler == "session_prompt":
+        rule = AGENT_TABLE.get(running.method.handler, DEFAULT_RULE)
+        if rule.cancel == "session":
             self.prompts.add(running)
-        elif handler == "session_close":
+        elif rule.cancels:  # session/close
             self.prompts.cancel(running.session_id)
 
     def holds(self, method: MethodSpec) -> bool:
@@ -290,16 +303,17 @@ class AgentRules:
             raise refusal
 
     def request_finished(self, running: Running) -> None:
-        handler = running.method.handler
-        if handler == INITIALIZE and self.gate.state != "done":
+        rule = AGENT_TABLE.get(running.method.handler, DEFAULT_RULE)
+        if rule.gate == "opens" and self.gate.state != "done":
             self.reset()  # failed or cancelled: initialize may be sent again
-        elif handler == "session_prompt":
+        elif rule.cancel == "session":
             self.prompts.discard(running)
-        elif handler == "session_close" and running.session_id is not None:
+        elif rule.cancels and running.session_id is not None:  # session/close
             self.prompts.running.pop(running.session_id, None)
 
     def notification_received(self, method: MethodSpec, params: Any) -> None:
-        if method.handler == "session_cancel":
+        """A ``watched`` notification of the table, at receipt (``session/cancel``)."""
+        if AGENT_TABLE.get(method.handler, DEFAULT_RULE).cancels:
             self.prompts.cancel(params.session_id)
 
     def answer(self, method: MethodSpec, result: Any) -> Any:
@@ -370,10 +384,10 @@ class ClientRules:
     """The client side: serves ``CLIENT_METHODS``, calls the agent."""
 
     side: Final = "client"
-    not_inline: Final = frozenset[str]()
-
-    checked: Final = INCOMING_CHECKED | {"elicitation_create"}
-    watched_notifications: Final = frozenset[str]()
+    table: Final = CLIENT_TABLE
+    not_inline: Final = _handlers_where(CLIENT_TABLE, inline=False)
+    checked: Final = _handlers_where(CLIENT_TABLE, check=True)
+    watched_notifications: Final = _handlers_where(CLIENT_TABLE, watched=True)
 
     def __init__(self, versions: Collection[int]) -> None:
         self.offer = VersionOffer(versions)
@@ -495,7 +509,13 @@ class ClientRules:
         requests = self.init_requests
         if schema.version in requests or self.merged_init:
             self.client_capabilities = client_capabilities(requests.get(schema.version))
-        self.refusals = ReceivedCallChecks(schema, self.client_capabilities).refusals
+        refusals = ReceivedCallChecks(schema, self.client_capabilities).refusals
+        incoming = schema.incoming
+        self.refusals = {  # the methods whose gate is "advertised" (the table)
+            name: error
+            for name, error in refusals.items()
+            if rule_of("client", incoming[name].handler).gate == "advertised"
+        }
 
     def response_received(self, schema: Schema, call: Call, result: Any) -> int | None:
         """The version the agent's ``initialize`` answer picks (raises if not offered)."""

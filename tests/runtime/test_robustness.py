@@ -48,7 +48,16 @@ def _break_decode(conn: acp_trio.Connection, type_: Any, exc: BaseException) -> 
             raise exc
         return decode(data, t)
 
+    def broken_decoder(t: Any) -> Any:  # the strict first pass: decode answers
+        def first_pass(data: Any) -> Any:
+            if t is type_ and armed[0]:
+                raise exc
+            return decode(data, t)
+
+        return first_pass
+
     conn.schema.decode = broken
+    conn.schema.decoder = broken_decoder
 
 
 def _update(session_id: str, text: str) -> dict[str, Any]:

@@ -1,9 +1,8 @@
-"""The engine's hot path keeps every rule of the long way (no event loop, no I/O).
+"""Notifications on the engine, bytes in and queued items out (no event loop, no I/O).
 
-A notification that needs no rule is decoded and queued without the long
-way once its route is known (``Engine._routes``); these tests check that
-what the long way decides is still decided: refusals, invalid params,
-handler and version changes, the ordered queue's bookkeeping.
+Every notification takes one path (``_receipt.on_notification``): the gate,
+the params, the queue's bookkeeping and bounds; these tests feed lines and
+read what is queued, answered and dropped.
 """
 
 from __future__ import annotations
@@ -24,7 +23,6 @@ from acp_core import (
     Oversized,
     QueuedNotification,
     Running,
-    _engine,
 )
 from acp_core._framing import KEEP
 from acp_schema import v1
@@ -123,12 +121,12 @@ def test_next_queued_takes_the_handled_notification_as_done() -> None:
     assert isinstance(engine.next_event(), IncomingRequest)
 
 
-def test_a_notification_with_invalid_params_is_dropped_on_the_hot_path_too(
+def test_a_notification_with_invalid_params_is_dropped_and_logged(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     client = Client()
     engine = initialized_client(client)
-    feed(engine, update("a"))  # the route is known from here on
+    feed(engine, update("a"))
     with caplog.at_level(logging.WARNING, logger="acp_core"):
         feed(engine, update("b", session=7), update("c"))
     drain(engine)
@@ -137,7 +135,7 @@ def test_a_notification_with_invalid_params_is_dropped_on_the_hot_path_too(
     assert engine.backlog == 0 and engine.queued_bytes == 0
 
 
-def test_the_hot_path_asks_the_rules_whether_they_serve_on_every_message() -> None:
+def test_the_gate_is_asked_whether_the_rules_serve_on_every_notification() -> None:
     client = Client()
     engine = initialized_client(client)
     feed(engine, update("a"))
@@ -151,7 +149,7 @@ def test_the_hot_path_asks_the_rules_whether_they_serve_on_every_message() -> No
     assert client.seen == ["a", "c"]
 
 
-def test_the_hot_path_follows_a_new_handler_object() -> None:
+def test_notifications_follow_a_new_handler_object() -> None:
     first, second = Client(), Client()
     engine = initialized_client(first)
     feed(engine, update("a"))
@@ -201,45 +199,12 @@ def test_a_chunk_of_whole_lines_is_split_as_line_by_line(
     assert at_once == expected
 
 
-# -- one pass for a run of the route taken last ------------------------------------
+# -- the queue's bookkeeping and bounds -------------------------------------------
 
 PREFIX = b'{"jsonrpc":"2.0","method":"session/update","params":'
 
 
-def count_envelope_decodes(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
-    seen: list[bytes] = []
-    decode = _engine._decode_envelope  # pyright: ignore[reportPrivateUsage]
-
-    def counting(line: bytes) -> Any:
-        seen.append(line)
-        return decode(line)
-
-    monkeypatch.setattr(_engine, "_decode_envelope", counting)
-    return seen
-
-
-def test_a_run_of_the_route_taken_last_is_decoded_in_one_pass(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    client = Client()
-    engine = initialized_client(client)
-    feed(engine, update("a"))  # the long way: the route is known from here on
-    decodes = count_envelope_decodes(monkeypatch)
-    feed(engine, *(update(str(i)) for i in range(10)))
-    for i in range(3):
-        feed(engine, update(f"line {i}"))
-    assert decodes == []  # no envelope decoded apart from the params
-    drain(engine)
-    assert client.seen == [
-        "a",
-        *(str(i) for i in range(10)),
-        "line 0",
-        "line 1",
-        "line 2",
-    ]
-
-
-def test_the_one_pass_counts_the_params_bytes_as_the_two_steps_do() -> None:
+def test_a_queued_notification_counts_the_bytes_of_its_params() -> None:
     client = Client()
     engine = initialized_client(client)
     feed(engine, update("a"))
@@ -254,7 +219,7 @@ def test_the_one_pass_counts_the_params_bytes_as_the_two_steps_do() -> None:
     assert engine.queued_bytes == 0 and engine.backlog == 0
 
 
-def test_a_run_of_updates_stops_at_the_notification_bounds() -> None:
+def test_reading_stops_at_the_notification_bounds_within_a_chunk() -> None:
     client = Client()
     engine = initialized_client(client, Limits(notification_queue_size=4))
     feed(engine, update("a"))
@@ -273,7 +238,7 @@ def test_a_run_of_updates_stops_at_the_notification_bounds() -> None:
     assert len(engine.queue) == 3
 
 
-def test_a_line_in_a_run_that_the_one_pass_refuses_goes_the_usual_way(
+def test_each_line_of_a_chunk_is_read_under_its_own_rules(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     client = Client()
@@ -292,80 +257,8 @@ def test_a_line_in_a_run_that_the_one_pass_refuses_goes_the_usual_way(
     assert client.seen == ["a", "b", "d"]
     assert "invalid params" in caplog.text and "discarded a" in caplog.text
     (answer,) = engine.take_outbox()
-    assert msgspec.json.decode(answer)["id"] == 3  # answered, as by the long way
+    assert msgspec.json.decode(answer)["id"] == 3  # a request: answered
     assert engine.backlog == 0 and engine.queued_bytes == 0
-
-
-class Records(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__(logging.DEBUG)
-        self.messages: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.messages.append(f"{record.levelname} {record.getMessage()}")
-
-
-_MEMBER = st.sampled_from(
-    [
-        b'"jsonrpc":"2.0"',
-        b'"jsonrpc":"1.0"',
-        b'"method":"session/update"',
-        b'"method":"session/other"',
-        b'"params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk",'
-        b'"content":{"type":"text","text":"t"}}}',
-        b'"params":{"sessionId":1}',
-        b'"params":[]',
-        b'"id":4',
-        b'"id":null',
-        b'"extra":{"a":[1]}',
-        b'"result":{}',
-    ]
-)
-
-
-@given(st.lists(_MEMBER, max_size=6), st.sampled_from([b"", b" ", b"\t"]))
-def test_the_one_pass_takes_a_line_as_the_long_way_does(
-    members: list[bytes], space: bytes
-) -> None:
-    # Whatever follows the hot route's prefix, the warmed engine (one pass
-    # first) and a cold one (the long way) queue, answer and drop the same.
-    tail = b"".join(b"," + m for m in members)
-    line = (
-        PREFIX + b'{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk",'
-    )
-    line += b'"content":{"type":"text","text":"x"}}}' + tail + space + b"}"
-    warm, cold = Client(), Client()
-    hot = initialized_client(warm)
-    feed(hot, update("a"))
-    drain(hot)
-    warm.seen.clear()
-    long_way = initialized_client(cold)
-    logs: list[list[str]] = []
-    for engine in (hot, long_way):
-        records = Records()
-        logger = logging.getLogger("acp_core")
-        level = logger.level
-        logger.addHandler(records)
-        logger.setLevel(logging.DEBUG)
-        try:
-            engine.receive_data(line + b"\n")
-            while engine.next_event() is not NEED_DATA:
-                pass
-            drain(engine)
-        finally:
-            logger.removeHandler(records)
-            logger.setLevel(level)
-        logs.append(records.messages)
-    assert warm.seen == cold.seen
-    assert logs[0] == logs[1]
-    assert hot.take_outbox() == long_way.take_outbox()
-    assert hot.backlog == long_way.backlog == 0
-
-
-def test_a_params_type_without_a_plain_msgspec_decoder_keeps_two_steps() -> None:
-    plain = msgspec.json.Decoder(v1.SessionNotification).decode
-    assert _engine._fused_decoder("session/update", plain) is not None  # pyright: ignore[reportPrivateUsage]
-    assert _engine._fused_decoder("session/update", lambda raw: raw) is None  # pyright: ignore[reportPrivateUsage]
 
 
 def per_line_rules(data: bytes, limit: int) -> list[Any]:

@@ -1,0 +1,144 @@
+"""Incoming lines and batches: one line read as a message, or answered as none.
+
+Every line takes :func:`on_line`: its envelope decoded (``params`` /
+``result`` left raw, :mod:`acp_core._jsonrpc`), then by kind to the
+response's call (``_calls``), or to the rules at receipt (``_receipt``).
+What is no message is answered here: -32700 (not JSON), -32600 (not a
+message; an oversized line, with its ``id`` when one could be read; a batch
+past ``max_batch_members``), each logged through a throttle.  A batch's
+members take the same path; the batch counts the answers it waits for
+and is sent as one array once all are there.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import msgspec
+
+from ._calls import fail_call, on_response
+from ._errors import INVALID_REQUEST, PARSE_ERROR
+from ._framing import Oversized, sniff_oversized
+from ._jsonrpc import (
+    BatchTooLong,
+    InvalidMessage,
+    check_envelope,
+    clip,
+    decode_envelope,
+    envelope_decoder,
+    split_batch,
+)
+from ._receipt import on_notification, on_request
+from ._records import Batch
+from ._state import EngineState
+
+__all__ = ["on_line", "on_oversized"]
+
+_UNSET: Final[Any] = msgspec.UNSET
+_decode_envelope: Final = envelope_decoder.decode
+
+
+def on_line(state: EngineState, line: bytes, batch: Batch | None) -> bool:
+    """Handle one message; whether it gets an answer (a batch counts those).
+
+    The envelope is decoded with the bare decoder; a line it refuses, or an
+    envelope breaking a rule of :func:`~acp_core._jsonrpc.check_envelope`,
+    is answered by what :func:`~acp_core._jsonrpc.decode_envelope` says of it.
+    """
+    try:
+        env = _decode_envelope(line)
+        if env.jsonrpc != "2.0" or env.method is _UNSET:
+            env = check_envelope(env)
+    except Exception:
+        try:
+            env = decode_envelope(line)  # raises InvalidMessage: which one
+        except InvalidMessage as exc:
+            if batch is None and not exc.response and line.lstrip()[:1] == b"[":
+                _on_batch(state, line)
+                return False
+            _on_invalid(state, exc, line, batch)
+            return True
+    if env.method is _UNSET:
+        on_response(state, env)
+        return False
+    if env.id is _UNSET:
+        on_notification(state, env)
+        return False
+    on_request(state, env, batch)
+    return True
+
+
+def _on_invalid(
+    state: EngineState, exc: InvalidMessage, line: bytes, batch: Batch | None
+) -> None:
+    """Answer a line that is no valid message.
+
+    A response-shaped one is answered with ``id: null``, never its own id
+    (the peer may take it for the answer to its request), and fails the
+    call of ours it was meant to answer.
+    """
+    state.bad_input(exc.message, line)
+    ident = exc.ident
+    if exc.response:
+        message = f"Invalid response from peer: {exc.message}"
+        fail_call(state, ident, clip(message, state.limits.max_error_text))
+        ident = None
+    state.reply_error(ident, exc.code, exc.message, batch)
+
+
+def _on_batch(state: EngineState, line: bytes) -> None:
+    limit = state.limits.max_batch_members
+    try:
+        members = split_batch(line, limit)
+    except BatchTooLong:
+        state.bad_input(f"a batch of more than {limit} members", line)
+        state.reply_error(
+            None,
+            INVALID_REQUEST,
+            f"Invalid request: a batch may have at most {limit} members",
+            data={"maxBatchMembers": limit},
+        )
+        return
+    except msgspec.ValidationError:
+        state.bad_input("a batch that is not an array", line)
+        state.reply_error(None, INVALID_REQUEST, "Invalid request")
+        return
+    except msgspec.DecodeError:
+        state.bad_input("a line that is not JSON", line)
+        state.reply_error(None, PARSE_ERROR, "Parse error")
+        return
+    except Exception:  # RecursionError: a member nested too deep
+        state.bad_input("a batch that could not be decoded", line)
+        state.reply_error(None, INVALID_REQUEST, "Invalid request")
+        return
+    if not members:
+        state.bad_input("an empty batch")
+        state.reply_error(None, INVALID_REQUEST, "Invalid request: empty batch")
+        return
+    batch = Batch()
+    for member in members:
+        if on_line(state, bytes(member), batch):
+            batch.expected += 1
+    batch.sealed = True
+    done = batch.complete()
+    if done is not None:
+        state.send(done)
+
+
+def on_oversized(state: EngineState, line: Oversized) -> None:
+    """A line past ``max_message_size`` (discarded while it streamed)."""
+    ident, method, is_response = sniff_oversized(line)
+    limit = state.limits.max_message_size
+    state.bad_input(
+        f"discarded a {line.size}-byte message (limit {limit},"
+        f" id={clip(repr(ident), state.limits.max_error_text)})"
+    )
+    if ident is None:
+        return
+    message = f"Message of {line.size} bytes exceeds the limit of {limit} bytes"
+    # A response (or, shape unknown, what matches a call of ours) is never
+    # answered with its own id: it fails that call instead.
+    if is_response or (method is None and ident in state.pending):
+        fail_call(state, ident, message)
+        return
+    state.reply_error(ident, INVALID_REQUEST, message, data={"maxMessageSize": limit})
