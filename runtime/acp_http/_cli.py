@@ -19,6 +19,7 @@ The token may come from the ``ACP_HTTP_TOKEN`` environment variable instead
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import logging
 import os
@@ -173,7 +174,10 @@ async def _connect(url: str, token: str | None, http2: bool) -> None:
         error = wire.error
     else:
         async with http_client(url, http2=http2) as http:
-            http_wire = HttpWire(url, http, headers=headers)
+            streams = functools.partial(
+                http_client, url, cookies=http.cookies, http2=http2
+            )
+            http_wire = HttpWire(url, http, headers=headers, stream_http=streams)
             await http_wire.run(local)
             error = http_wire.error
     if error is not None:

@@ -127,7 +127,8 @@ class WebSocketOptions(TypedDict, total=False):
 class HttpOptions(WebSocketOptions, total=False):
     """The keywords of :func:`connect_http` and :func:`connect_http_asyncio`."""
 
-    #: your own httpx client (default: :func:`http_client`, closed with the connection)
+    #: your own httpx client (default: :func:`http_client`, closed with the
+    #: connection, and one more for each SSE stream: see :class:`HttpWire`)
     http: httpx.AsyncClient | None
     #: False for a server that speaks HTTP/1.1 only, such as uvicorn (default True)
     http2: bool
@@ -140,12 +141,19 @@ async def _http_socket(
     """A Streamable HTTP wire to ``url``: the socket its connection talks over."""
     http = options.get("http")
     owned = http is None
+    http2 = options.get("http2", True)
     if http is None:
-        http = http_client(
-            url, cookies=options.get("cookies"), http2=options.get("http2", True)
-        )
+        http = http_client(url, cookies=options.get("cookies"), http2=http2)
+    jar = http.cookies
     wire = HttpWire(
-        url, http, headers=_headers(options), max_message_bytes=_max(options)
+        url,
+        http,
+        headers=_headers(options),
+        max_message_bytes=_max(options),
+        # a connection of its own for each stream (see HttpWire), the same jar
+        stream_http=functools.partial(http_client, url, cookies=jar, http2=http2)
+        if owned
+        else None,
     )
     async with _wired(wire.run, http if owned else None) as sock:
         yield sock

@@ -18,7 +18,8 @@ the caller's: a new connection, then ``session/load`` or ``session/resume``.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
 
 import anyio
 import anyio.abc
@@ -41,6 +42,18 @@ ERROR_BODY_CHARS = 2048
 MAX_ANSWER_ROUTES = 4096
 
 
+@asynccontextmanager
+async def _own_client(
+    make: Callable[[], httpx.AsyncClient] | None,
+) -> AsyncGenerator[httpx.AsyncClient | None, None]:
+    """A new client from ``make`` (closed after), or None without one."""
+    if make is None:
+        yield None
+        return
+    async with make() as client:
+        yield client
+
+
 class HttpError(Exception):
     """What ended a remote connection: an HTTP status (0 if none) and a reason."""
 
@@ -51,7 +64,16 @@ class HttpError(Exception):
 
 
 class HttpWire:
-    """POSTs the lines it reads from ``local``, writes back what the streams carry."""
+    """POSTs the lines it reads from ``local``, writes back what the streams carry.
+
+    ``http`` carries the POSTs and the DELETE; ``stream_http``, if given, makes
+    a client for each SSE stream (closed with it), so that every stream has a
+    connection of its own: on a shared HTTP/2 connection, httpcore (1.0) lets
+    the task reading one stream hold the connection's reads while it waits,
+    and an answer that another task already received waits with it (until the
+    next keepalive comment, seconds later).  Without it the streams share
+    ``http``'s connections.
+    """
 
     def __init__(
         self,
@@ -60,9 +82,11 @@ class HttpWire:
         *,
         headers: Mapping[str, str] | None = None,
         max_message_bytes: int = 16 * 1024 * 1024,
+        stream_http: Callable[[], httpx.AsyncClient] | None = None,
     ) -> None:
         self.url = url
         self.http = http
+        self.stream_http = stream_http
         self.headers = dict(headers or {})
         self.max_message_bytes = max_message_bytes
         self.connection_id: str | None = None
@@ -201,7 +225,12 @@ class HttpWire:
         reader = SseReader(self.max_message_bytes)
         scope = "connection" if session is None else f"session {session[:64]}"
         try:
-            async with self.http.stream("GET", self.url, headers=headers) as response:
+            async with (
+                _own_client(self.stream_http) as http,
+                (http or self.http).stream(
+                    "GET", self.url, headers=headers
+                ) as response,
+            ):
                 if response.status_code != 200:
                     body = (await response.aread())[:ERROR_BODY_CHARS]
                     raise HttpError(
