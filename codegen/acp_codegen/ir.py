@@ -270,8 +270,9 @@ class Other:
     #: Set for a known variant kept raw: its payload is itself a union, which a
     #: single msgspec tag cannot express (a later draft's `state_update`).
     fixed_tag: str | None = None
-    #: Structs a raw value must fit (one of them): what the schema declares for
-    #: it, checked while the payload is kept raw. Empty: nothing declared.
+    #: Types a raw value must fit (one of them): what the schema declares for
+    #: it, checked while the payload is kept raw (Structs; for a known variant
+    #: kept raw, its payload's union). Empty: nothing declared.
     checks: tuple[str, ...] = ()
     #: Not in the schema: the union has an untagged default variant and no
     #: `other` branch, and a value with an unknown tag is kept raw here

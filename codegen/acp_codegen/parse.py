@@ -593,6 +593,8 @@ class _Parser:
                             tag_field=variant.tag_field,
                             known_tags=(variant.tag,),
                             fixed_tag=variant.tag,
+                            # the payload stays raw, but must be one
+                            checks=(variant.payload,),
                         )
                     )
                     raw_variants.append(raw)

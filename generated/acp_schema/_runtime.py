@@ -262,9 +262,10 @@ class OtherVariant(dict[str, Any]):
     #: except a known variant kept raw, whose tag is `fixed_tag`.
     known_tags: ClassVar[frozenset[str]]
     fixed_tag: ClassVar[str | None] = None
-    #: Structs describing what the schema declares for this variant: a decoded
+    #: Types describing what the schema declares for this variant: a decoded
     #: value must fit one of them (its payload is kept raw all the same).
-    checks: ClassVar[tuple[type[msgspec.Struct], ...]] = ()
+    #: Structs, or for a known variant kept raw, its payload's union.
+    checks: ClassVar[tuple[Any, ...]] = ()
 
     def __init__(self, payload: Mapping[str, Any] = {}, /, **fields: Any) -> None:
         super().__init__(payload, **fields)
@@ -1000,7 +1001,11 @@ class Codec:
         first_error: ValidationError | None = None
         for check in cls.checks:
             try:
-                msgspec.convert(value, check)
+                marker = _shape_marker(check)
+                if marker is None:
+                    msgspec.convert(value, check)
+                else:  # msgspec takes any value there: the strict walk checks
+                    self._shape(value, marker, path, None)
                 return cls(value)
             except ValidationError as error:
                 first_error = first_error or _at(error, path)
@@ -1008,7 +1013,7 @@ class Codec:
             raise first_error or _error("Invalid value", path)
         for check in cls.checks:
             try:
-                typed = self._struct(value, check, path, work)
+                typed = self._lenient(value, check, path, work)
             except LenientLimitError:
                 raise
             except ValidationError:
@@ -1016,10 +1021,15 @@ class Codec:
             return cls(self._repaired_raw(value, typed))
         raise first_error or _error("Invalid value", path)
 
-    def _repaired_raw(self, value: dict[str, Any], typed: msgspec.Struct) -> Any:
+    def _repaired_raw(self, value: dict[str, Any], typed: Any) -> Any:
         """`value` with the declared fields the lenient rules changed, changed."""
+        if isinstance(typed, OtherVariant):
+            return dict(typed)  # itself kept raw, once repaired
+        if not isinstance(typed, msgspec.Struct):
+            return value
         raw = dict(value)
-        for field in self._plan(type(typed)):
+        struct: msgspec.Struct = typed
+        for field in self._plan(type(struct)):
             if field.wire not in raw:
                 continue
             got = getattr(typed, field.attr)
@@ -1048,8 +1058,8 @@ class Codec:
                 # A known tag with a malformed body is an error, never "unknown".
                 return self._struct(value, cls, path, work)
         raw = union.raw.get(tag)
-        if raw is not None:
-            return raw(value)
+        if raw is not None:  # a known variant kept raw: checked as its payload
+            return self._other(value, raw, path, work)
         if union.other is None:
             raise _error(f"Invalid value {_show(tag)}", f"{path}.{union.tag_field}")
         # A tag the schema reserves (in the `other` branch's `not`) without

@@ -3393,6 +3393,223 @@ class RunningStateUpdate(_Struct, kw_only=True, tag_field="state", tag="running"
     """
 
 
+class IdleStateUpdateCancelled(
+    _Struct, kw_only=True, tag_field="stopReason", tag="cancelled"
+):
+    """The work was cancelled."""
+
+    usage: Usage | UnsetType | None = UNSET
+    """**UNSTABLE** Token usage for completed foreground work.
+
+    Optional. Omitted or `null` means not reported.
+    """
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+    """The _meta property is reserved by ACP for additional metadata.
+    Implementations MUST NOT make assumptions about values at these keys.
+    Optional. Omitted and `null` mean no metadata for this state snapshot.
+    """
+
+
+class IdleStateUpdateEndTurn(
+    _Struct, kw_only=True, tag_field="stopReason", tag="end_turn"
+):
+    """The work ended successfully."""
+
+    usage: Usage | UnsetType | None = UNSET
+    """**UNSTABLE** Token usage for completed foreground work.
+
+    Optional. Omitted or `null` means not reported.
+    """
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+    """The _meta property is reserved by ACP for additional metadata.
+    Implementations MUST NOT make assumptions about values at these keys.
+    Optional. Omitted and `null` mean no metadata for this state snapshot.
+    """
+
+
+class ErrorStopReason(_Struct, kw_only=True):
+    """**UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Details of a failure that ended a child's foreground work.
+    """
+
+    error: Error | UnsetType | None = UNSET
+    """The failure, as a JSON-RPC error object.
+
+    Optional. Omitted or `null` both mean the agent is not reporting failure details.
+    Agents SHOULD include it.
+    """
+
+
+class IdleStateUpdateError(
+    ErrorStopReason, kw_only=True, tag_field="stopReason", tag="error"
+):
+    """The work ended because something failed."""
+
+    usage: Usage | UnsetType | None = UNSET
+    """**UNSTABLE** Token usage for completed foreground work.
+
+    Optional. Omitted or `null` means not reported.
+    """
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+    """The _meta property is reserved by ACP for additional metadata.
+    Implementations MUST NOT make assumptions about values at these keys.
+    Optional. Omitted and `null` mean no metadata for this state snapshot.
+    """
+
+
+class IdleStateUpdateMaxTokens(
+    _Struct, kw_only=True, tag_field="stopReason", tag="max_tokens"
+):
+    """The work ended because the agent reached the maximum number of tokens."""
+
+    usage: Usage | UnsetType | None = UNSET
+    """**UNSTABLE** Token usage for completed foreground work.
+
+    Optional. Omitted or `null` means not reported.
+    """
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+    """The _meta property is reserved by ACP for additional metadata.
+    Implementations MUST NOT make assumptions about values at these keys.
+    Optional. Omitted and `null` mean no metadata for this state snapshot.
+    """
+
+
+class IdleStateUpdateMaxTurnRequests(
+    _Struct, kw_only=True, tag_field="stopReason", tag="max_turn_requests"
+):
+    """The work ended because the agent reached the maximum number of allowed
+    agent requests.
+    """
+
+    usage: Usage | UnsetType | None = UNSET
+    """**UNSTABLE** Token usage for completed foreground work.
+
+    Optional. Omitted or `null` means not reported.
+    """
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+    """The _meta property is reserved by ACP for additional metadata.
+    Implementations MUST NOT make assumptions about values at these keys.
+    Optional. Omitted and `null` mean no metadata for this state snapshot.
+    """
+
+
+class IdleStateUpdateNone(_Struct, kw_only=True):
+    """No stop reason: `stopReason` is omitted or `null`."""
+
+    usage: Usage | UnsetType | None = UNSET
+    """**UNSTABLE** Token usage for completed foreground work.
+
+    Optional. Omitted or `null` means not reported.
+    """
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+    """The _meta property is reserved by ACP for additional metadata.
+    Implementations MUST NOT make assumptions about values at these keys.
+    Optional. Omitted and `null` mean no metadata for this state snapshot.
+    """
+
+    stop_reason: UnsetType | None = UNSET
+
+
+class _IdleStateUpdateOtherFields(_Struct, kw_only=True):
+    """What the schema declares for an `IdleStateUpdateOther` (checked; the payload is kept raw)."""
+
+    usage: Usage | UnsetType | None = UNSET
+    """**UNSTABLE** Token usage for completed foreground work.
+
+    Optional. Omitted or `null` means not reported.
+    """
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+    """The _meta property is reserved by ACP for additional metadata.
+    Implementations MUST NOT make assumptions about values at these keys.
+    Optional. Omitted and `null` mean no metadata for this state snapshot.
+    """
+
+
+class IdleStateUpdateOther(OtherVariant):
+    """Custom or future stop reason.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Other unknown values are reserved for future ACP variants.
+    """
+
+    __slots__ = ()
+    tag_field = "stopReason"
+    known_tags = frozenset(
+        {
+            "end_turn",
+            "max_tokens",
+            "max_turn_requests",
+            "refusal",
+            "cancelled",
+            "error",
+        }
+    )
+    checks = (_IdleStateUpdateOtherFields,)
+
+
+class IdleStateUpdateRefusal(
+    _Struct, kw_only=True, tag_field="stopReason", tag="refusal"
+):
+    """The work ended because the agent refused to continue."""
+
+    usage: Usage | UnsetType | None = UNSET
+    """**UNSTABLE** Token usage for completed foreground work.
+
+    Optional. Omitted or `null` means not reported.
+    """
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+    """The _meta property is reserved by ACP for additional metadata.
+    Implementations MUST NOT make assumptions about values at these keys.
+    Optional. Omitted and `null` mean no metadata for this state snapshot.
+    """
+
+
+if TYPE_CHECKING:
+    IdleStateUpdate: TypeAlias = Union[
+        IdleStateUpdateEndTurn,
+        IdleStateUpdateMaxTokens,
+        IdleStateUpdateMaxTurnRequests,
+        IdleStateUpdateRefusal,
+        IdleStateUpdateCancelled,
+        IdleStateUpdateError,
+        IdleStateUpdateNone,
+        IdleStateUpdateOther,
+    ]
+else:
+    IdleStateUpdate = Annotated[
+        Any,
+        ShapeUnion(
+            "IdleStateUpdate",
+            (
+                IdleStateUpdateEndTurn,
+                IdleStateUpdateMaxTokens,
+                IdleStateUpdateMaxTurnRequests,
+                IdleStateUpdateRefusal,
+                IdleStateUpdateCancelled,
+                IdleStateUpdateError,
+                IdleStateUpdateNone,
+                IdleStateUpdateOther,
+            ),
+            tag_field="stopReason",
+        ),
+    ]
+"""The child is ready to process another prompt.
+
+An omitted, `null`, or malformed `stopReason` means not reported.
+"""
+
+
 class StateUpdateIdle(OtherVariant):
     """The child is ready to process another prompt."""
 
@@ -3400,6 +3617,7 @@ class StateUpdateIdle(OtherVariant):
     tag_field = "state"
     known_tags = frozenset({"idle"})
     fixed_tag = "idle"
+    checks = (IdleStateUpdate,)
 
 
 class StateUpdateOther(OtherVariant):
@@ -3717,166 +3935,6 @@ class SessionNotification(_Struct, kw_only=True):
     """The actual update content."""
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-
-class ErrorStopReason(_Struct, kw_only=True):
-    """**UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Details of a failure that ended a child's foreground work.
-    """
-
-    error: Error | UnsetType | None = UNSET
-    """The failure, as a JSON-RPC error object.
-
-    Optional. Omitted or `null` both mean the agent is not reporting failure details.
-    Agents SHOULD include it.
-    """
-
-
-class IdleStateUpdateEndTurn(
-    _Struct, kw_only=True, tag_field="stopReason", tag="end_turn"
-):
-    """The work ended successfully."""
-
-    usage: Usage | UnsetType | None = UNSET
-    """**UNSTABLE** Token usage for completed foreground work.
-
-    Optional. Omitted or `null` means not reported.
-    """
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP for additional metadata.
-    Implementations MUST NOT make assumptions about values at these keys.
-    Optional. Omitted and `null` mean no metadata for this state snapshot.
-    """
-
-
-class IdleStateUpdateMaxTokens(
-    _Struct, kw_only=True, tag_field="stopReason", tag="max_tokens"
-):
-    """The work ended because the agent reached the maximum number of tokens."""
-
-    usage: Usage | UnsetType | None = UNSET
-    """**UNSTABLE** Token usage for completed foreground work.
-
-    Optional. Omitted or `null` means not reported.
-    """
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP for additional metadata.
-    Implementations MUST NOT make assumptions about values at these keys.
-    Optional. Omitted and `null` mean no metadata for this state snapshot.
-    """
-
-
-class IdleStateUpdateMaxTurnRequests(
-    _Struct, kw_only=True, tag_field="stopReason", tag="max_turn_requests"
-):
-    """The work ended because the agent reached the maximum number of allowed
-    agent requests.
-    """
-
-    usage: Usage | UnsetType | None = UNSET
-    """**UNSTABLE** Token usage for completed foreground work.
-
-    Optional. Omitted or `null` means not reported.
-    """
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP for additional metadata.
-    Implementations MUST NOT make assumptions about values at these keys.
-    Optional. Omitted and `null` mean no metadata for this state snapshot.
-    """
-
-
-class IdleStateUpdateRefusal(
-    _Struct, kw_only=True, tag_field="stopReason", tag="refusal"
-):
-    """The work ended because the agent refused to continue."""
-
-    usage: Usage | UnsetType | None = UNSET
-    """**UNSTABLE** Token usage for completed foreground work.
-
-    Optional. Omitted or `null` means not reported.
-    """
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP for additional metadata.
-    Implementations MUST NOT make assumptions about values at these keys.
-    Optional. Omitted and `null` mean no metadata for this state snapshot.
-    """
-
-
-class IdleStateUpdateCancelled(
-    _Struct, kw_only=True, tag_field="stopReason", tag="cancelled"
-):
-    """The work was cancelled."""
-
-    usage: Usage | UnsetType | None = UNSET
-    """**UNSTABLE** Token usage for completed foreground work.
-
-    Optional. Omitted or `null` means not reported.
-    """
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP for additional metadata.
-    Implementations MUST NOT make assumptions about values at these keys.
-    Optional. Omitted and `null` mean no metadata for this state snapshot.
-    """
-
-
-class IdleStateUpdateError(
-    ErrorStopReason, kw_only=True, tag_field="stopReason", tag="error"
-):
-    """The work ended because something failed."""
-
-    usage: Usage | UnsetType | None = UNSET
-    """**UNSTABLE** Token usage for completed foreground work.
-
-    Optional. Omitted or `null` means not reported.
-    """
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP for additional metadata.
-    Implementations MUST NOT make assumptions about values at these keys.
-    Optional. Omitted and `null` mean no metadata for this state snapshot.
-    """
-
-
-class IdleStateUpdateNone(_Struct, kw_only=True):
-    """No stop reason: `stopReason` is omitted or `null`."""
-
-    usage: Usage | UnsetType | None = UNSET
-    """**UNSTABLE** Token usage for completed foreground work.
-
-    Optional. Omitted or `null` means not reported.
-    """
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP for additional metadata.
-    Implementations MUST NOT make assumptions about values at these keys.
-    Optional. Omitted and `null` mean no metadata for this state snapshot.
-    """
-
-    stop_reason: UnsetType | None = UNSET
-
-
-class _IdleStateUpdateOtherFields(_Struct, kw_only=True):
-    """What the schema declares for an `IdleStateUpdateOther` (checked; the payload is kept raw)."""
-
-    usage: Usage | UnsetType | None = UNSET
-    """**UNSTABLE** Token usage for completed foreground work.
-
-    Optional. Omitted or `null` means not reported.
-    """
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP for additional metadata.
-    Implementations MUST NOT make assumptions about values at these keys.
-    Optional. Omitted and `null` mean no metadata for this state snapshot.
-    """
 
 
 class CompleteElicitationNotification(_Struct, kw_only=True):
@@ -5279,28 +5337,6 @@ class CreateElicitationRequestOther(OtherVariant):
     checks = (_CreateElicitationRequestOtherFields,)
 
 
-class IdleStateUpdateOther(OtherVariant):
-    """Custom or future stop reason.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Other unknown values are reserved for future ACP variants.
-    """
-
-    __slots__ = ()
-    tag_field = "stopReason"
-    known_tags = frozenset(
-        {
-            "end_turn",
-            "max_tokens",
-            "max_turn_requests",
-            "refusal",
-            "cancelled",
-            "error",
-        }
-    )
-    checks = (_IdleStateUpdateOtherFields,)
-
-
 class SetSessionConfigOptionRequestOther(OtherVariant):
     """A `SetSessionConfigOptionRequest` whose `type` is none of the known ones: kept raw, checked as the untagged variant (SetSessionConfigOptionRequestValueId) that the schema would read it as."""
 
@@ -5412,41 +5448,6 @@ else:
 The agent sends this to the client to request information from the user,
 either via a form or by directing them to a URL.
 Elicitations are tied to a session (optionally a tool call) or a request.
-"""
-
-
-if TYPE_CHECKING:
-    IdleStateUpdate: TypeAlias = Union[
-        IdleStateUpdateEndTurn,
-        IdleStateUpdateMaxTokens,
-        IdleStateUpdateMaxTurnRequests,
-        IdleStateUpdateRefusal,
-        IdleStateUpdateCancelled,
-        IdleStateUpdateError,
-        IdleStateUpdateNone,
-        IdleStateUpdateOther,
-    ]
-else:
-    IdleStateUpdate = Annotated[
-        Any,
-        ShapeUnion(
-            "IdleStateUpdate",
-            (
-                IdleStateUpdateEndTurn,
-                IdleStateUpdateMaxTokens,
-                IdleStateUpdateMaxTurnRequests,
-                IdleStateUpdateRefusal,
-                IdleStateUpdateCancelled,
-                IdleStateUpdateError,
-                IdleStateUpdateNone,
-                IdleStateUpdateOther,
-            ),
-            tag_field="stopReason",
-        ),
-    ]
-"""The child is ready to process another prompt.
-
-An omitted, `null`, or malformed `stopReason` means not reported.
 """
 
 

@@ -3416,6 +3416,480 @@ class RunningStateUpdate(_Struct, kw_only=True, tag_field="state", tag="running"
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
 
 
+class Usage(_Struct, kw_only=True):
+    """**UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Token usage for the foreground work that just completed, not cumulative for the session.
+    """
+
+    total_tokens: UInt64
+    """Sum of all token types for the completed work."""
+
+    input_tokens: UInt64
+    """Input tokens for the completed work."""
+
+    output_tokens: UInt64
+    """Output tokens for the completed work."""
+
+    thought_tokens: UInt64 | UnsetType | None = UNSET
+    """Thought/reasoning tokens for the completed work.
+
+    Omitted and `null` are equivalent and mean the count is not reported.
+    """
+
+    cached_read_tokens: UInt64 | UnsetType | None = UNSET
+    """Cache read tokens for the completed work.
+
+    Omitted and `null` are equivalent and mean the count is not reported.
+    """
+
+    cached_write_tokens: UInt64 | UnsetType | None = UNSET
+    """Cache write tokens for the completed work.
+
+    Omitted and `null` are equivalent and mean the count is not reported.
+    """
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+    _uint64 = (
+        "total_tokens",
+        "input_tokens",
+        "output_tokens",
+        "thought_tokens",
+        "cached_read_tokens",
+        "cached_write_tokens",
+    )
+
+    def __post_init__(self) -> None:
+        check_uint64(self)
+
+
+class IdleStateUpdateCancelled(
+    _Struct, kw_only=True, tag_field="stopReason", tag="cancelled"
+):
+    """The user or client chose to stop the work: via `session/cancel`, by
+    closing the session, or through an interaction the agent offers, such
+    as a permission option that tells the agent to stop. Work the agent
+    stops for its own reasons uses another reason, such as `error` for an
+    internal timeout.
+
+    Agents MUST report this stop reason on an idle `state_update` when
+    cancellation ends active foreground work, even if aborting causes
+    exceptions. Agents MUST catch these errors and report `cancelled`, not
+    `error`.
+    """
+
+    usage: Usage | UnsetType | None = UNSET
+    """**UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Token usage for completed foreground work.
+
+    Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
+    usage for this state update.
+    """
+
+    background: list[BackgroundWork] | UnsetType | None = UNSET
+    """Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
+    """
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class IdleStateUpdateEndTurn(
+    _Struct, kw_only=True, tag_field="stopReason", tag="end_turn"
+):
+    """The active work ended successfully.
+    Includes locally handled commands that required no model call.
+    """
+
+    usage: Usage | UnsetType | None = UNSET
+    """**UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Token usage for completed foreground work.
+
+    Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
+    usage for this state update.
+    """
+
+    background: list[BackgroundWork] | UnsetType | None = UNSET
+    """Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
+    """
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+ErrorCode: TypeAlias = Union[
+    Literal[-32700, -32600, -32601, -32602, -32603, -32800, -32000, -32002, -32022],
+    Int32,
+]
+"""Predefined error codes for common JSON-RPC and ACP-specific errors.
+
+Standard errors use the JSON-RPC 2.0 codes. ACP-specific errors use the JSON-RPC
+server-error range (-32000 to -32099), and request cancellation uses -32800 from the
+range LSP reserves (-32899 to -32800).
+"""
+
+
+class SessionNotFoundErrorData(_Struct, kw_only=True):
+    """Data for the `-32002` (Resource not found) error when a session-scoped request names a
+    session that does not exist or is not active.
+
+    See protocol docs: [Unknown Sessions](https://agentclientprotocol.com/protocol/v2/draft/error#unknown-sessions)
+    """
+
+    session_id: SessionId
+    """The session ID from the request."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class UnsupportedProtocolVersionErrorData(_Struct, kw_only=True):
+    """Data for the `-32022` (Unsupported protocol version) error.
+
+    See protocol docs: [Version Negotiation](https://agentclientprotocol.com/protocol/v2/draft/initialization#version-negotiation)
+    """
+
+    requested: ProtocolVersion
+    """The protocol version the Client requested."""
+
+    supported: list[ProtocolVersion]
+    """The protocol versions the Agent supports."""
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+if TYPE_CHECKING:
+    ErrorData: TypeAlias = Union[
+        UnsupportedProtocolVersionErrorData,
+        SessionNotFoundErrorData,
+        Any,
+    ]
+else:
+    ErrorData = Annotated[
+        Any,
+        ShapeUnion(
+            "ErrorData",
+            (
+                UnsupportedProtocolVersionErrorData,
+                SessionNotFoundErrorData,
+                Any,
+            ),
+        ),
+    ]
+"""Schema for [`Error::data`]: the shapes ACP defines, or any other value."""
+
+
+class Error(_Struct, kw_only=True):
+    """JSON-RPC error object.
+
+    Represents an error that occurred during method execution, following the
+    JSON-RPC 2.0 error object specification with optional additional data.
+
+    See protocol docs: [JSON-RPC Error Object](https://www.jsonrpc.org/specification#error_object)
+    """
+
+    code: ErrorCode
+    """A number indicating the error type that occurred.
+    This must be an integer as defined in the JSON-RPC specification.
+    """
+
+    message: str
+    """A string providing a short description of the error.
+    The message should be limited to a concise single sentence.
+    """
+
+    data: ErrorData | UnsetType | None = UNSET
+    """Optional primitive or structured value that contains additional information about the error.
+    This may include debugging information or context-specific details.
+
+    Omitted and `null` are equivalent and mean no additional data is provided. Some codes
+    define a shape: [`UnsupportedProtocolVersionErrorData`] for `-32022`, and
+    [`SessionNotFoundErrorData`] for `-32002` when a session is not found.
+    """
+
+    def __post_init__(self) -> None:
+        _CODEC.resolve_shapes(self)
+
+
+class ErrorStopReason(_Struct, kw_only=True):
+    """Details of a failure that ended active work."""
+
+    error: Error | UnsetType | None = UNSET
+    """The failure, as a JSON-RPC error object.
+
+    Optional. Omitted and `null` are equivalent and mean the agent is not reporting failure details.
+    Agents SHOULD include it.
+    """
+
+
+class IdleStateUpdateError(
+    ErrorStopReason, kw_only=True, tag_field="stopReason", tag="error"
+):
+    """The active work ended because something failed.
+
+    This includes pre-insertion foreground work. A prompt failure before
+    insertion also requires an error response to `session/prompt`. After
+    insertion, the prompt's response remains successful.
+    """
+
+    usage: Usage | UnsetType | None = UNSET
+    """**UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Token usage for completed foreground work.
+
+    Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
+    usage for this state update.
+    """
+
+    background: list[BackgroundWork] | UnsetType | None = UNSET
+    """Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
+    """
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class IdleStateUpdateMaxTokens(
+    _Struct, kw_only=True, tag_field="stopReason", tag="max_tokens"
+):
+    """The active work ended because the agent reached the maximum number of tokens."""
+
+    usage: Usage | UnsetType | None = UNSET
+    """**UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Token usage for completed foreground work.
+
+    Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
+    usage for this state update.
+    """
+
+    background: list[BackgroundWork] | UnsetType | None = UNSET
+    """Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
+    """
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class IdleStateUpdateMaxTurnRequests(
+    _Struct, kw_only=True, tag_field="stopReason", tag="max_turn_requests"
+):
+    """The active work ended because the agent reached the maximum number of
+    model requests for the foreground work.
+    """
+
+    usage: Usage | UnsetType | None = UNSET
+    """**UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Token usage for completed foreground work.
+
+    Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
+    usage for this state update.
+    """
+
+    background: list[BackgroundWork] | UnsetType | None = UNSET
+    """Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
+    """
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class IdleStateUpdateNone(_Struct, kw_only=True):
+    """No stop reason: `stopReason` is omitted or `null`."""
+
+    usage: Usage | UnsetType | None = UNSET
+    """**UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Token usage for completed foreground work.
+
+    Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
+    usage for this state update.
+    """
+
+    background: list[BackgroundWork] | UnsetType | None = UNSET
+    """Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
+    """
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+    stop_reason: UnsetType | None = UNSET
+
+
+class _IdleStateUpdateOtherFields(_Struct, kw_only=True):
+    """What the schema declares for an `IdleStateUpdateOther` (checked; the payload is kept raw)."""
+
+    usage: Usage | UnsetType | None = UNSET
+    """**UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Token usage for completed foreground work.
+
+    Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
+    usage for this state update.
+    """
+
+    background: list[BackgroundWork] | UnsetType | None = UNSET
+    """Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
+    """
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+class IdleStateUpdateOther(OtherVariant):
+    """Custom or future stop reason.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+    """
+
+    __slots__ = ()
+    tag_field = "stopReason"
+    known_tags = frozenset(
+        {
+            "end_turn",
+            "max_tokens",
+            "max_turn_requests",
+            "refusal",
+            "cancelled",
+            "error",
+        }
+    )
+    checks = (_IdleStateUpdateOtherFields,)
+
+
+class IdleStateUpdateRefusal(
+    _Struct, kw_only=True, tag_field="stopReason", tag="refusal"
+):
+    """The active work ended because the agent refused to continue."""
+
+    usage: Usage | UnsetType | None = UNSET
+    """**UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Token usage for completed foreground work.
+
+    Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
+    usage for this state update.
+    """
+
+    background: list[BackgroundWork] | UnsetType | None = UNSET
+    """Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
+    """
+
+    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
+
+
+if TYPE_CHECKING:
+    IdleStateUpdate: TypeAlias = Union[
+        IdleStateUpdateEndTurn,
+        IdleStateUpdateMaxTokens,
+        IdleStateUpdateMaxTurnRequests,
+        IdleStateUpdateRefusal,
+        IdleStateUpdateCancelled,
+        IdleStateUpdateError,
+        IdleStateUpdateNone,
+        IdleStateUpdateOther,
+    ]
+else:
+    IdleStateUpdate = Annotated[
+        Any,
+        ShapeUnion(
+            "IdleStateUpdate",
+            (
+                IdleStateUpdateEndTurn,
+                IdleStateUpdateMaxTokens,
+                IdleStateUpdateMaxTurnRequests,
+                IdleStateUpdateRefusal,
+                IdleStateUpdateCancelled,
+                IdleStateUpdateError,
+                IdleStateUpdateNone,
+                IdleStateUpdateOther,
+            ),
+            tag_field="stopReason",
+        ),
+    ]
+"""No foreground work is active. Background activity may continue.
+
+Agents SHOULD include a `stopReason` when the idle transition ends foreground
+work. An idle update that does not end foreground work need not include one.
+Receivers treat an omitted, `null`, or malformed `stopReason` as the agent not
+reporting one.
+Repeated or resume snapshots may carry the last stop reason for context.
+They MUST NOT be counted as new completions, cancellations, or additional usage.
+"""
+
+
 class StateUpdateIdle(OtherVariant):
     """No foreground work is active. Background activity may continue."""
 
@@ -3423,6 +3897,7 @@ class StateUpdateIdle(OtherVariant):
     tag_field = "state"
     known_tags = frozenset({"idle"})
     fixed_tag = "idle"
+    checks = (IdleStateUpdate,)
 
 
 class StateUpdateOther(OtherVariant):
@@ -3555,417 +4030,6 @@ class SessionStatusResponse(_Struct, kw_only=True):
     malformed values mean the Agent is not reporting foreground state, and Clients
     MUST NOT read that as `idle`. This is a snapshot, not a new transition. Clients
     MUST NOT count an `idle` snapshot as a new completion.
-    """
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-
-ErrorCode: TypeAlias = Union[
-    Literal[-32700, -32600, -32601, -32602, -32603, -32800, -32000, -32002, -32022],
-    Int32,
-]
-"""Predefined error codes for common JSON-RPC and ACP-specific errors.
-
-Standard errors use the JSON-RPC 2.0 codes. ACP-specific errors use the JSON-RPC
-server-error range (-32000 to -32099), and request cancellation uses -32800 from the
-range LSP reserves (-32899 to -32800).
-"""
-
-
-class SessionNotFoundErrorData(_Struct, kw_only=True):
-    """Data for the `-32002` (Resource not found) error when a session-scoped request names a
-    session that does not exist or is not active.
-
-    See protocol docs: [Unknown Sessions](https://agentclientprotocol.com/protocol/v2/draft/error#unknown-sessions)
-    """
-
-    session_id: SessionId
-    """The session ID from the request."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-
-class UnsupportedProtocolVersionErrorData(_Struct, kw_only=True):
-    """Data for the `-32022` (Unsupported protocol version) error.
-
-    See protocol docs: [Version Negotiation](https://agentclientprotocol.com/protocol/v2/draft/initialization#version-negotiation)
-    """
-
-    requested: ProtocolVersion
-    """The protocol version the Client requested."""
-
-    supported: list[ProtocolVersion]
-    """The protocol versions the Agent supports."""
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-
-if TYPE_CHECKING:
-    ErrorData: TypeAlias = Union[
-        UnsupportedProtocolVersionErrorData,
-        SessionNotFoundErrorData,
-        Any,
-    ]
-else:
-    ErrorData = Annotated[
-        Any,
-        ShapeUnion(
-            "ErrorData",
-            (
-                UnsupportedProtocolVersionErrorData,
-                SessionNotFoundErrorData,
-                Any,
-            ),
-        ),
-    ]
-"""Schema for [`Error::data`]: the shapes ACP defines, or any other value."""
-
-
-class Error(_Struct, kw_only=True):
-    """JSON-RPC error object.
-
-    Represents an error that occurred during method execution, following the
-    JSON-RPC 2.0 error object specification with optional additional data.
-
-    See protocol docs: [JSON-RPC Error Object](https://www.jsonrpc.org/specification#error_object)
-    """
-
-    code: ErrorCode
-    """A number indicating the error type that occurred.
-    This must be an integer as defined in the JSON-RPC specification.
-    """
-
-    message: str
-    """A string providing a short description of the error.
-    The message should be limited to a concise single sentence.
-    """
-
-    data: ErrorData | UnsetType | None = UNSET
-    """Optional primitive or structured value that contains additional information about the error.
-    This may include debugging information or context-specific details.
-
-    Omitted and `null` are equivalent and mean no additional data is provided. Some codes
-    define a shape: [`UnsupportedProtocolVersionErrorData`] for `-32022`, and
-    [`SessionNotFoundErrorData`] for `-32002` when a session is not found.
-    """
-
-    def __post_init__(self) -> None:
-        _CODEC.resolve_shapes(self)
-
-
-class ErrorStopReason(_Struct, kw_only=True):
-    """Details of a failure that ended active work."""
-
-    error: Error | UnsetType | None = UNSET
-    """The failure, as a JSON-RPC error object.
-
-    Optional. Omitted and `null` are equivalent and mean the agent is not reporting failure details.
-    Agents SHOULD include it.
-    """
-
-
-class Usage(_Struct, kw_only=True):
-    """**UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Token usage for the foreground work that just completed, not cumulative for the session.
-    """
-
-    total_tokens: UInt64
-    """Sum of all token types for the completed work."""
-
-    input_tokens: UInt64
-    """Input tokens for the completed work."""
-
-    output_tokens: UInt64
-    """Output tokens for the completed work."""
-
-    thought_tokens: UInt64 | UnsetType | None = UNSET
-    """Thought/reasoning tokens for the completed work.
-
-    Omitted and `null` are equivalent and mean the count is not reported.
-    """
-
-    cached_read_tokens: UInt64 | UnsetType | None = UNSET
-    """Cache read tokens for the completed work.
-
-    Omitted and `null` are equivalent and mean the count is not reported.
-    """
-
-    cached_write_tokens: UInt64 | UnsetType | None = UNSET
-    """Cache write tokens for the completed work.
-
-    Omitted and `null` are equivalent and mean the count is not reported.
-    """
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-    _uint64 = (
-        "total_tokens",
-        "input_tokens",
-        "output_tokens",
-        "thought_tokens",
-        "cached_read_tokens",
-        "cached_write_tokens",
-    )
-
-    def __post_init__(self) -> None:
-        check_uint64(self)
-
-
-class IdleStateUpdateEndTurn(
-    _Struct, kw_only=True, tag_field="stopReason", tag="end_turn"
-):
-    """The active work ended successfully.
-    Includes locally handled commands that required no model call.
-    """
-
-    usage: Usage | UnsetType | None = UNSET
-    """**UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Token usage for completed foreground work.
-
-    Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
-    usage for this state update.
-    """
-
-    background: list[BackgroundWork] | UnsetType | None = UNSET
-    """Work running independently of foreground work, as a complete snapshot.
-
-    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
-    background work, not that nothing is running. `[]` means no background work is
-    running. An Agent that reports background work MUST include it on every state
-    update for the session. A malformed list is treated as not reported.
-
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
-    """
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-
-class IdleStateUpdateMaxTokens(
-    _Struct, kw_only=True, tag_field="stopReason", tag="max_tokens"
-):
-    """The active work ended because the agent reached the maximum number of tokens."""
-
-    usage: Usage | UnsetType | None = UNSET
-    """**UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Token usage for completed foreground work.
-
-    Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
-    usage for this state update.
-    """
-
-    background: list[BackgroundWork] | UnsetType | None = UNSET
-    """Work running independently of foreground work, as a complete snapshot.
-
-    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
-    background work, not that nothing is running. `[]` means no background work is
-    running. An Agent that reports background work MUST include it on every state
-    update for the session. A malformed list is treated as not reported.
-
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
-    """
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-
-class IdleStateUpdateMaxTurnRequests(
-    _Struct, kw_only=True, tag_field="stopReason", tag="max_turn_requests"
-):
-    """The active work ended because the agent reached the maximum number of
-    model requests for the foreground work.
-    """
-
-    usage: Usage | UnsetType | None = UNSET
-    """**UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Token usage for completed foreground work.
-
-    Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
-    usage for this state update.
-    """
-
-    background: list[BackgroundWork] | UnsetType | None = UNSET
-    """Work running independently of foreground work, as a complete snapshot.
-
-    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
-    background work, not that nothing is running. `[]` means no background work is
-    running. An Agent that reports background work MUST include it on every state
-    update for the session. A malformed list is treated as not reported.
-
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
-    """
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-
-class IdleStateUpdateRefusal(
-    _Struct, kw_only=True, tag_field="stopReason", tag="refusal"
-):
-    """The active work ended because the agent refused to continue."""
-
-    usage: Usage | UnsetType | None = UNSET
-    """**UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Token usage for completed foreground work.
-
-    Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
-    usage for this state update.
-    """
-
-    background: list[BackgroundWork] | UnsetType | None = UNSET
-    """Work running independently of foreground work, as a complete snapshot.
-
-    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
-    background work, not that nothing is running. `[]` means no background work is
-    running. An Agent that reports background work MUST include it on every state
-    update for the session. A malformed list is treated as not reported.
-
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
-    """
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-
-class IdleStateUpdateCancelled(
-    _Struct, kw_only=True, tag_field="stopReason", tag="cancelled"
-):
-    """The user or client chose to stop the work: via `session/cancel`, by
-    closing the session, or through an interaction the agent offers, such
-    as a permission option that tells the agent to stop. Work the agent
-    stops for its own reasons uses another reason, such as `error` for an
-    internal timeout.
-
-    Agents MUST report this stop reason on an idle `state_update` when
-    cancellation ends active foreground work, even if aborting causes
-    exceptions. Agents MUST catch these errors and report `cancelled`, not
-    `error`.
-    """
-
-    usage: Usage | UnsetType | None = UNSET
-    """**UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Token usage for completed foreground work.
-
-    Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
-    usage for this state update.
-    """
-
-    background: list[BackgroundWork] | UnsetType | None = UNSET
-    """Work running independently of foreground work, as a complete snapshot.
-
-    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
-    background work, not that nothing is running. `[]` means no background work is
-    running. An Agent that reports background work MUST include it on every state
-    update for the session. A malformed list is treated as not reported.
-
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
-    """
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-
-class IdleStateUpdateError(
-    ErrorStopReason, kw_only=True, tag_field="stopReason", tag="error"
-):
-    """The active work ended because something failed.
-
-    This includes pre-insertion foreground work. A prompt failure before
-    insertion also requires an error response to `session/prompt`. After
-    insertion, the prompt's response remains successful.
-    """
-
-    usage: Usage | UnsetType | None = UNSET
-    """**UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Token usage for completed foreground work.
-
-    Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
-    usage for this state update.
-    """
-
-    background: list[BackgroundWork] | UnsetType | None = UNSET
-    """Work running independently of foreground work, as a complete snapshot.
-
-    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
-    background work, not that nothing is running. `[]` means no background work is
-    running. An Agent that reports background work MUST include it on every state
-    update for the session. A malformed list is treated as not reported.
-
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
-    """
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-
-class IdleStateUpdateNone(_Struct, kw_only=True):
-    """No stop reason: `stopReason` is omitted or `null`."""
-
-    usage: Usage | UnsetType | None = UNSET
-    """**UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Token usage for completed foreground work.
-
-    Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
-    usage for this state update.
-    """
-
-    background: list[BackgroundWork] | UnsetType | None = UNSET
-    """Work running independently of foreground work, as a complete snapshot.
-
-    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
-    background work, not that nothing is running. `[]` means no background work is
-    running. An Agent that reports background work MUST include it on every state
-    update for the session. A malformed list is treated as not reported.
-
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
-    """
-
-    meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
-
-    stop_reason: UnsetType | None = UNSET
-
-
-class _IdleStateUpdateOtherFields(_Struct, kw_only=True):
-    """What the schema declares for an `IdleStateUpdateOther` (checked; the payload is kept raw)."""
-
-    usage: Usage | UnsetType | None = UNSET
-    """**UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Token usage for completed foreground work.
-
-    Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
-    usage for this state update.
-    """
-
-    background: list[BackgroundWork] | UnsetType | None = UNSET
-    """Work running independently of foreground work, as a complete snapshot.
-
-    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
-    background work, not that nothing is running. `[]` means no background work is
-    running. An Agent that reports background work MUST include it on every state
-    update for the session. A malformed list is treated as not reported.
-
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
     """
 
     meta: dict[str, Any] | UnsetType | None = msgspec.field(default=UNSET, name="_meta")
@@ -4636,6 +4700,7 @@ class SessionUpdateStateUpdate(OtherVariant):
     tag_field = "sessionUpdate"
     known_tags = frozenset({"state_update"})
     fixed_tag = "state_update"
+    checks = (StateUpdate,)
 
 
 class SessionUpdateToolCallUpdate(
@@ -6355,29 +6420,6 @@ class CreateElicitationRequestOther(OtherVariant):
     checks = (_CreateElicitationRequestOtherFields,)
 
 
-class IdleStateUpdateOther(OtherVariant):
-    """Custom or future stop reason.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
-
-    __slots__ = ()
-    tag_field = "stopReason"
-    known_tags = frozenset(
-        {
-            "end_turn",
-            "max_tokens",
-            "max_turn_requests",
-            "refusal",
-            "cancelled",
-            "error",
-        }
-    )
-    checks = (_IdleStateUpdateOtherFields,)
-
-
 class SetSessionConfigOptionRequestOther(OtherVariant):
     """Custom or future session configuration option value payload.
 
@@ -6509,46 +6551,6 @@ Agents SHOULD cancel pending elicitations no longer needed by cancelled work.
 The request's scope alone does not establish that dependency.
 
 See protocol docs: [Elicitation](https://agentclientprotocol.com/protocol/v2/draft/elicitation)
-"""
-
-
-if TYPE_CHECKING:
-    IdleStateUpdate: TypeAlias = Union[
-        IdleStateUpdateEndTurn,
-        IdleStateUpdateMaxTokens,
-        IdleStateUpdateMaxTurnRequests,
-        IdleStateUpdateRefusal,
-        IdleStateUpdateCancelled,
-        IdleStateUpdateError,
-        IdleStateUpdateNone,
-        IdleStateUpdateOther,
-    ]
-else:
-    IdleStateUpdate = Annotated[
-        Any,
-        ShapeUnion(
-            "IdleStateUpdate",
-            (
-                IdleStateUpdateEndTurn,
-                IdleStateUpdateMaxTokens,
-                IdleStateUpdateMaxTurnRequests,
-                IdleStateUpdateRefusal,
-                IdleStateUpdateCancelled,
-                IdleStateUpdateError,
-                IdleStateUpdateNone,
-                IdleStateUpdateOther,
-            ),
-            tag_field="stopReason",
-        ),
-    ]
-"""No foreground work is active. Background activity may continue.
-
-Agents SHOULD include a `stopReason` when the idle transition ends foreground
-work. An idle update that does not end foreground work need not include one.
-Receivers treat an omitted, `null`, or malformed `stopReason` as the agent not
-reporting one.
-Repeated or resume snapshots may carry the last stop reason for context.
-They MUST NOT be counted as new completions, cancellations, or additional usage.
 """
 
 

@@ -197,3 +197,27 @@ def test_default_on_null_without_a_known_empty_value_is_an_error(
     }
     with pytest.raises(SchemaError, match="default-on-null"):
         _module(tmp_path, defs, "constructs_f")
+
+
+def test_a_variant_whose_payload_is_a_union_is_kept_raw_and_checked_as_it(
+    tmp_path: Path,
+) -> None:
+    def tagged(tag: str, payload: str | None = None) -> dict[str, Any]:
+        variant: dict[str, Any] = {
+            "type": "object",
+            "properties": {"state": {"type": "string", "const": tag}},
+            "required": ["state"],
+        }
+        if payload:
+            variant["allOf"] = [{"$ref": f"#/$defs/{payload}"}]
+        return variant
+
+    defs = {"Idle": DEFS["Idle"], "State": {"anyOf": [tagged("idle", "Idle")]}}
+    defs["State"]["anyOf"].append(tagged("busy"))
+    v1 = _module(tmp_path, defs, "constructs_g")
+    assert v1.StateIdle.checks == (v1.Idle,)
+    idle = v1.decode(b'{"state": "idle", "reason": 5, "x": 1}', v1.State)
+    assert type(idle) is v1.StateIdle  # kept raw: two tags are not one Struct
+    assert v1.encode(idle) == b'{"state":"idle","x":1}'  # the union's rule held
+    with pytest.raises(msgspec.ValidationError, match="note"):
+        v1.decode(b'{"state": "idle", "note": 5}', v1.State)

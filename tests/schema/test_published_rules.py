@@ -80,3 +80,22 @@ def test_default_on_null_leaves_absent_absent_and_required_required() -> None:
         _decode(v1, {"cwd": "/"}, v1.NewSessionRequest)  # v1: mcpServers required
     request = _decode(v2, {"cwd": "/"}, v2.NewSessionRequest)
     assert json.loads(v2.encode(request)) == {"cwd": "/"}
+
+
+# -- a known variant kept raw (its payload is a union) -------------------------
+
+
+@pytest.mark.parametrize("module", [v1, v2], ids=["v1", "v2"])
+def test_a_known_variant_kept_raw_is_checked_and_repaired_as_its_payload(
+    module: Any,
+) -> None:
+    # `idle` is an IdleStateUpdate (a union narrowed by `stopReason`): kept
+    # raw, but the lenient rules of that union hold in the raw payload, so a
+    # bad `stopReason` or `usage` is not re-encoded as if it were valid.
+    bad = {"state": "idle", "stopReason": 3, "usage": 5, "x": 1}
+    decoded = _decode(module, bad, module.StateUpdate)
+    assert type(decoded) is module.StateUpdateIdle
+    assert json.loads(module.encode(decoded)) == {"state": "idle", "x": 1}
+    _round_trip(module, {"state": "idle", "stopReason": "end_turn"}, module.StateUpdate)
+    with pytest.raises(msgspec.ValidationError, match="Expected `object`"):
+        _decode(module, ["idle"], module.StateUpdate)
