@@ -65,13 +65,44 @@ async def call_by_table(
     handler = cast(
         "Callable[[object], Awaitable[object]]", getattr(agent, spec.handler)
     )
-    result = await handler(schema.convert(params, spec.params))
-    answer = msgspec.to_builtins(result)
-    return cast("Json", answer) if isinstance(answer, dict) else {}
+    return wire_json(await handler(schema.convert(params, spec.params)))
+
+
+def wire_json(answer: object) -> Json:
+    """An answer as wire JSON (``{}`` if it is not an object)."""
+    value: object = msgspec.to_builtins(answer)
+    return cast("Json", value) if isinstance(value, dict) else {}
 
 
 def command_path(command: str) -> str:
     return shutil.which(command) or os.path.abspath(command)
+
+
+def session_fields(schema: ModuleType, setup: Setup) -> dict[str, Any]:
+    """The fields of ``session/new`` and ``session/load`` that ``setup`` gives,
+    as ``schema``'s types (v1 and v2 name them alike): ``cwd``, ``mcp_servers``
+    (``--mcp``: HTTP by URL, else stdio by command) and
+    ``additional_directories``."""
+    servers: list[Any] = []
+    for spec in setup.mcp:
+        if spec.url is not None:
+            servers.append(
+                schema.McpServerHttp(name=spec.name, url=spec.url, headers=[])
+            )
+        else:
+            servers.append(
+                schema.McpServerStdio(
+                    name=spec.name,
+                    command=command_path(spec.command),
+                    args=list(spec.args),
+                    env=[],
+                )
+            )
+    return {
+        "cwd": setup.cwd,
+        "mcp_servers": servers,
+        "additional_directories": setup.additional_directories or msgspec.UNSET,
+    }
 
 
 class AgentV1:
@@ -82,48 +113,16 @@ class AgentV1:
     async def call(self, method: str, params: Json) -> Json:
         return await call_by_table(v1, self.agent, method, params)
 
-    async def call_load(self, params: v1.LoadSessionRequest) -> Json:
-        answer: object = msgspec.to_builtins(await self.agent.session_load(params))
-        return cast("Json", answer) if isinstance(answer, dict) else {}
-
-    def servers(self, setup: Setup) -> list[v1.McpServer]:
-        servers: list[v1.McpServer] = []
-        for spec in setup.mcp:
-            if spec.url is not None:
-                servers.append(
-                    v1.McpServerHttp(name=spec.name, url=spec.url, headers=[])
-                )
-            else:
-                servers.append(
-                    v1.McpServerStdio(
-                        name=spec.name,
-                        command=command_path(spec.command),
-                        args=list(spec.args),
-                        env=[],
-                    )
-                )
-        return servers
-
     async def new_session(self, setup: Setup) -> str:
-        new = await self.agent.session_new(
-            v1.NewSessionRequest(
-                cwd=setup.cwd,
-                mcp_servers=self.servers(setup),
-                additional_directories=setup.additional_directories or msgspec.UNSET,
-            )
-        )
-        self.opened = msgspec.to_builtins(new)
+        fields = session_fields(v1, setup)
+        new = await self.agent.session_new(v1.NewSessionRequest(**fields))
+        self.opened = wire_json(new)
         return new.session_id
 
     async def load_session(self, session_id: str, setup: Setup) -> None:
-        self.opened = await self.call_load(
-            v1.LoadSessionRequest(
-                session_id=session_id,
-                cwd=setup.cwd,
-                mcp_servers=self.servers(setup),
-                additional_directories=setup.additional_directories or msgspec.UNSET,
-            )
-        )
+        fields = session_fields(v1, setup)
+        request = v1.LoadSessionRequest(session_id=session_id, **fields)
+        self.opened = wire_json(await self.agent.session_load(request))
 
     async def authenticate(self, method_id: str) -> None:
         await self.agent.authenticate(v1.AuthenticateRequest(method_id=method_id))
@@ -146,50 +145,18 @@ class AgentV2:
     async def call(self, method: str, params: Json) -> Json:
         return await call_by_table(v2, self.agent, method, params)
 
-    async def call_load(self, params: v2.LoadSessionRequest) -> Json:
-        answer: object = msgspec.to_builtins(await self.agent.session_load(params))
-        return cast("Json", answer) if isinstance(answer, dict) else {}
-
-    def servers(self, setup: Setup) -> list[v2.McpServer]:
-        servers: list[v2.McpServer] = []
-        for spec in setup.mcp:
-            if spec.url is not None:
-                servers.append(
-                    v2.McpServerHttp(name=spec.name, url=spec.url, headers=[])
-                )
-            else:
-                servers.append(
-                    v2.McpServerStdio(
-                        name=spec.name,
-                        command=command_path(spec.command),
-                        args=list(spec.args),
-                        env=[],
-                    )
-                )
-        return servers
-
     async def new_session(self, setup: Setup) -> str:
-        new = await self.agent.session_new(
-            v2.NewSessionRequest(
-                cwd=setup.cwd,
-                mcp_servers=self.servers(setup),
-                additional_directories=setup.additional_directories or msgspec.UNSET,
-            )
-        )
-        self.opened = msgspec.to_builtins(new)
+        fields = session_fields(v2, setup)
+        new = await self.agent.session_new(v2.NewSessionRequest(**fields))
+        self.opened = wire_json(new)
         return new.session_id
 
     async def load_session(self, session_id: str, setup: Setup) -> None:
         if not hasattr(v2, "LoadSessionRequest"):  # gone in 2.0.0-alpha.3
             raise Failure("--load: this draft of protocol v2 has no session/load")
-        self.opened = await self.call_load(
-            v2.LoadSessionRequest(
-                session_id=session_id,
-                cwd=setup.cwd,
-                mcp_servers=self.servers(setup),
-                additional_directories=setup.additional_directories or msgspec.UNSET,
-            )
-        )
+        fields = session_fields(v2, setup)
+        request = v2.LoadSessionRequest(session_id=session_id, **fields)
+        self.opened = wire_json(await self.agent.session_load(request))
 
     async def authenticate(self, method_id: str) -> None:
         if not hasattr(v2, "AuthenticateRequest"):  # auth/login in 2.0.0-alpha.3

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import re
+from dataclasses import dataclass
 from typing import Literal
 
 import acp_trio
@@ -47,6 +48,17 @@ WAIT = re.compile(r"\bwait\b", re.IGNORECASE)
 
 
 # -- the agent: what both versions share ---------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SessionSetup:
+    """What a session request sets up, read from its version's params: the
+    session's ``cwd``, its additional directories and its MCP servers (JSON,
+    each with its ``type``)."""
+
+    cwd: str
+    directories: list[str]
+    servers: list[Json]
 
 
 class EchoCore:
@@ -96,24 +108,47 @@ class EchoCore:
     # sessions ----------------------------------------------------------------------
 
     def setup(
-        self,
-        session: Session,
-        cwd: str,
-        directories: list[str],
-        servers: list[Json],
-        *,
-        new: bool = False,
+        self, session: Session, setup: SessionSetup, *, new: bool = False
     ) -> None:
         """Record the session's setup (saved when it changed) and open it here."""
         before = (session.cwd, session.additional_directories, session.mcp_servers)
-        session.cwd = cwd
-        session.additional_directories = directories
-        session.mcp_servers = list[object](servers)
+        session.cwd = setup.cwd
+        session.additional_directories = setup.directories
+        session.mcp_servers = list[object](setup.servers)
         self.active.add(session.session_id)
         after = (session.cwd, session.additional_directories, session.mcp_servers)
         if new or after != before:
             SETTINGS.store.save_setup(session)
         log.info("session %s: %s", session.session_id, describe_setup(session))
+
+    def open_new(self, setup: SessionSetup) -> Session:
+        """``session/new``: a new session, opened here."""
+        session = SETTINGS.store.new(setup.cwd)
+        self.setup(session, setup, new=True)
+        return session
+
+    async def open_loaded(self, session_id: str, setup: SessionSetup) -> Session:
+        """``session/load``: a stored session, opened here, its history replayed."""
+        session = self.stored(session_id)
+        self.setup(session, setup)
+        await self.replay(session)
+        return session
+
+    def open_resumed(self, session_id: str, setup: SessionSetup) -> Session:
+        """``session/resume``: a stored session, opened here (no replay)."""
+        session = self.stored(session_id)
+        self.setup(session, setup)
+        return session
+
+    def open_forked(self, session_id: str, setup: SessionSetup) -> Session:
+        """``session/fork`` (unstable only, else -32601): a new session with a
+        copy of ``session_id``'s history, saved and opened here."""
+        if not self.unstable:
+            raise acp_trio.RequestError(acp_trio.METHOD_NOT_FOUND, "Method not found")
+        session = self.copy_of(session_id)
+        self.setup(session, setup, new=True)
+        SETTINGS.store.save_turn(session, session.history, session.used_tokens)
+        return session
 
     def stored(self, session_id: str) -> Session:
         """A session by id, read again from disk (another agent may have added
@@ -304,25 +339,21 @@ class EchoAgentV1(EchoCore, v1.Agent):
             ),
         )
 
-    def open(
-        self,
-        session: Session,
+    @staticmethod
+    def setup_of(
         params: v1.NewSessionRequest
         | v1.LoadSessionRequest
         | v1.ResumeSessionRequest
         | v1.ForkSessionRequest,
-        *,
-        new: bool = False,
-    ) -> None:
+    ) -> SessionSetup:
         servers = to_json(optional(params.mcp_servers) or [])
         for raw in servers:  # v1's stdio server has no "type" field
             raw.setdefault("type", "stdio")
         directories = list(optional(params.additional_directories) or [])
-        self.setup(session, params.cwd, directories, servers, new=new)
+        return SessionSetup(params.cwd, directories, servers)
 
     async def session_new(self, params: v1.NewSessionRequest) -> v1.NewSessionResponse:
-        session = SETTINGS.store.new(params.cwd)
-        self.open(session, params, new=True)
+        session = self.open_new(self.setup_of(params))
         return v1.NewSessionResponse(
             session_id=session.session_id, meta=setup_meta(session)
         )
@@ -330,26 +361,19 @@ class EchoAgentV1(EchoCore, v1.Agent):
     async def session_load(
         self, params: v1.LoadSessionRequest
     ) -> v1.LoadSessionResponse:
-        session = self.stored(params.session_id)
-        self.open(session, params)
-        await self.replay(session)
+        session = await self.open_loaded(params.session_id, self.setup_of(params))
         return v1.LoadSessionResponse(meta=setup_meta(session))
 
     async def session_resume(
         self, params: v1.ResumeSessionRequest
     ) -> v1.ResumeSessionResponse:
-        session = self.stored(params.session_id)
-        self.open(session, params)
+        session = self.open_resumed(params.session_id, self.setup_of(params))
         return v1.ResumeSessionResponse(meta=setup_meta(session))
 
     async def session_fork(
         self, params: v1.ForkSessionRequest
     ) -> v1.ForkSessionResponse:
-        if not self.unstable:
-            raise acp_trio.RequestError(acp_trio.METHOD_NOT_FOUND, "Method not found")
-        session = self.copy_of(params.session_id)
-        self.open(session, params, new=True)
-        SETTINGS.store.save_turn(session, session.history, session.used_tokens)
+        session = self.open_forked(params.session_id, self.setup_of(params))
         return v1.ForkSessionResponse(
             session_id=session.session_id, meta=setup_meta(session)
         )
@@ -494,23 +518,19 @@ class EchoAgentV2(EchoCore, v2.Agent):
         )
         return response
 
-    def open(
-        self,
-        session: Session,
+    @staticmethod
+    def setup_of(
         params: v2.NewSessionRequest
         | v2.LoadSessionRequest
         | v2.ResumeSessionRequest
         | v2.ForkSessionRequest,
-        *,
-        new: bool = False,
-    ) -> None:
+    ) -> SessionSetup:
         servers = to_json(optional(params.mcp_servers) or [])
         directories = list(optional(params.additional_directories) or [])
-        self.setup(session, params.cwd, directories, servers, new=new)
+        return SessionSetup(params.cwd, directories, servers)
 
     async def session_new(self, params: v2.NewSessionRequest) -> v2.NewSessionResponse:
-        session = SETTINGS.store.new(params.cwd)
-        self.open(session, params, new=True)
+        session = self.open_new(self.setup_of(params))
         return v2.NewSessionResponse(
             session_id=session.session_id, meta=setup_meta(session)
         )
@@ -518,26 +538,19 @@ class EchoAgentV2(EchoCore, v2.Agent):
     async def session_load(
         self, params: v2.LoadSessionRequest
     ) -> v2.LoadSessionResponse:
-        session = self.stored(params.session_id)
-        self.open(session, params)
-        await self.replay(session)
+        session = await self.open_loaded(params.session_id, self.setup_of(params))
         return v2.LoadSessionResponse(meta=setup_meta(session))
 
     async def session_resume(
         self, params: v2.ResumeSessionRequest
     ) -> v2.ResumeSessionResponse:
-        session = self.stored(params.session_id)
-        self.open(session, params)
+        session = self.open_resumed(params.session_id, self.setup_of(params))
         return v2.ResumeSessionResponse(meta=setup_meta(session))
 
     async def session_fork(
         self, params: v2.ForkSessionRequest
     ) -> v2.ForkSessionResponse:
-        if not self.unstable:
-            raise acp_trio.RequestError(acp_trio.METHOD_NOT_FOUND, "Method not found")
-        session = self.copy_of(params.session_id)
-        self.open(session, params, new=True)
-        SETTINGS.store.save_turn(session, session.history, session.used_tokens)
+        session = self.open_forked(params.session_id, self.setup_of(params))
         return v2.ForkSessionResponse(
             session_id=session.session_id, meta=setup_meta(session)
         )
