@@ -393,9 +393,10 @@ class Connection:
         if wire.queued > self._budget:
             await wire.wait_for_space()
         elif _monotonic() - self._last_yield >= YIELD_INTERVAL:
-            # a checkpoint: the loop reads (a session/cancel) and delivers it
-            self._last_yield = _monotonic()
+            # a checkpoint: the loop reads (a session/cancel) and delivers it;
+            # the interval counts from the resumption (the sender's own running)
             await asyncio.sleep(0)
+            self._last_yield = _monotonic()
 
     async def request(self, method: MethodSpec, params: Any) -> Any:
         """Send the request ``method`` and wait for its decoded result.
