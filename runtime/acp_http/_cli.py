@@ -174,8 +174,9 @@ async def _connect(url: str, token: str | None, http2: bool) -> None:
         error = wire.error
     else:
         async with http_client(url, http2=http2) as http:
+            # a connection of its own for each stream, as connect_http's
             streams = functools.partial(
-                http_client, url, cookies=http.cookies, http2=http2
+                http_client, url, cookies=http.cookies, http2=False
             )
             http_wire = HttpWire(url, http, headers=headers, stream_http=streams)
             await http_wire.run(local)

@@ -150,8 +150,10 @@ async def _http_socket(
         http,
         headers=_headers(options),
         max_message_bytes=_max(options),
-        # a connection of its own for each stream (see HttpWire), the same jar
-        stream_http=functools.partial(http_client, url, cookies=jar, http2=http2)
+        # a connection of its own for each stream (see HttpWire), the same jar;
+        # HTTP/1.1: a stream alone on its connection needs nothing of HTTP/2,
+        # and costs the server less memory
+        stream_http=functools.partial(http_client, url, cookies=jar, http2=False)
         if owned
         else None,
     )

@@ -93,5 +93,5 @@ async def test_each_sse_stream_has_a_connection_of_its_own(url: str) -> None:
             await conn.agent.session_prompt(
                 v1.PromptRequest(session_id=sid, prompt=prompt)
             )
-            # the POSTs' HTTP/2 connection, the connection's stream, the session's
+            # the POSTs' HTTP/2 connection, the connection's stream's, the session's
             assert _established_to(port) == 3
