@@ -23,8 +23,9 @@ class RecordingClient:
         self, params: v1.RequestPermissionRequest
     ) -> v1.RequestPermissionResponse:
         self.permissions += 1
+        option = next(o for o in params.options if o.kind == "allow_once")
         return v1.RequestPermissionResponse(
-            outcome=v1.SelectedPermissionOutcome(option_id="allow")
+            outcome=v1.SelectedPermissionOutcome(option_id=option.option_id)
         )
 
 

@@ -16,6 +16,7 @@ import acp
 import acp_http
 import pytest
 import trio
+from _scenario import RecordingClient
 from _servers import serving
 from acp.http import create_http_stream
 from acp.schema import AgentMessageChunk, AllowedOutcome, RequestPermissionResponse
@@ -103,26 +104,6 @@ def test_the_sdks_websocket_client_drives_our_server(ours: str) -> None:
     asyncio.run(asyncio.wait_for(main(), TIMEOUT))
 
 
-class Client:
-    """Our v1 client: keeps updates, allows every permission."""
-
-    def __init__(self, conn: Any) -> None:
-        self.updates: list[v1.SessionNotification] = []
-        self.permissions = 0
-
-    async def session_update(self, params: v1.SessionNotification) -> None:
-        self.updates.append(params)
-
-    async def session_request_permission(
-        self, params: v1.RequestPermissionRequest
-    ) -> v1.RequestPermissionResponse:
-        self.permissions += 1
-        option = next(o for o in params.options if o.kind == "allow_once")
-        return v1.RequestPermissionResponse(
-            outcome=v1.SelectedPermissionOutcome(option_id=option.option_id)
-        )
-
-
 async def our_scenario(conn: Any) -> None:
     """The scenario with our client against the SDK's agent ("wait" runs until cancelled)."""
     init = await conn.agent.initialize(v1.InitializeRequest(protocol_version=1))
@@ -135,7 +116,7 @@ async def our_scenario(conn: Any) -> None:
         v1.PromptRequest(session_id=sid, prompt=[v1.TextContent(text="ping")])
     )
     assert answer.stop_reason == "end_turn"
-    client: Client = conn.client
+    client: RecordingClient = conn.client
     assert client.permissions == 1
     kinds = {type(n.update).__name__ for n in client.updates}
     assert {"AgentMessageChunk", "ToolCall", "SessionUpdateToolCallUpdate"} <= kinds, (
@@ -158,13 +139,13 @@ async def our_scenario(conn: Any) -> None:
 
 async def test_our_http_client_drives_the_sdks_asgi_app(theirs: str) -> None:
     with trio.fail_after(TIMEOUT):
-        async with acp_http.connect_http(theirs, Client, http2=False) as conn:
+        async with acp_http.connect_http(theirs, RecordingClient, http2=False) as conn:
             await our_scenario(conn)
 
 
 async def test_our_websocket_client_drives_the_sdks_asgi_app(theirs: str) -> None:
     with trio.fail_after(TIMEOUT):
         async with acp_http.connect_websocket(
-            theirs.replace("http", "ws", 1), Client
+            theirs.replace("http", "ws", 1), RecordingClient
         ) as conn:
             await our_scenario(conn)

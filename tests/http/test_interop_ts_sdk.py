@@ -23,12 +23,13 @@ from pathlib import Path
 import acp_http
 import pytest
 import trio
+from _scenario import RecordingClient
 from _servers import serving
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "interop"))
 
 from _ts_sdk import TsSdk, ts_sdk
-from test_interop_python_sdk import Client, our_scenario
+from test_interop_python_sdk import our_scenario
 
 HERE = Path(__file__).resolve().parent
 TIMEOUT = 60
@@ -96,13 +97,13 @@ def theirs(sdk: TsSdk) -> Iterator[str]:
 
 async def test_our_http_client_drives_the_ts_sdks_server(theirs: str) -> None:
     with trio.fail_after(TIMEOUT):
-        async with acp_http.connect_http(theirs, Client, http2=False) as conn:
+        async with acp_http.connect_http(theirs, RecordingClient, http2=False) as conn:
             await our_scenario(conn)
 
 
 async def test_our_websocket_client_drives_the_ts_sdks_server(theirs: str) -> None:
     with trio.fail_after(TIMEOUT):
         async with acp_http.connect_websocket(
-            theirs.replace("http", "ws", 1), Client
+            theirs.replace("http", "ws", 1), RecordingClient
         ) as conn:
             await our_scenario(conn)
