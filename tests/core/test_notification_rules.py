@@ -279,3 +279,60 @@ def test_a_chunk_of_one_or_more_whole_lines_keeps_the_per_line_rules(
     # feed's fast path (one line: its two ends; more: the whole chunk in C)
     data = b"".join(line + b"\n" for line in lines)
     assert LineBuffer(max_message_size=limit).feed(data) == per_line_rules(data, limit)
+
+
+# -- the envelope, then the params -------------------------------------------------
+
+
+def test_a_notification_is_read_whatever_the_order_of_its_members() -> None:
+    client = Client()
+    engine = initialized_client(client)
+    params = msgspec.json.decode(update("a"))["params"]
+    params["update"]["content"]["text"] = "b"
+    line = msgspec.json.encode(
+        {"params": params, "method": "session/update", "jsonrpc": "2.0"}
+    )
+    feed(engine, update("a"), line)
+    drain(engine)
+    assert client.seen == ["a", "b"]
+
+
+def test_params_the_strict_pass_refuses_take_the_schemas_lenient_rules() -> None:
+    # availableCommands skips invalid items (the schema's lenient rule): the
+    # strict params decoder refuses them, the lenient rules repair them
+    seen: list[Any] = []
+
+    class Commands(Client):
+        async def session_update(self, p: v1.SessionNotification) -> None:
+            seen.append(p.update)
+
+    engine = initialized_client(Commands())
+    feed(
+        engine,
+        b'{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1",'
+        b'"update":{"sessionUpdate":"available_commands_update","availableCommands":'
+        b'[{"name":"a","description":"d"},{"bad":1}]}}}',
+    )
+    drain(engine)
+    (update_,) = seen
+    assert [c.name for c in update_.available_commands] == ["a"]
+    assert engine.take_outbox() == []
+
+
+def test_a_known_method_with_another_jsonrpc_version_is_answered_invalid_request() -> (
+    None
+):
+    client = Client()
+    engine = initialized_client(client)
+    engine.receive_data(
+        b'{"jsonrpc":"1.0","id":4,"method":"session/request_permission","params":'
+        b'{"sessionId":"s1","toolCall":{"toolCallId":"t"},"options":[]}}\n'
+        + update("a").replace(b'"2.0"', b'"1.0"')
+        + b"\n"
+    )
+    assert engine.next_event() is NEED_DATA
+    request, notification = (msgspec.json.decode(a) for a in engine.take_outbox())
+    assert request["id"] == 4 and request["error"]["code"] == -32600
+    assert notification["id"] is None and notification["error"]["code"] == -32600
+    drain(engine)
+    assert client.seen == []
