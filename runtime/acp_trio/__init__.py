@@ -41,10 +41,16 @@ except ModuleNotFoundError as exc:  # tests/packaging
 from acp_core import reexports
 from acp_core.reexports import *  # noqa: F403  (errors, Limits, builders, transcript, PeerProxy, Offer)
 
-from ._agent import AgentFactory, AgentOffer, AgentSideConnection
-from ._client import ClientFactory, ClientOffer, ClientSideConnection
 from ._connection import Connection
 from ._serve import connect_to_agent, connect_to_client, serve_agent
+from ._sides import (
+    AgentFactory,
+    AgentOffer,
+    AgentSideConnection,
+    ClientFactory,
+    ClientOffer,
+    ClientSideConnection,
+)
 from ._stdio import serve_agent_stdio
 from ._subprocess import spawn_agent
 

@@ -20,11 +20,17 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, overload
 
 import trio
-from acp_core import ClientT, Limits, Offer
+from acp_core import AgentT, ClientT, Limits, Offer
 
-from ._agent import AgentFactory, AgentOffer, AgentSideConnection
-from ._client import AgentT, ClientFactory, ClientOffer, ClientSideConnection
 from ._connection import Connection
+from ._sides import (
+    AgentFactory,
+    AgentOffer,
+    AgentSideConnection,
+    ClientFactory,
+    ClientOffer,
+    ClientSideConnection,
+)
 
 __all__ = ["connect_to_agent", "connect_to_client", "serve_agent"]
 

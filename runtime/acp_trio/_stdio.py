@@ -28,8 +28,8 @@ import trio
 from acp_core import Limits, Offer
 from acp_host import protocol_stdio
 
-from ._agent import AgentSideConnection
 from ._serve import serve_agent
+from ._sides import AgentSideConnection
 
 __all__ = ["serve_agent_stdio"]
 

@@ -31,7 +31,7 @@ from math import inf
 from typing import Any, overload
 
 import trio
-from acp_core import Limits, normalize_offer
+from acp_core import AgentT, Limits, normalize_offer
 from acp_host import (
     GROUP_POLL,
     STDERR_KEEP,
@@ -42,8 +42,8 @@ from acp_host import (
     group_options,
 )
 
-from ._client import AgentT, ClientFactory, ClientOffer, ClientSideConnection
 from ._serve import connect_to_agent
+from ._sides import ClientFactory, ClientOffer, ClientSideConnection
 
 __all__ = ["GROUP_POLL", "STDERR_KEEP", "group_alive", "spawn_agent"]
 

@@ -265,7 +265,7 @@ async def test_a_full_notification_queue_stops_reading() -> None:
             with trio.fail_after(10):
                 await trio.testing.wait_all_tasks_blocked(0.05)
             assert not done.is_set()  # reading stopped: the pipe is full
-            assert len(conn._notify_queue) <= 8
+            assert len(conn.engine.queue) <= 8
             release.set()
             with trio.fail_after(30):
                 await done.wait()

@@ -252,6 +252,7 @@ async def test_a_send_raises_cancelled_and_sends_nothing_in_a_cancelled_scope() 
     assert scope.cancelled_caught
     assert writer.queued == 0
     writer.send_nowait(b"after\n")
+    writer.flush()  # (no writer task here)
     line = await RawPeer(b).reader.receive_line()
     assert line == b"after"
 

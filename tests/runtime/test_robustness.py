@@ -341,11 +341,11 @@ def _record_served(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(acp_trio.AgentSideConnection, "__init__", init)
 
 
-# -- requests run by the reading task ------------------------------------------------
+# -- requests that yield, or cancel themselves, while more is read ------------------
 
 
 class YieldingAgent(EchoAgent):
-    """session/new yields to trio before answering (the reading task hands over)."""
+    """session/new yields to trio before answering."""
 
     async def session_new(self, params: v1.NewSessionRequest) -> v1.NewSessionResponse:
         await trio.lowlevel.checkpoint()

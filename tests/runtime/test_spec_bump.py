@@ -182,11 +182,16 @@ def test_a_version_without_a_stop_reason_answers_a_cancelled_prompt_as_cancelled
         a, {1: object}
     )
     running = Running(v1.AGENT_METHODS["session/prompt"], "s")
-    assert conn.cancelled_result(running) == b'{"stopReason":"cancelled"}'
-    conn.bind(Schema(bumped_v2, "agent"))
+    assert (
+        conn.rules.cancelled_result(conn.schema, running)
+        == b'{"stopReason":"cancelled"}'
+    )
+    conn.engine.bind(Schema(bumped_v2, "agent"))
     running = Running(bumped_v2.AGENT_METHODS["session/prompt"], "s")
     with caplog.at_level(logging.WARNING, logger="acp_trio"):
-        assert conn.cancelled_result(running) is None  # -> "Request cancelled"
+        assert (
+            conn.rules.cancelled_result(conn.schema, running) is None
+        )  # -> "Request cancelled"
     assert "no stopReason" in caplog.text
 
 

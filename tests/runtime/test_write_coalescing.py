@@ -1,10 +1,10 @@
-"""Sends made back to back in one step leave in one write (acp_trio's LineWriter.hold).
+"""Sends made back to back in one step leave in one write (acp_trio's LineWriter).
 
-While the reading task runs handlers' first steps (where no other task can
-run), what they send is kept back and written together when the step ends:
-one ``write`` per burst instead of one per message, so the peer wakes once
-per turn.  Held bytes count against ``write_buffer_bytes``, leave before any
-real schedule point, and at once past ``hold_bytes`` or ``hold_seconds``.
+What a handler sends without yielding to trio stays queued and is written
+together when it yields: one ``write`` per burst instead of one per
+message, so the peer wakes once per turn.  Queued bytes count against
+``write_buffer_bytes``, leave before any real schedule point, and at once
+past ``hold_bytes`` or ``hold_seconds``.
 
 The agent (coalescing_agent.py) is a process of its own over real pipes; it
 records each ``os.write`` / ``os.writev`` on its output (the chunk
@@ -49,7 +49,7 @@ class Served:
     async def prompt(self, text: str) -> int:
         """Send the prompt running script ``text``; its id."""
         # Settle: a task of the last turn still running would share the
-        # reading task's batch, and a send while another task can run is a
+        # handler's batch, and a send while another task can run is a
         # real schedule point (which writes what was held).
         await trio.sleep(0.02)
         self.next_id += 1

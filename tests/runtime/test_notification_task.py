@@ -1,10 +1,8 @@
-"""A notification's first step runs in the reading task when nothing is queued.
+"""Notification handlers run in one place: the connection's notification task.
 
-The client's hot path: an update that finds the notification task idle (no
-notification queued or being handled) is handled by the reading task
-itself, in the notification task's context, saving a task switch per
-burst.  A handler that yields keeps running in that task (reading is handed
-over) and the next notification waits for it: the order is the same.
+Every notification handler runs there, one at a time, in the order
+received, whether it arrives alone or behind others; one that yields holds
+the next (and a request read behind it) until it is done.
 """
 
 from __future__ import annotations
@@ -59,15 +57,20 @@ class TaskRecordingClient(RecordingClient):
         )
 
 
-async def test_a_lone_notification_is_handled_in_the_reading_task() -> None:
+async def test_every_notification_handler_runs_in_the_one_notification_task() -> None:
     async with raw_agent_of(TaskRecordingClient) as (conn, peer):
         await initialize_raw(conn, peer)
         client: TaskRecordingClient = conn.client  # type: ignore[assignment]
+        await peer.send(update("alone"))  # finds the notification task idle
+        await trio.sleep(0.01)
+        await peer.send(update("slow"))
+        await peer.send(update("next"))
+        await trio.sleep(0.01)
         await peer.send(update("last"))
         with trio.fail_after(5):
             await client.done.wait()
-        (task,) = client.tasks
-        assert "_notification_loop" not in task, task
+        assert client.texts() == ["alone", "slow", "next", "last"]
+        assert len(set(client.tasks)) == 1, client.tasks
 
 
 async def test_a_notification_handler_that_yields_finishes_before_the_next_starts() -> (
