@@ -260,12 +260,14 @@ class Constant:
 
 @dataclasses.dataclass
 class Other:
-    """The `other` variant of an open union: kept as its raw JSON object."""
+    """The `other` variant of an open union: kept as its raw JSON object. With
+    no `tag_field`: an object of its own kept raw (a `RawObject`: declared
+    properties and ``additionalProperties: true``, v1 `McpError`)."""
 
     name: str
     union: str
     doc: str
-    tag_field: str
+    tag_field: str | None
     known_tags: tuple[str, ...]
     #: Set for a known variant kept raw: its payload is itself a union, which a
     #: single msgspec tag cannot express (a later draft's `state_update`).

@@ -465,6 +465,8 @@ class _Parser:
         if "properties" in node or (node.get("type") == "object" and alts is None):
             if alts is not None and any(_Variant(a).tag for a in alts):
                 self._object_union(name, node)
+            elif alts is None and node.get("additionalProperties") is True:
+                self._raw_object(name, node)
             else:
                 self._struct(name, node)
         elif alts is not None:
@@ -876,6 +878,27 @@ class _Parser:
             alternatives=alternatives,
         )
         return (name,)
+
+    def _raw_object(self, name: str, node: dict[str, Any]) -> None:
+        """Declared properties and ``additionalProperties: true`` said on
+        purpose (v1 `McpError`: "inner error fields are preserved"): the
+        undeclared properties are part of the value, which a Struct would drop.
+        Kept raw (a `RawObject`), its declared properties checked."""
+        self.others.append(
+            ir.Other(
+                name=name,
+                union="",
+                doc=node.get("description", ""),
+                tag_field=None,
+                known_tags=(),
+                checks=self._check_struct(
+                    name,
+                    dict(node.get("properties", {})),
+                    list(node.get("required", [])),
+                    _alternatives(node),
+                ),
+            )
+        )
 
     def _struct(self, name: str, node: dict[str, Any]) -> None:
         props = dict(node.get("properties", {}))

@@ -164,7 +164,7 @@ class _AliasView:
 class _OtherView:
     name: str
     doc: str
-    tag_field: str
+    tag_field: str | None
     known_tags: list[str]
     fixed_tag: str | None
     checks: tuple[str, ...]
@@ -666,6 +666,8 @@ def _runtime_imports(module: ir.Module) -> list[str]:
         "ShapeUnion",
         "UnsetType",
     ]
+    if any(o.tag_field is None for o in module.others):
+        names.insert(names.index("ShapeUnion"), "RawObject")
     if any(s.checks_alternatives for s in module.structs):
         names.append("check_alternatives")
     if any(s.uint64_checks for s in module.structs):

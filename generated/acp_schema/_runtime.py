@@ -22,6 +22,7 @@ order, that accepts the value wins.
 
 from __future__ import annotations
 
+import functools
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -42,6 +43,7 @@ __all__ = [
     "Method",
     "OpenUnion",
     "OtherVariant",
+    "RawObject",
     "ShapeUnion",
     "UnsetType",
     "check_alternatives",
@@ -242,7 +244,29 @@ def _too_deep() -> DecodeError:
     return DecodeError("JSON is nested too deeply (msgspec's recursion limit)")
 
 
-class OtherVariant(dict[str, Any]):
+class RawObject(dict[str, Any]):
+    """An object kept as its raw JSON object: its undeclared properties are
+    part of its value (a def with ``properties`` and ``additionalProperties:
+    true``: v1 `McpError`, whose extra fields are preserved), re-encoded
+    exactly as received. What the schema declares is checked on decode
+    (`checks`); build one as a dict:
+
+    >>> from acp_schema.v1 import McpError
+    >>> McpError({"code": -32601, "message": "no", "x": 1})["x"]
+    1
+    """
+
+    __slots__ = ()
+    #: Types describing what the schema declares for it: a decoded value must
+    #: fit one of them (its payload is kept raw all the same). Structs, or for
+    #: a known variant kept raw, its payload's union.
+    checks: ClassVar[tuple[Any, ...]] = ()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({super().__repr__()})"
+
+
+class OtherVariant(RawObject):
     """A variant this protocol version does not define, kept as its raw JSON object.
 
     Each open union has a subclass (``SessionUpdateOther``, ``McpServerOther``,
@@ -262,10 +286,6 @@ class OtherVariant(dict[str, Any]):
     #: except a known variant kept raw, whose tag is `fixed_tag`.
     known_tags: ClassVar[frozenset[str]]
     fixed_tag: ClassVar[str | None] = None
-    #: Types describing what the schema declares for this variant: a decoded
-    #: value must fit one of them (its payload is kept raw all the same).
-    #: Structs, or for a known variant kept raw, its payload's union.
-    checks: ClassVar[tuple[Any, ...]] = ()
 
     def __init__(self, payload: Mapping[str, Any] = {}, /, **fields: Any) -> None:
         super().__init__(payload, **fields)
@@ -285,9 +305,6 @@ class OtherVariant(dict[str, Any]):
         """The value of the tag property, e.g. ``'_acme_ws'``."""
         value: str = self[self.tag_field]
         return value
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({super().__repr__()})"
 
 
 class OpenUnion:
@@ -423,8 +440,34 @@ def _is_dict(value: Any) -> TypeGuard[dict[str, Any]]:
     return isinstance(value, dict)
 
 
-def _is_other_class(candidate: Any) -> TypeGuard[type[OtherVariant]]:
-    return isinstance(candidate, type) and issubclass(candidate, OtherVariant)
+def _is_other_class(candidate: Any) -> TypeGuard[type[RawObject]]:
+    """A class kept raw: an `OtherVariant`, or a `RawObject` of its own."""
+    return isinstance(candidate, type) and issubclass(candidate, RawObject)
+
+
+def _dec_hook(type_: Any, obj: Any) -> Any:
+    """msgspec's hook for the one type it does not know here: a `RawObject`
+    decoded in the strict pass (checked strictly; its rules are the lenient
+    pass's). An `OtherVariant` is reached through its union only."""
+    if _is_other_class(type_) and not issubclass(type_, OtherVariant):
+        if not _is_dict(obj):
+            raise ValidationError(f"Expected `object`, got `{_json_type(obj)}`")
+        if not type_.checks:
+            return type_(obj)
+        first_error: ValidationError | None = None
+        for check in type_.checks:
+            try:
+                _convert(obj, check)
+                return type_(obj)
+            except ValidationError as error:
+                first_error = first_error or error
+        assert first_error is not None
+        raise first_error
+    raise NotImplementedError(type_)
+
+
+#: `msgspec.convert` with `_dec_hook` (every conversion of the codec).
+_convert = functools.partial(msgspec.convert, dec_hook=_dec_hook)
 
 
 def _json_type(value: Any) -> str:
@@ -589,7 +632,7 @@ class Codec:
 
             strict = shaped
         else:
-            strict = msgspec.json.Decoder(target).decode
+            strict = msgspec.json.Decoder(target, dec_hook=_dec_hook).decode
         self._decoders[type] = strict
         return strict
 
@@ -608,7 +651,7 @@ class Codec:
         if _is_shape(type):
             return self._lenient_pass(obj, type)
         try:
-            return msgspec.convert(obj, target)
+            return _convert(obj, target)
         except ValidationError:
             return self._lenient_pass(obj, type)
         except RecursionError:
@@ -713,7 +756,10 @@ class Codec:
         shape = self._shape
         pick = _shape_pick(marker)
         build = _wire_builder(marker, wire)
-        typed = tuple(c for c in marker.candidates if isinstance(c, type))
+        # (typing.Any is a class from Python 3.11 on, but no isinstance target)
+        typed = tuple(
+            c for c in marker.candidates if isinstance(c, type) and c is not Any
+        )
 
         def resolve_shape(value: Any, path: str) -> Any:
             kind: Any = value.__class__
@@ -852,7 +898,7 @@ class Codec:
             # failure must meet the lenient rules of this field, not later.
             return self._lenient(value, hint, path, work)
         try:
-            return msgspec.convert(value, hint)
+            return _convert(value, hint)
         except ValidationError:
             return self._lenient(value, hint, path, work)
 
@@ -963,7 +1009,7 @@ class Codec:
         if item is None:
             return self._value(value, hint, path, work)
         fast = self._resolver(item) is None  # by-shape items need `_lenient`
-        convert = msgspec.convert
+        convert = _convert
         kept: list[Any] = []
         for i, v in enumerate(value):
             if fast:
@@ -981,31 +1027,22 @@ class Codec:
         return _constrained(kept, hint, path)  # `minItems` holds after the skips
 
     def _other(
-        self, value: Any, cls: type[OtherVariant], path: str, work: _Work | None
-    ) -> OtherVariant:
+        self, value: Any, cls: type[RawObject], path: str, work: _Work | None
+    ) -> RawObject:
         """`value` kept raw as `cls`, once its tag and what the schema declares
         for it are checked (strictly only, when `work` is None)."""
         if not _is_dict(value):
             raise _error(f"Expected `object`, got `{_json_type(value)}`", path)
-        tag = value.get(cls.tag_field)
-        if not isinstance(tag, str):
-            raise _error(
-                f"Expected `str`, got `{_json_type(tag)}`", f"{path}.{cls.tag_field}"
-            )
-        if cls.fixed_tag is not None and tag != cls.fixed_tag:
-            raise _error(f"Invalid value {_show(tag)}", f"{path}.{cls.tag_field}")
-        if cls.fixed_tag is None and tag in cls.known_tags:
-            raise _error(f"Invalid value {_show(tag)}", f"{path}.{cls.tag_field}")
+        if issubclass(cls, OtherVariant):
+            self._check_tag(value, cls, path)
         if not cls.checks:
             return cls(value)
         first_error: ValidationError | None = None
         for check in cls.checks:
+            if _is_shape(check):
+                continue  # msgspec takes any value there: the walk checks
             try:
-                marker = _shape_marker(check)
-                if marker is None:
-                    msgspec.convert(value, check)
-                else:  # msgspec takes any value there: the strict walk checks
-                    self._shape(value, marker, path, None)
+                _convert(value, check)
                 return cls(value)
             except ValidationError as error:
                 first_error = first_error or _at(error, path)
@@ -1016,14 +1053,27 @@ class Codec:
                 typed = self._lenient(value, check, path, work)
             except LenientLimitError:
                 raise
-            except ValidationError:
+            except ValidationError as error:
+                first_error = first_error or error
                 continue
             return cls(self._repaired_raw(value, typed))
         raise first_error or _error("Invalid value", path)
 
+    @staticmethod
+    def _check_tag(value: dict[str, Any], cls: type[OtherVariant], path: str) -> None:
+        tag = value.get(cls.tag_field)
+        if not isinstance(tag, str):
+            raise _error(
+                f"Expected `str`, got `{_json_type(tag)}`", f"{path}.{cls.tag_field}"
+            )
+        if cls.fixed_tag is not None and tag != cls.fixed_tag:
+            raise _error(f"Invalid value {_show(tag)}", f"{path}.{cls.tag_field}")
+        if cls.fixed_tag is None and tag in cls.known_tags:
+            raise _error(f"Invalid value {_show(tag)}", f"{path}.{cls.tag_field}")
+
     def _repaired_raw(self, value: dict[str, Any], typed: Any) -> Any:
         """`value` with the declared fields the lenient rules changed, changed."""
-        if isinstance(typed, OtherVariant):
+        if isinstance(typed, RawObject):
             return dict(typed)  # itself kept raw, once repaired
         if not isinstance(typed, msgspec.Struct):
             return value
@@ -1037,7 +1087,7 @@ class Codec:
                 del raw[field.wire]  # dropped by a rule
                 continue
             try:
-                msgspec.convert(raw[field.wire], field.type)
+                _convert(raw[field.wire], field.type)
             except ValidationError:
                 raw[field.wire] = msgspec.to_builtins(got)  # replaced by a rule
         return raw
@@ -1069,29 +1119,30 @@ class Codec:
     def _shape(
         self, value: Any, union: ShapeUnion, path: str, work: _Work | None
     ) -> Any:
-        """The first candidate, in schema order, that accepts `value`: strictly,
-        then (unless `work` is None: strict only) under the lenient rules."""
+        """The first candidate, in schema order, that accepts `value`, strictly
+        or else under its lenient rules (as the upstream SDKs read an untagged
+        union: each variant whole, in turn; never a later variant's strict
+        match over an earlier one's repaired one). With `work` None (resolved
+        in ``__post_init__``), the lenient rules have a budget of their own."""
         first_error: ValidationError | None = None
-        tried = union.tried(value)
-        for candidate in tried:
-            try:
-                if _is_other_class(candidate):
-                    return self._other(value, candidate, path, None)
+        for candidate in union.tried(value):
+            if not _is_other_class(candidate):
                 if not _tag_matches(value, candidate):
                     continue  # msgspec would accept a lone tagged Struct untagged
-                return msgspec.convert(value, candidate)
-            except ValidationError as error:
-                first_error = first_error or _at(error, path)
-        if work is not None:
-            for candidate in tried:
-                if not _tag_matches(value, candidate):
-                    continue
                 try:
-                    return self._lenient(value, candidate, path, work)
-                except LenientLimitError:
-                    raise
+                    return _convert(value, candidate)
                 except ValidationError as error:
-                    first_error = first_error or error
+                    first_error = first_error or _at(error, path)
+                    if not _may_repair(value, candidate):
+                        continue
+            if work is None:
+                work = _Work(LENIENT_LIMITS)
+            try:
+                return self._lenient(value, candidate, path, work)
+            except LenientLimitError:
+                raise
+            except ValidationError as error:
+                first_error = first_error or error
         names = ", ".join(getattr(c, "__name__", repr(c)) for c in union.candidates)
         detail = f" (first: {first_error})" if first_error else ""
         raise _error(
@@ -1099,15 +1150,33 @@ class Codec:
         )
 
 
+#: Struct class -> the wire names of its required fields.
+_REQUIRED: dict[type, frozenset[str]] = {}
+
+
+def _may_repair(value: Any, candidate: Any) -> bool:
+    """Whether `candidate`, which refused `value` strictly, might take it
+    under the lenient rules: a Struct only with every required key present
+    (no rule adds one), anything else only if `value` is a container."""
+    if isinstance(candidate, type) and issubclass(candidate, msgspec.Struct):
+        required = _REQUIRED.get(candidate)
+        if required is None:
+            required = _REQUIRED[candidate] = frozenset(
+                f.encode_name for f in msgspec.structs.fields(candidate) if f.required
+            )
+        return _is_dict(value) and value.keys() >= required
+    return _is_dict(value) or _is_list(value)
+
+
 def _strict(value: Any, hint: Any, path: str) -> Any:
     """`msgspec.convert`, with the path of a failure rooted at `path`."""
     try:
-        return msgspec.convert(value, hint)
+        return _convert(value, hint)
     except ValidationError as error:
         if type(value) is float and value.is_integer():
             # JSON Schema's `integer` includes 1.0 (msgspec reads it as a float).
             try:
-                return msgspec.convert(int(value), hint)
+                return _convert(int(value), hint)
             except ValidationError:
                 pass
         raise _at(error, path) from None
@@ -1218,7 +1287,7 @@ def _shape_pick(union: ShapeUnion) -> Callable[[dict[str, Any]], Any]:
         for _, field, tag, _ in steps
         if field is not None
     }
-    convert = msgspec.convert
+    convert = _convert
 
     union_tag = union.tag_field
 

@@ -33,6 +33,7 @@ from ._runtime import (
     Method,
     OpenUnion,
     OtherVariant,
+    RawObject,
     ShapeUnion,
     UnsetType,
     check_alternatives,
@@ -5156,14 +5157,8 @@ class MessageMcpResponseResult(_Struct, kw_only=True):
     """Optional ACP carrier metadata."""
 
 
-class McpError(_Struct, kw_only=True):
-    """**UNSTABLE**
-
-    An inner MCP error, distinct from an outer ACP binding or runtime error.
-
-    `code` and `message` are required and non-null. `data` is optional.
-    Explicit `null` is preserved separately from an omitted key.
-    """
+class _McpErrorFields(_Struct, kw_only=True):
+    """What the schema declares for an `McpError` (checked; the payload is kept raw)."""
 
     code: Int32
     """Inner MCP error code. Never an ACP error code."""
@@ -5173,6 +5168,19 @@ class McpError(_Struct, kw_only=True):
 
     data: Any | UnsetType = UNSET
     """Optional error data. Explicit null is retained."""
+
+
+class McpError(RawObject):
+    """**UNSTABLE**
+
+    An inner MCP error, distinct from an outer ACP binding or runtime error.
+
+    `code` and `message` are required and non-null. `data` is optional.
+    Explicit `null` is preserved separately from an omitted key.
+    """
+
+    __slots__ = ()
+    checks = (_McpErrorFields,)
 
 
 class MessageMcpResponseError(_Struct, kw_only=True):

@@ -221,3 +221,32 @@ def test_a_variant_whose_payload_is_a_union_is_kept_raw_and_checked_as_it(
     assert v1.encode(idle) == b'{"state":"idle","x":1}'  # the union's rule held
     with pytest.raises(msgspec.ValidationError, match="note"):
         v1.decode(b'{"state": "idle", "note": 5}', v1.State)
+
+
+def test_declared_properties_and_additional_properties_true_keep_the_rest(
+    tmp_path: Path,
+) -> None:
+    # `additionalProperties: true` said beside declared properties: the
+    # undeclared ones are part of the value (kept raw), the declared checked
+    defs = {
+        "Fault": {
+            "type": "object",
+            "properties": {"code": {"type": "integer"}, "data": {}},
+            "required": ["code"],
+            "additionalProperties": True,
+        },
+        "Reply": {
+            "type": "object",
+            "properties": {"fault": {"$ref": "#/$defs/Fault"}},
+            "required": ["fault"],
+        },
+    }
+    v1 = _module(tmp_path, defs, "constructs_h")
+    data = b'{"fault":{"code":1,"extra":[1,{"a":null}]}}'
+    reply = v1.decode(data, v1.Reply)
+    assert type(reply.fault) is v1.Fault and reply.fault["extra"] == [1, {"a": None}]
+    assert v1.encode(reply) == data
+    assert v1.decode(b'{"code":2,"x":1}', v1.Fault) == {"code": 2, "x": 1}
+    for bad in (b'{"fault":{"code":"x"}}', b'{"fault":{}}', b'{"fault":[]}'):
+        with pytest.raises(msgspec.ValidationError, match=r"\$.fault"):
+            v1.decode(bad, v1.Reply)

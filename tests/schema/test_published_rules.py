@@ -99,3 +99,37 @@ def test_a_known_variant_kept_raw_is_checked_and_repaired_as_its_payload(
     _round_trip(module, {"state": "idle", "stopReason": "end_turn"}, module.StateUpdate)
     with pytest.raises(msgspec.ValidationError, match="Expected `object`"):
         _decode(module, ["idle"], module.StateUpdate)
+
+
+# -- declared properties and additionalProperties: true ------------------------
+
+
+@pytest.mark.parametrize("module", [v1, v2], ids=["v1", "v2"])
+def test_an_mcp_error_keeps_its_undeclared_fields(module: Any) -> None:
+    # McpError: "Inner result and error fields are preserved" (declared
+    # properties plus `additionalProperties: true`): kept raw, checked
+    error = {"code": -1, "message": "m", "data": None, "retryAfter": 3, "": None}
+    response = _round_trip(module, {"error": error}, module.MessageMcpResponse)
+    assert type(response.error) is module.McpError
+    assert response.error["retryAfter"] == 3
+    with pytest.raises(msgspec.ValidationError):
+        _decode(module, {"error": {"code": "x", "message": "m"}}, module.McpError)
+
+
+# -- an untagged union reads each variant whole, in turn ------------------------
+
+
+def test_an_earlier_variant_repaired_wins_over_a_later_strict_match() -> None:
+    # v2 ErrorData: SessionNotFound, ..., then any JSON value. A bad `_meta`
+    # (default-on-error: absent) still makes it SessionNotFound, as serde and
+    # zod read an untagged union; not the raw value with `_meta: true` kept.
+    error = {"code": -32002, "message": "m", "data": {"sessionId": "s", "_meta": True}}
+    decoded = _decode(v2, error, v2.Error)
+    assert type(decoded.data) is v2.SessionNotFoundErrorData
+    assert json.loads(v2.encode(decoded))["data"] == {"sessionId": "s"}
+
+
+@pytest.mark.parametrize("data", [[1], "x", 3, {"other": 1}])
+def test_the_any_value_variant_takes_what_no_other_does(data: Any) -> None:
+    error = {"code": -32002, "message": "m", "data": data}
+    assert _round_trip(v2, error, v2.Error).data == data
