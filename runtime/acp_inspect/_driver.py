@@ -330,16 +330,26 @@ class AgentUnderTest:
     ) -> Message:
         """The first message received from now on (or already received and not
         yet taken) that ``match``es; agent requests not matched go to the
-        responder when ``respond``."""
+        responder when ``respond``.  Responses not matched stay for their own
+        wait (an agent may answer two requests in either order, in one write);
+        other messages not matched are taken."""
         while True:
-            while self._received:
-                waiting = self._received.pop(0)
-                self._received_bytes -= waiting.size
-                msg = waiting.msg
-                if match(msg):
-                    return msg
-                if respond and msg.kind == "request":
-                    await self.responder(self, msg)
+            kept: list[_Waiting] = []
+            try:
+                while self._received:
+                    waiting = self._received.pop(0)
+                    msg = waiting.msg
+                    if match(msg):
+                        self._received_bytes -= waiting.size
+                        return msg
+                    if msg.kind == "response":
+                        kept.append(waiting)
+                        continue
+                    self._received_bytes -= waiting.size
+                    if respond and msg.kind == "request":
+                        await self.responder(self, msg)
+            finally:
+                self._received[:0] = kept
             if self.too_long:
                 raise LineTooLong(self.budget.max_line)
             if self._eof or self.exited.is_set():

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import trio
 from acp_inspect._driver import AgentUnderTest, Budget
 
 
@@ -52,3 +53,21 @@ def test_nothing_is_kept_for_a_case_that_is_done() -> None:
         agent._line(0.0, update_line("b" * 65536))
     assert agent.received() == []
     assert agent.lines_received == 11  # still read and checked
+
+
+def test_a_response_read_before_the_one_waited_for_is_kept_for_its_own_wait() -> None:
+    # An agent may answer a cancelled prompt and the session/close that
+    # cancelled it in one write, the prompt first: waiting for the close's
+    # answer must not throw the prompt's away.
+    agent = AgentUnderTest(["true"])
+    for rid in (3, 4):
+        agent._line(
+            0.0, json.dumps({"jsonrpc": "2.0", "id": rid, "result": {}}).encode()
+        )
+    agent._line(0.0, update_line("after"))
+
+    async def close_answer() -> int | str | None:
+        return (await agent.response(4)).id
+
+    assert trio.run(close_answer) == 4
+    assert [m.id for m in agent.received() if m.kind == "response"] == [3]
