@@ -17,8 +17,10 @@ bounds) is :class:`acp_core.Engine`'s; this module only
 - keeps the clocks: ``HANDLER_GRACE`` after the peer closed its end,
   ``FLUSH_GRACE`` to flush on close.
 
-What a handler sends without yielding to trio leaves in one write
-(:class:`~acp_trio._framing.LineWriter`).  At the end of input (the peer
+Every handler runs through one trampoline (:meth:`Connection._drive`): what
+it sends is queued and leaves in one write when it yields to trio or
+returns (:class:`~acp_trio._framing.LineWriter`), so the peer wakes once
+per burst.  At the end of input (the peer
 closed its end) pending outgoing requests fail with
 :class:`~acp_trio.ConnectionClosed`; what was received is still handled
 for up to ``HANDLER_GRACE`` seconds and answered (a peer that half-closed
@@ -36,7 +38,8 @@ from __future__ import annotations
 
 import contextvars
 import logging
-from collections.abc import Callable, Mapping
+import types
+from collections.abc import Awaitable, Callable, Generator, Mapping
 from typing import Any, Final
 
 import trio
@@ -124,6 +127,9 @@ class Connection:
         self._writer = LineWriter(stream, budget=limits.write_buffer_bytes)
         self._read_wakeup = Wakeup()  # the reading task, paused at a bound
         self._paused = False
+        self._stepping = (
+            False  # a handler's step runs in _drive: sends are flushed after
+        )
         self._consumer = Wakeup()  # the notification task, idle
         self._idle: list[_Worker] = []
         self._context = contextvars.Context()  # run()'s, for the tasks of the pool
@@ -208,6 +214,7 @@ class Connection:
         reader = self._reader
         while True:
             event = self._process()
+            self._writer.flush()  # before any wait: what this stretch built
             if event is END_OF_INPUT:
                 log.debug("the peer closed the connection")
                 self._end_of_input()
@@ -261,7 +268,7 @@ class Connection:
         engine = self.engine
         lines = engine.take_outbox()
         if lines and not self._closed:
-            self._writer.send_nowait(lines[0] if len(lines) == 1 else b"".join(lines))
+            self._writer.queue(lines[0] if len(lines) == 1 else b"".join(lines))
         if engine.queue_ready:
             self._consumer.wake()
 
@@ -283,6 +290,7 @@ class Connection:
             self._flush_outbox()
             if item is None:
                 self._unpause()
+                self._writer.flush()
                 if self._eof and not engine.backlog:
                     return
                 burst = 0
@@ -290,7 +298,7 @@ class Connection:
                 continue
             if isinstance(item, QueuedNotification):
                 try:
-                    await item.handler(item.params)
+                    await self._drive(item.handler(item.params))
                 except Exception:
                     log.exception("notification handler for %s failed", item.name)
                 finally:
@@ -301,6 +309,7 @@ class Connection:
             burst += 1
             if burst >= NOTIFICATION_BURST:
                 burst = 0
+                self._writer.flush()
                 await trio.lowlevel.checkpoint()
 
     # -- incoming requests -------------------------------------------------------------
@@ -371,19 +380,51 @@ class Connection:
             return engine.answer_cancelled(job)
         running.handle = scope
         try:
-            result = await job.handler(job.params)
+            result = await self._drive(job.handler(job.params))
         except Exception as exc:
             return engine.answer_exception(job, exc)
         finally:
             running.handle = None
         return engine.answer(job, result)
 
+    @types.coroutine
+    def _drive(self, handler_call: Awaitable[Any]) -> Generator[Any, Any, Any]:
+        """``await handler_call``, flushing what it sent each time it yields to trio.
+
+        The one trampoline: every handler runs through it, in the task that
+        awaits it.  What trio sends or throws goes into ``coro``, what
+        ``coro`` yields goes to trio; while a step of ``coro`` runs, its
+        sends are only queued (``_stepping``), and leave together when it
+        yields (or with the answer, when it returns).
+        """
+        coro = handler_call.__await__()
+        writer = self._writer
+        value: Any = None
+        error: BaseException | None = None
+        while True:
+            self._stepping = True
+            try:
+                trap = coro.send(value) if error is None else coro.throw(error)
+            except StopIteration as done:  # the caller queues the answer, flushes
+                return done.value
+            finally:
+                self._stepping = False
+            writer.flush()
+            try:
+                value, error = (yield trap), None
+            except GeneratorExit:
+                coro.close()
+                raise
+            except BaseException as exc:  # Cancelled and the like: into coro
+                value, error = None, exc
+
     def _request_done(self, job: IncomingRequest, line: bytes | None) -> None:
         """Forget ``job`` and send its answer (``None``: none, the connection is closing)."""
         out = self.engine.request_done(job, line)
         if out is not None and not self._closed:
-            self._writer.send_nowait(out)
+            self._writer.queue(out)
         self._flush_outbox()  # a request waiting for a slot may start
+        self._writer.flush()
         self._unpause()
 
     # -- outgoing ----------------------------------------------------------------------
@@ -402,12 +443,19 @@ class Connection:
         await self._send(self.engine.ext_notification(name, params))
 
     async def _send(self, line: bytes) -> None:
+        # LineWriter.send, but a handler's step only queues (_drive flushes).
+        writer = self._writer
+        await trio.lowlevel.checkpoint_if_cancelled()
+        if writer.queued >= writer.budget and not self._closed:
+            await writer.wait_for_space()
         if self._closed:
             raise ConnectionClosed("connection closed")
-        try:
-            await self._writer.send(line)
-        except trio.ClosedResourceError:
-            raise ConnectionClosed("connection closed") from None
+        if self._stepping:
+            writer.queue(line)
+        else:
+            writer.send_nowait(line)
+        if writer.schedule_point.needed():
+            await trio.lowlevel.cancel_shielded_checkpoint()
 
     async def request(self, method: MethodSpec, params: Any) -> Any:
         """Send the request ``method`` and wait for its decoded result.
@@ -442,7 +490,8 @@ class Connection:
         self._unpause()
         self._flush_outbox()
         try:
-            writer.send_nowait(call.line)
+            writer.queue(call.line)
+            writer.flush()  # now: this task waits for the answer
             await waiter.wait()
         finally:
             cancel_request = engine.call_finished(call)

@@ -27,7 +27,7 @@ import trio
 from acp_core import DEFAULT_MAX_MESSAGE_SIZE, LineBuffer, Oversized, sniff_oversized
 from acp_host import reader_gone
 
-from ._schedule import SchedulePoint, quiet
+from ._schedule import SchedulePoint
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_SIZE",
@@ -197,16 +197,15 @@ class LineWriter:
     and ends with a schedule point (:class:`~acp_trio._schedule.SchedulePoint`).
     :attr:`queued` is what is buffered, written or not.
 
-    What a task sends without yielding to trio stays queued until the
-    writer task (:meth:`run`) gets to run, then leaves in one write: the
-    peer wakes once per burst, not once per message.  Over a pipe the
-    writer task does not count as another task for the schedule point (it
-    would only write what the sender can flush itself), so a handler's
-    back-to-back sends keep together; a send writes at once, in its own
-    task, once ``hold_bytes`` are queued or the oldest queued byte has
-    waited ``hold_seconds``.  Over other streams only the writer task can
-    write (``send_all``): it counts, and every send is a real schedule
-    point.  Order is unchanged: one queue.
+    :meth:`queue` keeps a message for the next :meth:`flush`, which writes
+    what the pipe takes at once, in the caller's task (one ``os.writev`` for
+    a burst), and wakes the writer task (:meth:`run`) for the rest;
+    :meth:`send_nowait` queues and wakes the writer task.  The connection
+    queues what a handler sends and flushes when the handler yields to
+    trio, so the peer wakes once per burst, not once per message.  Either
+    way a message is written at once once ``hold_bytes`` are queued or the
+    oldest queued byte has waited ``hold_seconds``.  Order is unchanged:
+    one queue.
     """
 
     def __init__(
@@ -243,14 +242,18 @@ class LineWriter:
         self._hold_until = 0.0
 
     def send_nowait(self, line: bytes) -> None:
-        """Queue one message (``line`` ends with ``\\n``); see the class docstring."""
+        """Queue one message (``line`` ends with ``\\n``) for the writer task."""
+        self.queue(line)
+        self._wakeup.wake()
+
+    def queue(self, line: bytes) -> None:
+        """Queue one message for the next :meth:`flush` (past the hold bounds, now)."""
         if self._closed:
             raise trio.ClosedResourceError("connection closed")
         queue = self._queue
         if not queue:
             self._hold_limit = self.queued + self.hold_bytes
             self._hold_until = _perf_counter() + self.hold_seconds
-            self._wakeup.wake()
         queue.append(line)
         self.queued += len(line)
         if self.queued >= self._hold_limit or _perf_counter() >= self._hold_until:
@@ -270,10 +273,13 @@ class LineWriter:
             await trio.lowlevel.cancel_shielded_checkpoint()
 
     def flush(self) -> None:
-        """Write what is queued now (over a pipe, what it takes without waiting)."""
+        """Write what is queued now (over a pipe, what it takes without
+        waiting); the writer task writes the rest."""
         queue = self._queue
+        if not queue:
+            return
         fds = self._fd_stream
-        if fds is not None and not self._busy and queue:
+        if fds is not None and not self._busy:
             try:
                 fd = fds.fileno()
                 if len(queue) == 1:
@@ -284,6 +290,8 @@ class LineWriter:
                 n = 0
             if n:
                 self._written(n)
+        if queue:
+            self._wakeup.wake()
         self._hold_limit = self.queued + self.hold_bytes
         self._hold_until = _perf_counter() + self.hold_seconds
 
@@ -310,13 +318,6 @@ class LineWriter:
 
     async def run(self) -> None:
         """Write queued messages until :meth:`close` and the queue is empty."""
-        if self._fd_stream is None:  # only this task can write: it counts
-            await self._run()
-        else:
-            with quiet():
-                await self._run()
-
-    async def _run(self) -> None:
         queue = self._queue
         fds = self._fd_stream
         while True:

@@ -14,9 +14,7 @@ when the pass would resume this very task at once:
 
 - no other task is runnable: this task was alone in its batch and no task
   became runnable since the batch formed (:class:`BatchWatch`, a public
-  :class:`trio.abc.Instrument`, counts the tasks trio schedules).  The
-  pipe writer tasks (:func:`quiet`) are not counted: one would only write
-  what this task sent, and writing it later, in one go, is the point;
+  :class:`trio.abc.Instrument`, counts the tasks trio schedules);
 - this task has not run long since trio's loop last looked at I/O and
   deadlines: after ``IO_POLL_INTERVAL`` (200 us) of wall time without a
   pass, the thread's CPU time starts to be counted, and once it too passed
@@ -35,13 +33,11 @@ checkpoints.
 from __future__ import annotations
 
 import time
-from collections.abc import Generator
-from contextlib import contextmanager
 from typing import Final
 
 import trio
 
-__all__ = ["IO_POLL_INTERVAL", "BatchWatch", "SchedulePoint", "quiet"]
+__all__ = ["IO_POLL_INTERVAL", "BatchWatch", "SchedulePoint"]
 
 #: Skipped schedule points make a pass of trio's loop once this long passed
 #: since the last one, in wall time and then in the thread's CPU time.
@@ -65,10 +61,9 @@ class BatchWatch(trio.abc.Instrument):
     counting started (negative: not yet, in this batch).
     """
 
-    __slots__ = ("cpu", "mark", "quiet", "scheduled", "size", "until")
+    __slots__ = ("cpu", "mark", "scheduled", "size", "until")
 
     def __init__(self) -> None:
-        self.quiet: set[trio.lowlevel.Task] = set()  # not counted (see quiet())
         self.scheduled = 0
         self.mark = 0
         self.size = 2  # unknown until the next pass: not alone
@@ -76,9 +71,8 @@ class BatchWatch(trio.abc.Instrument):
         self.cpu = 0.0  # a real pass first
 
     def task_scheduled(self, task: trio.lowlevel.Task) -> None:
-        # Called for every task trio makes runnable: kept to a lookup and an addition.
-        if task not in self.quiet:
-            self.scheduled += 1
+        # Called for every task trio makes runnable: one addition.
+        self.scheduled += 1
 
     def after_io_wait(self, timeout: float) -> None:
         # Called once per pass of trio's loop: kept to a few operations.
@@ -116,19 +110,6 @@ def batch_watch() -> BatchWatch:
         trio.lowlevel.add_instrument(watch)
         _WATCH.set(watch)
     return watch
-
-
-@contextmanager
-def quiet() -> Generator[None, None, None]:
-    """While the block runs, the current task does not count as runnable
-    for the schedule points (see the module's docstring)."""
-    task = trio.lowlevel.current_task()
-    watch = batch_watch()
-    watch.quiet.add(task)
-    try:
-        yield
-    finally:
-        watch.quiet.discard(task)
 
 
 class SchedulePoint:
