@@ -3,43 +3,16 @@
 Each is :class:`acp_core.AgentSide` / :class:`acp_core.ClientSide` (the
 offer, the handler object built once ``initialize`` picked the version, the
 typed peer, the state ``initialize`` fixed) over this adapter's
-:class:`~acp_trio.Connection`.  An agent or a client is a class per protocol
-version implementing the methods it supports (handler names from the
-generated ``Agent`` / ``Client`` protocols); it declares the version it
-speaks by the connection it takes, and reaches its peer through
-``conn.client`` / ``conn.agent``, typed accordingly::
+:class:`~acp_trio.Connection`; a class declares the version it speaks by
+the connection it takes::
 
     class EchoAgent:
         def __init__(self, conn: acp_trio.AgentSideConnection[v1.Client]) -> None:
             self.client = conn.client        # a v1.Client for mypy
 
-        async def session_prompt(self, params: v1.PromptRequest) -> v1.PromptResponse:
-            await self.client.session_update(v1.SessionNotification(...))
-            return v1.PromptResponse(stop_reason="end_turn")
-
-    class MyClient:
-        def __init__(self, conn: acp_trio.ClientSideConnection[v1.Agent]) -> None:
-            self.agent = conn.agent          # a v1.Agent
-
-Rules applied by the engine, the same on every adapter:
-
-- Initialization: until ``initialize`` was answered successfully every other
-  request is answered -32600 (Invalid Request) and notifications are dropped,
-  on both sides; a second ``initialize`` is answered -32600 too.  A failed
-  ``initialize`` (error, cancelled) may be retried.
-- ``session/cancel`` cancels the ``session/prompt`` requests of that session
-  (their trio cancel scope; one received but not yet started never starts),
-  and each is answered ``stopReason: "cancelled"``, also when the handler
-  swallowed the cancellation.  ``session/close`` cancels the same way.  On
-  the client, ``session/cancel`` answers every pending
-  ``session/request_permission`` of that session with outcome ``cancelled``.
-- The client sends ``initialize`` with its highest version (or one message
-  for several: ``conn.initialize(v1_request, v2_request)``) and goes on in
-  the version the agent answers, or fails with
-  :class:`~acp_trio.ProtocolVersionError`.  Calls the peer did not
-  advertise are refused locally with :class:`~acp_trio.CapabilityError`;
-  an ``fs/*`` or ``terminal/*`` request the client did not advertise is
-  answered -32601, a path that is not absolute on this host -32602.
+The rules (initialization, negotiation, capability and path refusals,
+session-cancel answers) are the engine's, the same on every adapter
+(docs/guide.md); ``session/cancel`` cancels the prompt's trio cancel scope.
 """
 
 from __future__ import annotations
