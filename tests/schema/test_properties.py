@@ -37,12 +37,16 @@ Nothing else is needed: hypothesis-jsonschema handles ``not`` over ``anyOf``
 (by filtering), ignores ``unevaluatedProperties: true`` (which allows
 everything anyway) and ``format: double``, and generates ``format: uri``
 strings as ``https://`` URLs. Sizes are not capped.
+
+Bounded: `EXAMPLES` instances per type (``PROPERTY_EXAMPLES``, default 10),
+no shrinking (a failing instance is reported as generated).
 """
 
 from __future__ import annotations
 
 import functools
 import json
+import os
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -56,6 +60,9 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis_jsonschema import from_schema
 
 SPEC = Path(__file__).parents[2] / "spec"
+# More with PROPERTY_EXAMPLES=N (a deeper search, e.g. after a codec change):
+# the default keeps tests/schema within a few CPU minutes.
+EXAMPLES = int(os.environ.get("PROPERTY_EXAMPLES", "10"))
 MODULES: dict[str, ModuleType] = {
     "v1": v1,
     "v2": v2,
@@ -279,7 +286,7 @@ def test_schema_instances_round_trip(version: str, name: str, type_: Any) -> Non
     schema = _inline({"$ref": f"#/$defs/{name}"}, _transformed_defs(version))
 
     @settings(
-        max_examples=25,
+        max_examples=EXAMPLES,
         deadline=None,
         database=None,
         # No shrinking: a failure is reported as found, in bounded time.
