@@ -335,7 +335,7 @@ def _names_by_module(package: Path) -> dict[str, set[str]]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("version", nargs="?", help="the npm version, e.g. 2.4.0")
     parser.add_argument(
         "--from", dest="source", type=Path, help="an unpacked package instead of npm"
