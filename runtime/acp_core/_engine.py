@@ -9,7 +9,7 @@ state (:mod:`acp_core._state`), here as the engine's methods:
 - ``_lines``: incoming lines and batches (framing by ``LineBuffer``, the
   envelope, errors answering what is no message);
 - ``_receipt``: requests and notifications at receipt, under their row of
-  the rules table (``_table``: gate, receiver check, watched, inline, cancel);
+  the rules table (``_table``: gate, receiver check, watched, cancel);
 - ``_requests``: an incoming request's life (when it may start, its answer);
 - ``_ordering``: wire order, the ordered queue and its one consumer;
 - ``_calls``: calls of ours, correlation of their answers, release;

@@ -220,10 +220,6 @@ class AgentRules:
     side: Final = "agent"
     #: The rules of each method this side receives (``_table``).
     table: Final = AGENT_TABLE
-    #: Requests whose answer changes how the rest of their chunk is read
-    #: (``inline=False`` in the table): an adapter must not answer them
-    #: before that rest was read.
-    not_inline: Final = _handlers_where(AGENT_TABLE, inline=False)
     #: Handlers :meth:`check_received` looks at (``check``), and those
     #: :meth:`notification_received` sees (``watched``).
     checked: Final = _handlers_where(AGENT_TABLE, check=True)
@@ -385,7 +381,6 @@ class ClientRules:
 
     side: Final = "client"
     table: Final = CLIENT_TABLE
-    not_inline: Final = _handlers_where(CLIENT_TABLE, inline=False)
     checked: Final = _handlers_where(CLIENT_TABLE, check=True)
     watched_notifications: Final = _handlers_where(CLIENT_TABLE, watched=True)
 

@@ -25,10 +25,6 @@ What each field means, and when the engine applies it:
 ``watched``
     the side's rules see the notification at receipt, before it is queued
     (``session/cancel`` acts at once, whatever waits in the queue).
-``inline``
-    an adapter may answer the request before it read the rest of the chunk
-    it came in (``initialize``'s answer changes how the next lines are read:
-    not inline).
 ``cancel``
     how a running request of the method is cancelled besides
     ``$/cancel_request`` (which cancels any request): ``"session"``: with
@@ -65,7 +61,6 @@ class MethodRule(msgspec.Struct, frozen=True):
     gate: Gate = "initialized"
     check: bool = False
     watched: bool = False
-    inline: bool = True
     cancel: Literal["session"] | None = None
     cancels: bool = False
 
@@ -77,7 +72,7 @@ _CHECKED: Final = MethodRule(check=True)
 
 #: What the agent receives (``AGENT_METHODS``), by handler name.
 AGENT_TABLE: Final[Mapping[str, MethodRule]] = {
-    "initialize": MethodRule(gate="opens", inline=False),
+    "initialize": MethodRule(gate="opens"),
     "session_new": _CHECKED,
     "session_load": _CHECKED,
     "session_resume": _CHECKED,

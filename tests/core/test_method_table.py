@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import msgspec
 import pytest
-from acp_core import AgentRules, ClientRules, Engine, IncomingRequest, Running
+from acp_core import AgentRules, Engine, IncomingRequest, Running
 from acp_core._capabilities import (  # pyright: ignore[reportPrivateUsage]
     _CLIENT_NEEDS,  # pyright: ignore[reportPrivateUsage]
     INCOMING_CHECKED,
@@ -55,7 +55,7 @@ def test_a_method_the_table_does_not_list_is_gated_by_initialize_only(
 ) -> None:
     assert rule_of(side, "no_such_method") == DEFAULT_RULE
     assert DEFAULT_RULE == MethodRule(gate="initialized")
-    assert DEFAULT_RULE.inline and not DEFAULT_RULE.check and not DEFAULT_RULE.watched
+    assert not DEFAULT_RULE.check and not DEFAULT_RULE.watched
 
 
 def test_the_receiver_check_rows_are_the_methods_the_capability_rules_look_at() -> None:
@@ -70,10 +70,9 @@ def test_the_advertised_gate_rows_are_the_capabilities_the_client_refuses() -> N
     assert advertised == set(_CLIENT_NEEDS) - {"elicitation_create"}
 
 
-def test_only_initialize_opens_the_gate_and_is_not_answered_inline() -> None:
+def test_only_initialize_opens_the_gate() -> None:
     assert {h for h, r in AGENT_TABLE.items() if r.gate == "opens"} == {"initialize"}
-    assert AgentRules.not_inline == {"initialize"}
-    assert ClientRules.not_inline == frozenset()
+    assert all(r.gate != "opens" for r in CLIENT_TABLE.values())
 
 
 def test_prompts_and_permission_requests_are_cancelled_with_their_session() -> None:
