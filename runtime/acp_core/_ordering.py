@@ -48,14 +48,17 @@ def next_queued(
     if done is not None:
         state.backlog -= 1
     queue = state.queue
-    while queue and not state.order.held:
+    order = state.order
+    while queue and not order.held:
         item = queue[0]
+        if type(item) is QueuedNotification:
+            queue.popleft()
+            state.queued_bytes -= item.size
+            return item
         if type(item) is IncomingRequest and must_wait(state, item):
             return None  # a request finishing, or initialize, lets it go
         queue.popleft()
         state.queued_bytes -= item.size
-        if type(item) is QueuedNotification:
-            return item
         state.backlog -= 1
         try:
             if type(item) is HeldResponse:

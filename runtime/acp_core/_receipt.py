@@ -169,9 +169,13 @@ def on_notification(state: EngineState, env: Envelope) -> None:
             _not_in_schema(state, name, env.params)
             return
         raw = env.params
+        data: bytes | msgspec.Raw
+        if raw is msgspec.UNSET:
+            data, size = EMPTY_OBJECT, 0
+        else:
+            data, size = raw, len(raw)
         rule = receipt.rule
         try:  # _decode, written out: it runs once per session/update
-            data = EMPTY_OBJECT if raw is msgspec.UNSET else raw
             try:
                 params = receipt.notification_decode(data)
             except Exception:  # the lenient rules may accept it, else the error
@@ -187,7 +191,6 @@ def on_notification(state: EngineState, env: Envelope) -> None:
         if handler is None:
             log.debug("no handler for notification %s", name)
             return
-        size = 0 if raw is msgspec.UNSET else len(raw)
         state.backlog += 1
         state.queued_bytes += size
         state.queue.append(QueuedNotification(name, handler, params, size))
