@@ -78,6 +78,18 @@ def validation_data(
 # -- outgoing ----------------------------------------------------------------------
 
 
+def _outgoing_params(state: EngineState, method: MethodSpec, params: Any) -> bytes:
+    """``params`` encoded for ``method``, after the side's rules on what it may
+    send (a :class:`~acp_core.CapabilityError`) and, when on, the schema check
+    of what is sent."""
+    schema = state.schema
+    state.rules.check_outgoing(schema, method, params)
+    data = schema.encode(params)
+    if state.check_outgoing:
+        check_outgoing_message(schema, method.params, data, method.name, "params")
+    return data
+
+
 def start_call(
     state: EngineState,
     method: MethodSpec,
@@ -95,10 +107,7 @@ def start_call(
     if state.closed or state.eof:
         raise ConnectionClosed("connection closed")
     schema = state.schema
-    state.rules.check_outgoing(schema, method, params)
-    data = schema.encode(params)
-    if state.check_outgoing:
-        check_outgoing_message(schema, method.params, data, method.name, "params")
+    data = _outgoing_params(state, method, params)
     ident = state.next_id
     state.next_id += 1
     line = encode_request(ident, schema.wire_names[method.name], data)
@@ -179,10 +188,7 @@ def notification(state: EngineState, method: MethodSpec, params: Any) -> bytes:
     if state.closed:
         raise ConnectionClosed("connection closed")
     schema = state.schema
-    state.rules.check_outgoing(schema, method, params)
-    data = schema.encode(params)
-    if state.check_outgoing:
-        check_outgoing_message(schema, method.params, data, method.name, "params")
+    data = _outgoing_params(state, method, params)
     line = encode_notification(schema.wire_names[method.name], data)
     state.rules.sent(schema, method, params)
     return line
