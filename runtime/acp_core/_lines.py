@@ -58,11 +58,11 @@ def on_line(state: EngineState, line: bytes, batch: Batch | None) -> bool:
                 return False
             _on_invalid(state, exc, line, batch)
             return True
+    if env.id is _UNSET:  # (check_envelope: a response has an id)
+        on_notification(state, env)
+        return False
     if env.method is _UNSET:
         on_response(state, env)
-        return False
-    if env.id is _UNSET:
-        on_notification(state, env)
         return False
     on_request(state, env, batch)
     return True

@@ -48,8 +48,7 @@ def next_queued(
     if done is not None:
         state.backlog -= 1
     queue = state.queue
-    order = state.order
-    while queue and not order.held:
+    while queue and not state.order.held:
         item = queue[0]
         if type(item) is QueuedNotification:
             queue.popleft()

@@ -156,8 +156,8 @@ def decode_params(
 
 def on_notification(state: EngineState, env: Envelope) -> None:
     """A notification: gate, params, watched, queued (or dropped, logged)."""
+    name: str = env.method  # type: ignore[assignment]
     try:
-        name: str = env.method  # type: ignore[assignment]
         rules = state.rules
         if not rules.serving or name in rules.refusals:
             refusal = rules.refuse(name, False)
@@ -174,10 +174,10 @@ def on_notification(state: EngineState, env: Envelope) -> None:
             data, size = EMPTY_OBJECT, 0
         else:
             data, size = raw, len(raw)
-        rule = receipt.rule
+        rule, decode = receipt.rule, receipt.notification_decode
         try:  # _decode, written out: it runs once per session/update
             try:
-                params = receipt.notification_decode(data)
+                params = decode(data)
             except Exception:  # the lenient rules may accept it, else the error
                 params = state.schema.decode(data, receipt.notification_type)
             if rule.check:
@@ -195,7 +195,7 @@ def on_notification(state: EngineState, env: Envelope) -> None:
         state.queued_bytes += size
         state.queue.append(QueuedNotification(name, handler, params, size))
     except Exception:
-        log.exception("dropping notification %s", str(env.method)[:64])
+        log.exception("dropping notification %s", name[:64])
 
 
 def _not_in_schema(
