@@ -4,21 +4,32 @@ Everything that is protocol (framing, correlation, ordering, batches, the
 initialize and version rules, capability refusals, session-cancel answers,
 bounds) is :class:`acp_core.Engine`'s; this module only
 
-- reads in one task and feeds the engine (``receive_data`` / ``next_event``,
-  the adapter contract of :mod:`acp_core.adapter`), writing what it built;
-- runs each incoming request's handler in a task of the connection's
-  nursery, inside a cancel scope (``Running.handle``); tasks are reused
-  (:meth:`Connection._work`);
-- runs the notification handlers in one task, one at a time, in the order
-  received (:meth:`Connection._consume`, the only place they run), and
-  starts the requests the engine held behind them from there;
+- reads and feeds the engine (``receive_data`` / ``next_event``, the
+  adapter contract of :mod:`acp_core.adapter`), writing what it built;
+- runs the notification handlers one at a time, in the order received
+  (:meth:`Connection._consume`, the only place they run), and starts the
+  requests the engine held behind them from there;
+- runs each incoming request's handler inside a cancel scope
+  (``Running.handle``), started in the task that took it from the engine;
 - pauses reading while the engine says a bound is reached, and makes
   senders wait while ``Limits.write_buffer_bytes`` are queued;
 - keeps the clocks: ``HANDLER_GRACE`` after the peer closed its end,
   ``FLUSH_GRACE`` to flush on close.
 
-Every handler runs through one trampoline (:meth:`Connection._drive`): what
-it sends is queued and leaves in one write when it yields to trio or
+Reading and consuming are two *roles*, each held by one task of the
+connection's pool at a time.  A request starts in the task holding the
+role that took it from the engine (reading for ``next_event``, consuming
+for ``next_queued``): its first step runs right there, so a handler that
+answers without waiting on anything costs no task switch.  If the first
+step yields to trio, that task goes on with the request and hands its role
+to an idle task of the pool (or a new one) first, so reading and consuming
+never wait on a handler (:meth:`Connection._work`).
+
+Every handler step runs through one trampoline (:meth:`Connection._step`,
+:meth:`Connection._drive`), in a copy of :meth:`Connection.run`'s context
+(one per request, so no request sees another's context variables; the
+notification handlers, which run one at a time in order, share one):
+what it sends is queued and leaves in one write when it yields to trio or
 returns (:class:`~acp_trio._framing.LineWriter`), so the peer wakes once
 per burst.  At the end of input (the peer
 closed its end) pending outgoing requests fail with
@@ -37,10 +48,11 @@ Example (a client, over an already-connected stream)::
 from __future__ import annotations
 
 import contextvars
+import enum
 import logging
 import types
-from collections.abc import Awaitable, Callable, Generator, Mapping
-from typing import Any, Final
+from collections.abc import Callable, Generator, Mapping
+from typing import Any, Final, NamedTuple
 
 import trio
 from acp_core.adapter import (
@@ -78,9 +90,9 @@ FLUSH_GRACE: Final = 1.0
 #: After end of input, how long the requests (and notifications) already
 #: received may take to be handled and answered before they are cancelled.
 HANDLER_GRACE: Final = 1.0
-#: The notification task yields to others after this many items in a row.
+#: The consuming task yields to others after this many items in a row.
 NOTIFICATION_BURST: Final = 64
-#: Request tasks kept waiting for the next request (more end when done).
+#: Tasks of the pool kept waiting for a role (more end when done).
 MAX_IDLE_WORKERS: Final = 8
 
 # Who makes an outgoing call: the engine's ReadGate exemptions and ordering.
@@ -89,13 +101,40 @@ _origin: contextvars.ContextVar[int] = contextvars.ContextVar(
 )
 
 
+class _Role(enum.Enum):
+    """What a task of the pool does between requests."""
+
+    READ = "reading"  # _read: the peer's bytes into the engine
+    CONSUME = "consuming"  # _consume: the ordered queue
+
+
+class _Started(NamedTuple):
+    """A request whose first step yielded to trio: the rest is awaited."""
+
+    job: IncomingRequest
+    coro: Generator[Any, Any, Any]
+    context: contextvars.Context
+    trap: Any
+
+
+class _Retire(enum.Enum):
+    """A role's task must hand its role over and end: a request's first
+    step cancelled the task's scope (``Running.cancel`` on itself)."""
+
+    RETIRE = "retire"
+
+
+_RETIRE: Final = _Retire.RETIRE
+
+
 class _Worker:
-    """A task of the connection's pool: ``job`` is the request it runs next."""
+    """A task of the connection's pool: ``role`` is what it does next."""
 
-    __slots__ = ("job", "wakeup")
+    __slots__ = ("job", "role", "wakeup")
 
-    def __init__(self, job: IncomingRequest | None) -> None:
-        self.job = job
+    def __init__(self, role: _Role | None) -> None:
+        self.role = role
+        self.job: IncomingRequest | None = None  # the request it goes on with
         self.wakeup = Wakeup()
 
 
@@ -128,11 +167,15 @@ class Connection:
         self._read_wakeup = Wakeup()  # the reading task, paused at a bound
         self._paused = False
         self._stepping = (
-            False  # a handler's step runs in _drive: sends are flushed after
+            False  # a handler's step runs in _step: sends are flushed after
         )
-        self._consumer = Wakeup()  # the notification task, idle
+        self._consumer = Wakeup()  # the consuming task, idle
         self._idle: list[_Worker] = []
         self._context = contextvars.Context()  # run()'s, for the tasks of the pool
+        # run()'s context with the handler's origin: copied for each request
+        # handler; the notification handlers, one at a time, share theirs.
+        self._request_context = contextvars.Context()
+        self._notification_context = contextvars.Context()
         self._nursery: trio.Nursery | None = None
         self._cancel_scope = trio.CancelScope()
         self._closed = False
@@ -155,7 +198,11 @@ class Connection:
         self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
     ) -> None:
         """Serve the connection until the peer closes it or :meth:`close` is called."""
-        self._context = contextvars.copy_context()
+        self._context = context = contextvars.copy_context()
+        self._request_context = context.copy()
+        self._request_context.run(_origin.set, ORIGIN_REQUEST)
+        self._notification_context = context.copy()
+        self._notification_context.run(_origin.set, ORIGIN_NOTIFICATION)
         try:
             async with trio.open_nursery() as outer:
                 outer.start_soon(self._write_loop)
@@ -163,8 +210,8 @@ class Connection:
                     with self._cancel_scope:
                         async with trio.open_nursery() as nursery:
                             self._nursery = nursery
-                            nursery.start_soon(self._consume)
-                            nursery.start_soon(self._read_loop)
+                            self._spawn(_Worker(_Role.CONSUME))
+                            self._spawn(_Worker(_Role.READ))
                             task_status.started()
                 finally:
                     if self._eof and not self._cancel_scope.cancel_called:
@@ -203,22 +250,99 @@ class Connection:
         assert self._nursery is not None
         self._nursery.cancel_scope.deadline = trio.current_time() + HANDLER_GRACE
         idle, self._idle = self._idle, []
-        for worker in idle:  # no job and _eof set: it ends
+        for worker in idle:  # no role and _eof set: it ends
             worker.wakeup.wake()
         self._consumer.wake()
 
+    # -- the pool: roles, and requests that outlive their first step ------------------
+
+    def _spawn(self, worker: _Worker) -> None:
+        # In run()'s context: not in that of the task asking.
+        assert self._nursery is not None
+        self._context.run(self._nursery.start_soon, self._work, worker)
+
+    def _hand_over(self, role: _Role) -> None:
+        """Give ``role`` to an idle task of the pool, else to a new one."""
+        idle = self._idle
+        if idle:
+            worker = idle.pop()
+            worker.role = role
+            worker.wakeup.wake()
+        else:
+            self._spawn(_Worker(role))
+
+    async def _work(self, worker: _Worker) -> None:
+        """A task of the pool: holds a role, or goes on with a request.
+
+        The task's cancel scope is the handle of the request it runs (its
+        first step ran in the role's loop, under the same scope).  When a
+        first step yields, the role's loop returns it here: the role goes to
+        another task and this one awaits the rest.  A task whose scope was
+        cancelled answers its request (-32800) and ends; one that finished
+        its request waits for a role (up to ``MAX_IDLE_WORKERS`` wait).
+        """
+        idle = self._idle
+        try:
+            with trio.CancelScope() as scope:
+                while (role := worker.role) is not None:
+                    worker.role = None
+                    if role is _Role.READ:
+                        started = await self._read(scope)
+                    else:
+                        started = await self._consume(scope)
+                    if started is None:
+                        return  # the role is over: end of input
+                    self._hand_over(role)
+                    if started is _RETIRE:
+                        return
+                    assert isinstance(started, _Started)
+                    worker.job = started.job
+                    line = await self._finish_request(started)
+                    worker.job = None
+                    self._request_done(started.job, line)
+                    self._writer.flush()
+                    if (
+                        scope.cancel_called
+                        or self._eof
+                        or len(idle) >= MAX_IDLE_WORKERS
+                    ):
+                        return
+                    idle.append(worker)
+                    await worker.wakeup.wait()  # a role, or none at end of input
+            # A cancelled request: the scope caught its Cancelled.
+            job = worker.job
+            if job is not None:
+                worker.job = None
+                self._request_done(job, self.engine.answer_cancelled(job))
+                self._writer.flush()
+        finally:
+            if worker in idle:
+                idle.remove(worker)
+            left = worker.job
+            if left is not None:  # the connection is closing
+                worker.job = None
+                # after a half-close the peer may still read: tell it
+                answer = None
+                if self._eof and not self._cancel_scope.cancel_called:
+                    answer = self.engine.answer_cancelled(left)
+                self._request_done(left, answer)
+
     # -- input -----------------------------------------------------------------------
 
-    async def _read_loop(self) -> None:
+    async def _read(self, scope: trio.CancelScope) -> _Started | _Retire | None:
+        """The reading role: until end of input (``None``) or a request's
+        first step yields (returned, for the caller to go on with)."""
         engine = self.engine
         reader = self._reader
         while True:
-            event = self._process()
+            event = self._process(scope)
             self._writer.flush()  # before any wait: what this stretch built
+            if isinstance(event, _Started | _Retire):
+                return event
             if event is END_OF_INPUT:
                 log.debug("the peer closed the connection")
                 self._end_of_input()
-                return
+                return None
             if event is PAUSED:
                 await self._pause_reading()
                 continue
@@ -228,8 +352,9 @@ class Connection:
                 data = b""
             engine.receive_data(data)  # b"": end of input
 
-    def _process(self) -> object:
-        """Take the engine's events until it needs data, pauses, or input ended."""
+    def _process(self, scope: trio.CancelScope) -> object:
+        """Take the engine's events until it needs data, pauses, input
+        ended, or a request's first step yields."""
         engine = self.engine
         writer = self._writer
         while True:
@@ -238,7 +363,9 @@ class Connection:
             if event is NEED_DATA or event is PAUSED or event is END_OF_INPUT:
                 return event
             if isinstance(event, IncomingRequest):
-                self._start_request(event)
+                started = self._start_request(event, scope)
+                if started is not None:
+                    return started
             elif isinstance(event, VersionChosen):
                 self.version_chosen(event.version)
             elif isinstance(event, CloseConnection):
@@ -264,7 +391,7 @@ class Connection:
             self._read_wakeup.wake()
 
     def _flush_outbox(self) -> None:
-        """Write what the engine built; wake the notification task if it has work."""
+        """Write what the engine built; wake the consuming task if it has work."""
         engine = self.engine
         lines = engine.take_outbox()
         if lines and not self._closed:
@@ -274,141 +401,93 @@ class Connection:
 
     # -- the ordered queue: notifications, and what waits behind them -------------------
 
-    async def _consume(self) -> None:
-        """The notification task: the one place notification handlers run.
+    async def _consume(self, scope: trio.CancelScope) -> _Started | _Retire | None:
+        """The consuming role: the one place notification handlers run.
 
         It drains the engine's ordered queue without a scheduler pass per
         item: it yields when the queue is empty, when a handler awaits, and
-        after ``NOTIFICATION_BURST`` items in a row.
+        after ``NOTIFICATION_BURST`` items in a row.  It returns a request
+        whose first step yielded (for the caller to go on with), or
+        ``None`` once input ended and nothing is left.
         """
-        _origin.set(ORIGIN_NOTIFICATION)
         engine = self.engine
         next_queued = engine.next_queued
         burst = 0
         while True:
             item = next_queued()
-            self._flush_outbox()
             if item is None:
+                self._flush_outbox()
                 self._unpause()
                 self._writer.flush()
                 if self._eof and not engine.backlog:
-                    return
+                    return None
                 burst = 0
                 await self._consumer.wait()
                 continue
-            if isinstance(item, QueuedNotification):
+            if type(item) is QueuedNotification:
+                # One at a time: they share one context (the queue's order).
+                context = self._notification_context
                 try:
-                    await self._drive(item.handler(item.params))
+                    coro = item.handler(item.params).__await__()
+                    try:
+                        trap = self._step(coro, context)
+                    except StopIteration:
+                        pass  # it returned in its first step
+                    else:
+                        await self._drive(coro, context, trap)
                 except Exception:
                     log.exception("notification handler for %s failed", item.name)
                 finally:
                     engine.notification_done(item)
-                self._unpause()
+                if self._paused:
+                    self._unpause()
             else:  # a request held behind earlier notifications
-                self._start_request(item)
+                self._flush_outbox()
+                assert isinstance(item, IncomingRequest)
+                started = self._start_request(item, scope)
+                if started is not None:
+                    return started
             burst += 1
             if burst >= NOTIFICATION_BURST:
                 burst = 0
+                self._flush_outbox()
                 self._writer.flush()
                 await trio.lowlevel.checkpoint()
 
-    # -- incoming requests -------------------------------------------------------------
+    # -- handlers: one step at a time --------------------------------------------------
 
-    def _start_request(self, job: IncomingRequest) -> None:
-        """Run ``job`` on an idle task of the pool, else on a new one."""
-        idle = self._idle
-        if idle:
-            worker = idle.pop()
-            worker.job = job
-            worker.wakeup.wake()
-        else:
-            # In run()'s context: not in that of the task asking (a handler
-            # may have changed it, the notification task has its own).
-            assert self._nursery is not None
-            self._context.run(self._nursery.start_soon, self._work, _Worker(job))
+    def _step(
+        self,
+        coro: Generator[Any, Any, Any],
+        context: contextvars.Context,
+        value: Any = None,
+        error: BaseException | None = None,
+    ) -> Any:
+        """Run one step of a handler in its ``context``: what it yields to trio.
 
-    async def _work(self, worker: _Worker) -> None:
-        """A task of the pool: runs requests, one at a time, in one cancel scope.
-
-        A new task and a new cancel scope per request cost more than the
-        rest of a request, so a task that answered one waits for the next
-        (up to ``MAX_IDLE_WORKERS`` wait).  The scope is the running
-        request's handle; once cancelled, the task answers that request and
-        ends.  It also ends when a handler left a context variable changed,
-        so that no request sees another's context.
+        ``StopIteration`` when it returned.  While the step runs its sends
+        are only queued (``_stepping``); the caller flushes them.
         """
-        _origin.set(ORIGIN_REQUEST)
-        baseline = contextvars.copy_context()
-        idle = self._idle
+        self._stepping = True
         try:
-            with trio.CancelScope() as scope:
-                while (job := worker.job) is not None:
-                    line = await self._handle(job, scope)
-                    worker.job = None
-                    self._request_done(job, line)
-                    if (
-                        scope.cancel_called
-                        or self._eof
-                        or len(idle) >= MAX_IDLE_WORKERS
-                        or contextvars.copy_context() != baseline
-                    ):
-                        return
-                    idle.append(worker)
-                    await worker.wakeup.wait()  # a job, or None at end of input
-            # A cancelled request (the scope caught its Cancelled), or none left.
-            job = worker.job
-            if job is not None:
-                worker.job = None
-                self._request_done(job, self.engine.answer_cancelled(job))
+            if error is None:
+                return context.run(coro.send, value)
+            return context.run(coro.throw, error)
         finally:
-            if worker in idle:
-                idle.remove(worker)
-            left = worker.job
-            if left is not None:  # the connection is closing
-                worker.job = None
-                # after a half-close the peer may still read: tell it
-                answer = None
-                if self._eof and not self._cancel_scope.cancel_called:
-                    answer = self.engine.answer_cancelled(left)
-                self._request_done(left, answer)
-
-    async def _handle(self, job: IncomingRequest, scope: trio.CancelScope) -> bytes:
-        """Run one handler inside ``scope``; its answer (a cancellation raises)."""
-        running = job.running
-        engine = self.engine
-        if running.cancel_reason is not None:  # cancelled before it started
-            return engine.answer_cancelled(job)
-        running.handle = scope
-        try:
-            result = await self._drive(job.handler(job.params))
-        except Exception as exc:
-            return engine.answer_exception(job, exc)
-        finally:
-            running.handle = None
-        return engine.answer(job, result)
+            self._stepping = False
 
     @types.coroutine
-    def _drive(self, handler_call: Awaitable[Any]) -> Generator[Any, Any, Any]:
-        """``await handler_call``, flushing what it sent each time it yields to trio.
+    def _drive(
+        self, coro: Generator[Any, Any, Any], context: contextvars.Context, trap: Any
+    ) -> Generator[Any, Any, Any]:
+        """Await the rest of a handler whose step yielded ``trap``.
 
-        The one trampoline: every handler runs through it, in the task that
-        awaits it.  What trio sends or throws goes into ``coro``, what
-        ``coro`` yields goes to trio; while a step of ``coro`` runs, its
-        sends are only queued (``_stepping``), and leave together when it
-        yields (or with the answer, when it returns).
+        The one trampoline: what trio sends or throws goes into ``coro``,
+        what ``coro`` yields goes to trio, after the sends of each step
+        were flushed.
         """
-        coro = handler_call.__await__()
         writer = self._writer
-        value: Any = None
-        error: BaseException | None = None
         while True:
-            self._stepping = True
-            try:
-                trap = coro.send(value) if error is None else coro.throw(error)
-            except StopIteration as done:  # the caller queues the answer, flushes
-                return done.value
-            finally:
-                self._stepping = False
             writer.flush()
             try:
                 value, error = (yield trap), None
@@ -417,14 +496,65 @@ class Connection:
                 raise
             except BaseException as exc:  # Cancelled and the like: into coro
                 value, error = None, exc
+            try:
+                trap = self._step(coro, context, value, error)
+            except StopIteration as done:  # the caller queues the answer, flushes
+                return done.value
+
+    # -- incoming requests -------------------------------------------------------------
+
+    def _start_request(
+        self, job: IncomingRequest, scope: trio.CancelScope
+    ) -> _Started | _Retire | None:
+        """Run the first step of ``job`` here, inside ``scope`` (the role's task's).
+
+        ``None`` once it is answered; a :class:`_Started` when it yielded to
+        trio (this task goes on with it: :meth:`_work`), or ``_RETIRE`` when
+        the step cancelled ``scope`` (this task may not go on).
+        """
+        running = job.running
+        engine = self.engine
+        if running.cancel_reason is not None:  # cancelled before it started
+            self._request_done(job, engine.answer_cancelled(job))
+            return None
+        running.handle = scope
+        context = self._request_context.copy()
+        try:
+            coro = job.handler(job.params).__await__()
+            trap = self._step(coro, context)
+        except StopIteration as done:
+            running.handle = None
+            line = engine.answer(job, done.value)
+        except Exception as exc:
+            running.handle = None
+            line = engine.answer_exception(job, exc)
+        except BaseException:
+            running.handle = None
+            self._request_done(job, None)
+            raise
+        else:
+            self._writer.flush()  # this task yields to trio next
+            return _Started(job, coro, context, trap)
+        self._request_done(job, line)
+        return _RETIRE if scope.cancel_called else None
+
+    async def _finish_request(self, started: _Started) -> bytes:
+        """Await the rest of a request's handler; its answer (a cancellation raises)."""
+        job = started.job
+        try:
+            result = await self._drive(started.coro, started.context, started.trap)
+        except Exception as exc:
+            return self.engine.answer_exception(job, exc)
+        finally:
+            job.running.handle = None
+        return self.engine.answer(job, result)
 
     def _request_done(self, job: IncomingRequest, line: bytes | None) -> None:
-        """Forget ``job`` and send its answer (``None``: none, the connection is closing)."""
+        """Forget ``job`` and queue its answer (``None``: none, the connection is closing)."""
         out = self.engine.request_done(job, line)
         if out is not None and not self._closed:
             self._writer.queue(out)
         self._flush_outbox()  # a request waiting for a slot may start
-        self._writer.flush()
         self._unpause()
 
     # -- outgoing ----------------------------------------------------------------------

@@ -14,7 +14,7 @@
 from __future__ import annotations
 
 import contextvars
-from typing import Any
+from typing import Any, ClassVar
 
 import acp_trio
 import msgspec
@@ -24,6 +24,7 @@ import trio.testing
 from _acp_helpers import (
     INIT_V1,
     EchoAgent,
+    RawPeer,
     RecordingClient,
     chunk,
     connected,
@@ -390,3 +391,51 @@ async def test_a_handler_cancelling_itself_without_yielding_does_not_stop_readin
         for i in range(1, 4):  # answered: it returned normally
             assert (await conn.agent.session_new(new)).session_id == f"sess_{i}"
         assert agent_conn.running_requests() == {}
+
+
+class _ReadRecordingStream(trio.abc.Stream):
+    """A stream that notes which task made each read."""
+
+    def __init__(self, inner: trio.abc.Stream) -> None:
+        self.inner = inner
+        self.readers: list[trio.lowlevel.Task] = []
+
+    async def receive_some(self, max_bytes: int | None = None) -> bytes | bytearray:
+        self.readers.append(trio.lowlevel.current_task())
+        return await self.inner.receive_some(max_bytes)
+
+    async def send_all(self, data: bytes | bytearray | memoryview) -> None:
+        await self.inner.send_all(data)
+
+    async def wait_send_all_might_not_block(self) -> None:
+        await self.inner.wait_send_all_might_not_block()
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+class TaskNotingAgent(EchoAgent):
+    """session/new notes the task it runs in, and answers without waiting."""
+
+    tasks: ClassVar[list[trio.lowlevel.Task]] = []
+
+    async def session_new(self, params: v1.NewSessionRequest) -> v1.NewSessionResponse:
+        self.tasks.append(trio.lowlevel.current_task())
+        return await super().session_new(params)
+
+
+async def test_a_request_that_does_not_wait_runs_in_the_task_that_read_it() -> None:
+    # No task switch between reading a request and answering it.
+    TaskNotingAgent.tasks = []
+    ours, theirs = trio.testing.memory_stream_pair()
+    stream = _ReadRecordingStream(ours)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(acp_trio.serve_agent, stream, TaskNotingAgent)
+        peer = RawPeer(theirs)
+        assert "result" in await peer.initialize()
+        for i in range(1, 4):
+            reply = await peer.call(i, "session/new", {"cwd": "/", "mcpServers": []})
+            assert reply["result"]["sessionId"] == f"sess_{i}"
+        assert len(TaskNotingAgent.tasks) == 3
+        assert set(TaskNotingAgent.tasks) <= set(stream.readers)
+        nursery.cancel_scope.cancel()
