@@ -47,7 +47,13 @@ from acp_core.adapter import (
 
 from ._wire import Wire
 
-__all__ = ["FLUSH_GRACE", "HANDLER_GRACE", "YIELD_INTERVAL", "Connection"]
+__all__ = [
+    "FLUSH_GRACE",
+    "HANDLER_GRACE",
+    "NOTIFICATION_BURST",
+    "YIELD_INTERVAL",
+    "Connection",
+]
 
 log = logging.getLogger("acp_asyncio")
 
@@ -61,6 +67,9 @@ FLUSH_GRACE: Final = 1.0
 #: least this often (seconds), so that a ``session/cancel`` is read and
 #: delivered (as ``asyncio.CancelledError``) however tight its loop.
 YIELD_INTERVAL: Final = 0.002
+#: The notification consumer yields to the event loop after this many items
+#: in a row (handlers that never wait would otherwise hold it to the end).
+NOTIFICATION_BURST: Final = 64
 
 # Who makes an outgoing call: the engine's ReadGate exemptions and ordering.
 _origin: contextvars.ContextVar[int] = contextvars.ContextVar(
@@ -348,6 +357,7 @@ class Connection:
         _origin.set(ORIGIN_NOTIFICATION)
         engine = self.engine
         loop = asyncio.get_running_loop()
+        burst = 0
         while True:
             item = engine.next_queued()
             self._flush_outbox()
@@ -355,6 +365,7 @@ class Connection:
                 if self._eof and not engine.backlog:
                     self._finish_if_idle()
                     return
+                burst = 0
                 self._consumer_idle = loop.create_future()
                 await self._consumer_idle
                 self._consumer_idle = None
@@ -368,6 +379,10 @@ class Connection:
                     log.exception("notification handler for %s failed", item.name)
                 engine.notification_done(item)
             self._unpause()
+            burst += 1
+            if burst >= NOTIFICATION_BURST:
+                burst = 0
+                await asyncio.sleep(0)
 
     # -- outgoing --------------------------------------------------------------------------
 

@@ -9,6 +9,9 @@
 - ``cancel-permission``: initialize, a session, a prompt; when the agent asks
   a permission, sends ``session/cancel`` (the runtime answers the pending
   permission request ``cancelled``); reports the prompt's stop reason;
+- ``burst N``: initialize, then wait for the first of N updates the agent
+  writes at once; reports how many were handled when this task ran again
+  (``handled``) and, once all N were, their number (``seen``);
 - ``initialize``: initialize only (reports its result);
 - ``version``: initialize, offering v1 only (reports the error).
 """
@@ -43,11 +46,14 @@ class Client:
     def __init__(self, conn: Any) -> None:
         self.asked = Event()
         self.updated = Event()
+        self.first = Event()
 
     async def session_update(self, params: v1.SessionNotification) -> None:
         seen = report.setdefault("seen", [])
         seen.append(params.session_id in known)
-        if SCENARIO == "order" and len(seen) == int(ARGS[0]):
+        if len(seen) == 1:
+            self.first.set()
+        if SCENARIO in ("order", "burst") and len(seen) == int(ARGS[0]):
             self.updated.set()
 
     async def session_request_permission(
@@ -78,6 +84,10 @@ async def scenario(conn: Any) -> None:
             )
             known.add(session.session_id)
         await conn.client.updated.wait()  # the last update, handled after its answer
+    elif SCENARIO == "burst":
+        await conn.client.first.wait()
+        report["handled"] = len(report["seen"])
+        await conn.client.updated.wait()
     elif SCENARIO == "cancel-permission":
         session = await agent.session_new(v1.NewSessionRequest(cwd="/", mcp_servers=[]))
         sid = session.session_id

@@ -67,6 +67,31 @@ def test_caller_resumes_before_the_notification_written_after_its_response(
     assert peer.report()["seen"] == [True] * runs
 
 
+def test_the_notification_consumer_lets_other_tasks_run_during_a_burst(
+    adapter: str,
+) -> None:
+    # Handlers that never wait: the consumer still yields every
+    # NOTIFICATION_BURST of them, so a woken task runs before the burst ends.
+    updates = 300
+    peer = client(adapter, "burst", str(updates))
+    peer.answer(peer.receive(), INIT_RESULT)
+    update = {
+        "jsonrpc": "2.0",
+        "method": "session/update",
+        "params": {
+            "sessionId": "s1",
+            "update": {
+                "sessionUpdate": "available_commands_update",
+                "availableCommands": [],
+            },
+        },
+    }
+    peer.send(b"\n".join(json.dumps(update).encode() for _ in range(updates)))
+    report = peer.report()
+    assert len(report["seen"]) == updates
+    assert report["handled"] < updates
+
+
 def test_session_cancel_answers_the_pending_permission_request_cancelled(
     adapter: str,
 ) -> None:
