@@ -40,7 +40,7 @@ from ._errors import ConnectionClosed
 from ._framing import LineBuffer, Oversized
 from ._jsonrpc import Id
 from ._limits import Limits
-from ._lines import on_line, on_oversized
+from ._lines import on_line
 from ._records import END_OF_INPUT, NEED_DATA, PAUSED, HeldResponse, Running
 from ._rules import peek_protocol_version
 from ._schema import Schema
@@ -115,12 +115,8 @@ class Engine(EngineState):
                     self.end_of_input()
                     return END_OF_INPUT
                 return NEED_DATA
-            line = incoming.popleft()
             try:
-                if type(line) is bytes:
-                    on_line(self, line, None)
-                else:
-                    on_oversized(self, line)  # type: ignore[arg-type]
+                on_line(self, incoming.popleft(), None)
             except Exception:  # a bug: lose this message, keep the connection
                 log.exception("failed to handle an incoming message")
 

@@ -13,7 +13,7 @@ fixed frame, so a message is encoded exactly once::
 from __future__ import annotations
 
 import functools
-from typing import Any, Final, cast
+from typing import Any, Final, Literal, cast
 
 import msgspec
 
@@ -82,9 +82,17 @@ class _Loose(msgspec.Struct):
     method: Any = msgspec.UNSET
 
 
+class _Line(Envelope):
+    # required and "2.0": a narrowing no reader of an Envelope can miss
+    jsonrpc: Literal["2.0"]  # pyright: ignore[reportIncompatibleVariableOverride, reportGeneralTypeIssues]
+
+
 _envelope_decoder = msgspec.json.Decoder(Envelope)
-#: The bare decoder of :class:`Envelope` (no rules; see :func:`check_envelope`).
-envelope_decoder: Final = _envelope_decoder
+#: The engine's decoder of one line: an :class:`Envelope` whose ``jsonrpc``
+#: is ``"2.0"`` (checked in the decoding pass); what it refuses,
+#: :func:`decode_envelope` tells why; :func:`check_envelope`'s other rules
+#: are the caller's.
+envelope_decoder: Final = msgspec.json.Decoder(_Line)
 _loose_decoder = msgspec.json.Decoder(_Loose)
 _error_decoder = msgspec.json.Decoder(ErrorObject)
 
@@ -139,8 +147,8 @@ def decode_envelope(data: bytes) -> Envelope:
 def check_envelope(env: Envelope) -> Envelope:
     """:func:`decode_envelope`'s rules for an envelope ``envelope_decoder`` decoded.
 
-    The engine decodes with the bare decoder on its hot path and applies
-    these rules itself (a notification needs only the ``jsonrpc`` check).
+    The engine decodes each line with :data:`envelope_decoder` (``jsonrpc``
+    checked) and applies these rules to an envelope without ``method``.
     """
     if env.jsonrpc != "2.0":
         raise InvalidMessage(

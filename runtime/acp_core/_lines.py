@@ -12,7 +12,8 @@ and is sent as one array once all are there.
 
 from __future__ import annotations
 
-from typing import Any, Final
+from collections.abc import Callable
+from typing import Any, Final, cast
 
 import msgspec
 
@@ -21,6 +22,7 @@ from ._errors import INVALID_REQUEST, PARSE_ERROR
 from ._framing import Oversized, sniff_oversized
 from ._jsonrpc import (
     BatchTooLong,
+    Envelope,
     InvalidMessage,
     check_envelope,
     clip,
@@ -35,21 +37,30 @@ from ._state import EngineState
 __all__ = ["on_line", "on_oversized"]
 
 _UNSET: Final[Any] = msgspec.UNSET
-_decode_envelope: Final = envelope_decoder.decode
+#: An Oversized record is no buffer: it fails there (``on_line``).
+_decode_envelope = cast(Callable[[Any], Envelope], envelope_decoder.decode)
 
 
-def on_line(state: EngineState, line: bytes, batch: Batch | None) -> bool:
+def on_line(state: EngineState, line: bytes | Oversized, batch: Batch | None) -> bool:
     """Handle one message; whether it gets an answer (a batch counts those).
 
-    The envelope is decoded with the bare decoder; a line it refuses, or an
-    envelope breaking a rule of :func:`~acp_core._jsonrpc.check_envelope`,
-    is answered by what :func:`~acp_core._jsonrpc.decode_envelope` says of it.
+    ``line``: a line of the peer's, or what :class:`~acp_core._framing.LineBuffer`
+    kept of one past ``max_message_size`` (:func:`on_oversized`; its decoding
+    fails first).
+
+    The envelope is decoded by ``envelope_decoder`` (``jsonrpc`` checked);
+    a line it refuses, or an envelope breaking a rule of
+    :func:`~acp_core._jsonrpc.check_envelope`, is answered by what
+    :func:`~acp_core._jsonrpc.decode_envelope` says of it.
     """
     try:
         env = _decode_envelope(line)
-        if env.jsonrpc != "2.0" or env.method is _UNSET:
+        if env.method is _UNSET:
             env = check_envelope(env)
     except Exception:
+        if isinstance(line, Oversized):
+            on_oversized(state, line)
+            return False
         try:
             env = decode_envelope(line)  # raises InvalidMessage: which one
         except InvalidMessage as exc:
