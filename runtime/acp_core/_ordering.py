@@ -49,14 +49,13 @@ def next_queued(
         state.backlog -= 1
     queue = state.queue
     while queue and not state.order.held:
-        item = queue[0]
+        item = queue.popleft()
         if type(item) is QueuedNotification:
-            queue.popleft()
             state.queued_bytes -= item.size
             return item
         if type(item) is IncomingRequest and must_wait(state, item):
-            return None  # a request finishing, or initialize, lets it go
-        queue.popleft()
+            queue.appendleft(item)  # a request finishing, or initialize, lets it go
+            return None
         state.queued_bytes -= item.size
         state.backlog -= 1
         try:
