@@ -148,7 +148,10 @@ def _child(mode: str, n: int, chunk_lines: int) -> None:
 
 
 def _instructions(mode: str, n: int, chunk_lines: int) -> int:
-    env = dict(os.environ, PYTHONHASHSEED="0")
+    # the checkout this file is in, not whichever acp-msgspec is installed
+    paths = [str(HERE.parent / "runtime"), str(HERE.parent / "generated")]
+    paths += [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    env = dict(os.environ, PYTHONHASHSEED="0", PYTHONPATH=os.pathsep.join(paths))
     proc = subprocess.run(
         [
             "valgrind",
@@ -184,8 +187,13 @@ def main() -> None:
     parser.add_argument(
         "--chunk-lines", type=int, default=64, help="lines per chunk received"
     )
-    parser.add_argument("modes", nargs="*", choices=MODES, default=["floor", "engine"])
+    # checked here: argparse (3.11) refuses nargs="*" with choices when none is given
+    parser.add_argument("modes", nargs="*", metavar="MODE", help=", ".join(MODES))
     args = parser.parse_args()
+    unknown = [mode for mode in args.modes if mode not in MODES]
+    if unknown:
+        parser.error(f"unknown mode {unknown[0]!r} (choose from {', '.join(MODES)})")
+    args.modes = args.modes or ["floor", "engine"]
     per: dict[str, float] = {}
     base = (
         _instructions("none", args.n1, args.chunk_lines),
