@@ -22,6 +22,7 @@ for folder in ("runtime", "generated"):
 
 import acp_trio  # noqa: E402
 import acp_trio._framing  # noqa: E402
+import acp_trio._schedule  # noqa: E402
 import trio  # noqa: E402
 from acp_schema import v1  # noqa: E402
 
@@ -108,6 +109,9 @@ class Agent:
         writer.hold_seconds = params["hold_seconds"]
         if params.get("fake_clock"):
             acp_trio._framing._perf_counter = lambda: CLOCK[0]  # type: ignore[attr-defined]
+        # The schedule point's time bound (a real pass once a step ran long)
+        # would split a burst on a loaded machine: the tests count writes.
+        acp_trio._schedule.IO_POLL_INTERVAL = params["io_poll_interval"]
         return None
 
     async def ext_notification(self, method: str, params: Any) -> None:

@@ -116,6 +116,7 @@ async def serving(
                     "hold_bytes": hold_bytes,
                     "hold_seconds": hold_seconds,
                     "fake_clock": fake_clock,
+                    "io_poll_interval": 3600.0,
                 },
             )
             served.mark = len(await served.call("_writes", {})) + 1  # + its answer
