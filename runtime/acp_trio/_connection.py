@@ -7,8 +7,8 @@ bounds) is :class:`acp_core.Engine`'s; this module only
 - reads and feeds the engine (``receive_data`` / ``next_event``, the
   adapter contract of :mod:`acp_core.adapter`), writing what it built;
 - runs the notification handlers one at a time, in the order received
-  (:meth:`Connection._consume`, the only place they run), and starts the
-  requests the engine held behind them from there;
+  (:meth:`Connection._take_queued`, the only place they start), and starts
+  the requests the engine held behind them from there;
 - runs each incoming request's handler inside a cancel scope
   (``Running.handle``), started in the task that took it from the engine;
 - pauses reading while the engine says a bound is reached, and makes
@@ -23,7 +23,12 @@ for ``next_queued``): its first step runs right there, so a handler that
 answers without waiting on anything costs no task switch.  If the first
 step yields to trio, that task goes on with the request and hands its role
 to an idle task of the pool (or a new one) first, so reading and consuming
-never wait on a handler (:meth:`Connection._work`).
+never wait on a handler (:meth:`Connection._work`).  When a stretch of
+reading queued notifications and the consuming task waits idle, the reading
+task takes them itself (:meth:`Connection._take_queued`, the one place
+notification handlers start); one whose handler yields is finished by that
+task, reading handed over, and nothing more is taken from the queue until
+it is done.
 
 Every handler step runs through one trampoline (:meth:`Connection._step`,
 :meth:`Connection._drive`), in a copy of :meth:`Connection.run`'s context
@@ -52,7 +57,7 @@ import enum
 import logging
 import types
 from collections.abc import Callable, Generator, Mapping
-from typing import Any, Final, NamedTuple
+from typing import Any, Final, NamedTuple, TypeAlias
 
 import trio
 from acp_core.adapter import (
@@ -117,14 +122,30 @@ class _Started(NamedTuple):
     trap: Any
 
 
-class _Retire(enum.Enum):
-    """A role's task must hand its role over and end: a request's first
-    step cancelled the task's scope (``Running.cancel`` on itself)."""
+class _Notifying(NamedTuple):
+    """A notification whose handler's first step yielded to trio: the task
+    that ran it awaits the rest before the queue goes on."""
 
+    item: QueuedNotification
+    coro: Generator[Any, Any, Any]
+    trap: Any
+
+
+class _Signal(enum.Enum):
+    """What else taking work can end with."""
+
+    #: A role's task must hand its role over and end: a request's first
+    #: step cancelled the task's scope (``Running.cancel`` on itself).
     RETIRE = "retire"
+    #: ``NOTIFICATION_BURST`` items were taken in a row: yield to trio.
+    BURST = "burst"
 
 
-_RETIRE: Final = _Retire.RETIRE
+_RETIRE: Final = _Signal.RETIRE
+_BURST: Final = _Signal.BURST
+
+#: What a role's task took that it must go on with itself (``None``: nothing).
+_Taken: TypeAlias = _Started | _Notifying | _Signal | None
 
 
 class _Worker:
@@ -170,6 +191,7 @@ class Connection:
             False  # a handler's step runs in _step: sends are flushed after
         )
         self._consumer = Wakeup()  # the consuming task, idle
+        self._notifying = False  # a notification handler's first step yielded
         self._idle: list[_Worker] = []
         self._context = contextvars.Context()  # run()'s, for the tasks of the pool
         # run()'s context with the handler's origin: copied for each request
@@ -295,12 +317,15 @@ class Connection:
                     self._hand_over(role)
                     if started is _RETIRE:
                         return
-                    assert isinstance(started, _Started)
-                    worker.job = started.job
-                    line = await self._finish_request(started)
-                    worker.job = None
-                    self._request_done(started.job, line)
-                    self._writer.flush()
+                    if isinstance(started, _Notifying):  # taken while reading
+                        await self._notify_rest(started)
+                    else:
+                        assert isinstance(started, _Started)
+                        worker.job = started.job
+                        line = await self._finish_request(started)
+                        worker.job = None
+                        self._request_done(started.job, line)
+                        self._writer.flush()
                     if (
                         scope.cancel_called
                         or self._eof
@@ -329,15 +354,20 @@ class Connection:
 
     # -- input -----------------------------------------------------------------------
 
-    async def _read(self, scope: trio.CancelScope) -> _Started | _Retire | None:
-        """The reading role: until end of input (``None``) or a request's
-        first step yields (returned, for the caller to go on with)."""
+    async def _read(self, scope: trio.CancelScope) -> _Taken:
+        """The reading role: until end of input (``None``), or until what it
+        started yields to trio (returned, for the caller to go on with)."""
         engine = self.engine
         reader = self._reader
         while True:
             event = self._process(scope)
+            if engine.queue_ready:
+                if isinstance(event, _Started | _Signal):
+                    self._consumer.wake()
+                elif (taken := self._take_queued_here(scope)) is not None:
+                    event = taken
             self._writer.flush()  # before any wait: what this stretch built
-            if isinstance(event, _Started | _Retire):
+            if isinstance(event, _Started | _Signal | _Notifying):
                 return event
             if event is END_OF_INPUT:
                 log.debug("the peer closed the connection")
@@ -359,7 +389,7 @@ class Connection:
         writer = self._writer
         while True:
             event = engine.next_event(writer.queued)
-            self._flush_outbox()
+            self._queue_outbox()
             if event is NEED_DATA or event is PAUSED or event is END_OF_INPUT:
                 return event
             if isinstance(event, IncomingRequest):
@@ -371,6 +401,26 @@ class Connection:
             elif isinstance(event, CloseConnection):
                 log.debug("closing: %s", event.reason)  # the caller gets the error
                 self.close()
+
+    def _take_queued_here(self, scope: trio.CancelScope) -> _Taken:
+        """After a stretch of reading: the queue has work for the consuming role.
+
+        If the consuming task waits idle (and no notification handler is
+        running), the reading task takes the work itself: no task switch to
+        handle a chunk's notifications.  Otherwise, or after a burst, the
+        consuming task is woken.
+        """
+        consumer = self._consumer
+        if consumer.task is None or self._notifying:
+            consumer.wake()
+            return None
+        taken = self._take_queued(scope)
+        if taken is _BURST:
+            consumer.wake()  # it goes on after a pass of trio's loop
+            return None
+        if isinstance(taken, _Started | _Signal) and self.engine.queue_ready:
+            consumer.wake()  # this task goes on with a request: not the queue
+        return taken
 
     async def _pause_reading(self) -> None:
         """Wait until the engine's read gate lets the reading task read again."""
@@ -390,69 +440,111 @@ class Connection:
         if self._paused and self.engine.read_gate(self._writer.queued) is None:
             self._read_wakeup.wake()
 
-    def _flush_outbox(self) -> None:
-        """Write what the engine built; wake the consuming task if it has work."""
-        engine = self.engine
-        lines = engine.take_outbox()
+    def _queue_outbox(self) -> None:
+        """Queue for writing what the engine built (answers, refusals)."""
+        lines = self.engine.take_outbox()
         if lines and not self._closed:
             self._writer.queue(lines[0] if len(lines) == 1 else b"".join(lines))
-        if engine.queue_ready:
+
+    def _flush_outbox(self) -> None:
+        """Queue what the engine built; wake the consuming task if it has work."""
+        self._queue_outbox()
+        if self.engine.queue_ready and not self._notifying:
             self._consumer.wake()
 
     # -- the ordered queue: notifications, and what waits behind them -------------------
 
-    async def _consume(self, scope: trio.CancelScope) -> _Started | _Retire | None:
-        """The consuming role: the one place notification handlers run.
+    async def _consume(self, scope: trio.CancelScope) -> _Taken:
+        """The consuming role: takes the engine's ordered queue (:meth:`_take_queued`).
 
-        It drains the engine's ordered queue without a scheduler pass per
-        item: it yields when the queue is empty, when a handler awaits, and
-        after ``NOTIFICATION_BURST`` items in a row.  It returns a request
-        whose first step yielded (for the caller to go on with), or
-        ``None`` once input ended and nothing is left.
+        It yields when the queue is empty, when a handler awaits (it awaits
+        the rest), and after ``NOTIFICATION_BURST`` items in a row.  It
+        returns a request whose first step yielded (for the caller to go on
+        with), or ``None`` once input ended and nothing is left.  While a
+        notification handler runs in another task (taken while reading),
+        it waits for it.
         """
         engine = self.engine
-        next_queued = engine.next_queued
-        burst = 0
         while True:
-            item = next_queued()
-            if item is None:
-                self._flush_outbox()
-                self._unpause()
+            if self._notifying:
+                await self._consumer.wait()  # woken when that handler is done
+                continue
+            taken = self._take_queued(scope)
+            if taken is None:
                 self._writer.flush()
                 if self._eof and not engine.backlog:
                     return None
-                burst = 0
                 await self._consumer.wait()
-                continue
+            elif taken is _BURST:
+                self._writer.flush()
+                await trio.lowlevel.checkpoint()
+            elif isinstance(taken, _Notifying):
+                await self._notify_rest(taken)
+            else:
+                return taken
+
+    def _take_queued(self, scope: trio.CancelScope) -> _Taken:
+        """Take the ordered queue's items, in order: the one place notification
+        handlers start.
+
+        Each notification handler's first step runs here; a held request
+        starts as in :meth:`_start_request`.  ``None`` once nothing can be
+        taken now, ``_BURST`` after ``NOTIFICATION_BURST`` items; a handler
+        whose first step yielded is returned (a :class:`_Notifying`: nothing
+        more is taken until its task awaited the rest, :meth:`_notify_rest`;
+        a :class:`_Started`).
+        """
+        engine = self.engine
+        next_queued = engine.next_queued
+        context = self._notification_context  # one at a time: they share it
+        for _ in range(NOTIFICATION_BURST):
+            item = next_queued()
+            if item is None:
+                self._queue_outbox()
+                self._unpause()
+                return None
             if type(item) is QueuedNotification:
-                # One at a time: they share one context (the queue's order).
-                context = self._notification_context
                 try:
                     coro = item.handler(item.params).__await__()
-                    try:
-                        trap = self._step(coro, context)
-                    except StopIteration:
-                        pass  # it returned in its first step
-                    else:
-                        await self._drive(coro, context, trap)
+                    trap = self._step(coro, context)
+                except StopIteration:
+                    engine.notification_done(item)  # it returned in its first step
                 except Exception:
-                    log.exception("notification handler for %s failed", item.name)
-                finally:
                     engine.notification_done(item)
+                    log.exception("notification handler for %s failed", item.name)
+                except BaseException:
+                    engine.notification_done(item)
+                    raise
+                else:
+                    self._notifying = True
+                    self._writer.flush()  # this task yields to trio next
+                    return _Notifying(item, coro, trap)
                 if self._paused:
                     self._unpause()
             else:  # a request held behind earlier notifications
-                self._flush_outbox()
+                self._queue_outbox()
                 assert isinstance(item, IncomingRequest)
                 started = self._start_request(item, scope)
                 if started is not None:
                     return started
-            burst += 1
-            if burst >= NOTIFICATION_BURST:
-                burst = 0
-                self._flush_outbox()
-                self._writer.flush()
-                await trio.lowlevel.checkpoint()
+        self._queue_outbox()
+        return _BURST
+
+    async def _notify_rest(self, notifying: _Notifying) -> None:
+        """Await the rest of a notification handler whose first step yielded;
+        then the queue goes on."""
+        item = notifying.item
+        try:
+            await self._drive(
+                notifying.coro, self._notification_context, notifying.trap
+            )
+        except Exception:
+            log.exception("notification handler for %s failed", item.name)
+        finally:
+            self._notifying = False
+            self.engine.notification_done(item)
+            self._consumer.wake()  # if another task holds the role, it goes on
+        self._unpause()
 
     # -- handlers: one step at a time --------------------------------------------------
 
@@ -505,7 +597,7 @@ class Connection:
 
     def _start_request(
         self, job: IncomingRequest, scope: trio.CancelScope
-    ) -> _Started | _Retire | None:
+    ) -> _Started | _Signal | None:
         """Run the first step of ``job`` here, inside ``scope`` (the role's task's).
 
         ``None`` once it is answered; a :class:`_Started` when it yielded to

@@ -14,6 +14,8 @@
 from __future__ import annotations
 
 import contextvars
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any, ClassVar
 
 import acp_trio
@@ -439,3 +441,71 @@ async def test_a_request_that_does_not_wait_runs_in_the_task_that_read_it() -> N
         assert len(TaskNotingAgent.tasks) == 3
         assert set(TaskNotingAgent.tasks) <= set(stream.readers)
         nursery.cancel_scope.cancel()
+
+
+class TaskNotingClient(RecordingClient):
+    """Notes the task each update is handled in; ``wait`` waits for ``go``."""
+
+    go = trio.Event()
+
+    def __init__(self, conn: acp_trio.ClientSideConnection[v1.Agent]) -> None:
+        super().__init__(conn)
+        self.tasks: list[trio.lowlevel.Task] = []
+        self.started: list[str] = []
+
+    async def session_update(self, params: v1.SessionNotification) -> None:
+        self.tasks.append(trio.lowlevel.current_task())
+        text = params.update.content.text  # type: ignore[union-attr]
+        self.started.append(text)
+        if text == "wait":
+            await self.go.wait()
+        await super().session_update(params)
+
+
+@asynccontextmanager
+async def _noting_client() -> AsyncIterator[
+    tuple[TaskNotingClient, _ReadRecordingStream, RawPeer]
+]:
+    TaskNotingClient.go = trio.Event()
+    ours, theirs = trio.testing.memory_stream_pair()
+    stream = _ReadRecordingStream(ours)
+    async with acp_trio.connect_to_agent(stream, TaskNotingClient) as conn:
+        peer = RawPeer(theirs)
+        await initialize_raw(conn, peer)
+        client = conn.client
+        assert isinstance(client, TaskNotingClient)
+        yield client, stream, peer
+
+
+async def test_notifications_read_while_the_consumer_waits_idle_run_in_the_reading_task() -> (
+    None
+):
+    # No task switch between reading a chunk's notifications and handling them.
+    async with _noting_client() as (client, stream, peer):
+        with trio.fail_after(10):
+            for n in range(3):
+                await peer.send(_update("s", f"u{n}"))
+                await trio.testing.wait_all_tasks_blocked()
+        assert client.texts() == ["u0", "u1", "u2"]
+        assert set(client.tasks) <= set(stream.readers)
+
+
+async def test_a_notification_handler_that_waits_holds_the_later_ones_back() -> None:
+    # Taken while reading, it goes on in the reading task; reading goes on
+    # in another task; the notifications after it wait for it, in order.
+    async with _noting_client() as (client, _, peer):
+        await peer.stream.send_all(
+            b"".join(
+                msgspec.json.encode(_update("s", text)) + b"\n"
+                for text in ("wait", "b", "c")
+            )
+        )
+        with trio.fail_after(10):
+            await trio.testing.wait_all_tasks_blocked()
+            assert client.started == ["wait"]
+            await peer.send({"jsonrpc": "2.0", "id": 7, "method": "no/such"})
+            assert (await peer.receive())["error"]["code"] == -32601  # still reading
+            assert client.started == ["wait"]
+            TaskNotingClient.go.set()
+            await trio.testing.wait_all_tasks_blocked()
+        assert client.texts() == ["wait", "b", "c"]
