@@ -53,11 +53,10 @@ Example (a client, over an already-connected stream)::
 from __future__ import annotations
 
 import contextvars
-import enum
 import logging
 import types
 from collections.abc import Callable, Generator, Mapping
-from typing import Any, Final, NamedTuple, TypeAlias
+from typing import Any, Final
 
 import trio
 from acp_core.adapter import (
@@ -85,6 +84,7 @@ from acp_core.adapter import (
 )
 
 from ._framing import CallWaiter, LineReader, LineWriter, Wakeup
+from ._pool import BURST, RETIRE, Notifying, Role, Signal, Started, Taken, Worker
 
 __all__ = ["FLUSH_GRACE", "HANDLER_GRACE", "Connection", "Running"]
 
@@ -104,59 +104,6 @@ MAX_IDLE_WORKERS: Final = 8
 _origin: contextvars.ContextVar[int] = contextvars.ContextVar(
     "acp_trio_origin", default=ORIGIN_USER
 )
-
-
-class _Role(enum.Enum):
-    """What a task of the pool does between requests."""
-
-    READ = "reading"  # _read: the peer's bytes into the engine
-    CONSUME = "consuming"  # _consume: the ordered queue
-
-
-class _Started(NamedTuple):
-    """A request whose first step yielded to trio: the rest is awaited."""
-
-    job: IncomingRequest
-    coro: Generator[Any, Any, Any]
-    context: contextvars.Context
-    trap: Any
-
-
-class _Notifying(NamedTuple):
-    """A notification whose handler's first step yielded to trio: the task
-    that ran it awaits the rest before the queue goes on."""
-
-    item: QueuedNotification
-    coro: Generator[Any, Any, Any]
-    trap: Any
-
-
-class _Signal(enum.Enum):
-    """What else taking work can end with."""
-
-    #: A role's task must hand its role over and end: a request's first
-    #: step cancelled the task's scope (``Running.cancel`` on itself).
-    RETIRE = "retire"
-    #: ``NOTIFICATION_BURST`` items were taken in a row: yield to trio.
-    BURST = "burst"
-
-
-_RETIRE: Final = _Signal.RETIRE
-_BURST: Final = _Signal.BURST
-
-#: What a role's task took that it must go on with itself (``None``: nothing).
-_Taken: TypeAlias = _Started | _Notifying | _Signal | None
-
-
-class _Worker:
-    """A task of the connection's pool: ``role`` is what it does next."""
-
-    __slots__ = ("job", "role", "wakeup")
-
-    def __init__(self, role: _Role | None) -> None:
-        self.role = role
-        self.job: IncomingRequest | None = None  # the request it goes on with
-        self.wakeup = Wakeup()
 
 
 class Connection:
@@ -192,7 +139,7 @@ class Connection:
         )
         self._consumer = Wakeup()  # the consuming task, idle
         self._notifying = False  # a notification handler's first step yielded
-        self._idle: list[_Worker] = []
+        self._idle: list[Worker] = []
         self._context = contextvars.Context()  # run()'s, for the tasks of the pool
         # run()'s context with the handler's origin: copied for each request
         # handler; the notification handlers, one at a time, share theirs.
@@ -232,8 +179,8 @@ class Connection:
                     with self._cancel_scope:
                         async with trio.open_nursery() as nursery:
                             self._nursery = nursery
-                            self._spawn(_Worker(_Role.CONSUME))
-                            self._spawn(_Worker(_Role.READ))
+                            self._spawn(Worker(Role.CONSUME))
+                            self._spawn(Worker(Role.READ))
                             task_status.started()
                 finally:
                     if self._eof and not self._cancel_scope.cancel_called:
@@ -278,12 +225,12 @@ class Connection:
 
     # -- the pool: roles, and requests that outlive their first step ------------------
 
-    def _spawn(self, worker: _Worker) -> None:
+    def _spawn(self, worker: Worker) -> None:
         # In run()'s context: not in that of the task asking.
         assert self._nursery is not None
         self._context.run(self._nursery.start_soon, self._work, worker)
 
-    def _hand_over(self, role: _Role) -> None:
+    def _hand_over(self, role: Role) -> None:
         """Give ``role`` to an idle task of the pool, else to a new one."""
         idle = self._idle
         if idle:
@@ -291,9 +238,9 @@ class Connection:
             worker.role = role
             worker.wakeup.wake()
         else:
-            self._spawn(_Worker(role))
+            self._spawn(Worker(role))
 
-    async def _work(self, worker: _Worker) -> None:
+    async def _work(self, worker: Worker) -> None:
         """A task of the pool: holds a role, or goes on with a request.
 
         The task's cancel scope is the handle of the request it runs (its
@@ -308,19 +255,19 @@ class Connection:
             with trio.CancelScope() as scope:
                 while (role := worker.role) is not None:
                     worker.role = None
-                    if role is _Role.READ:
+                    if role is Role.READ:
                         started = await self._read(scope)
                     else:
                         started = await self._consume(scope)
                     if started is None:
                         return  # the role is over: end of input
                     self._hand_over(role)
-                    if started is _RETIRE:
+                    if started is RETIRE:
                         return
-                    if isinstance(started, _Notifying):  # taken while reading
+                    if isinstance(started, Notifying):  # taken while reading
                         await self._notify_rest(started)
                     else:
-                        assert isinstance(started, _Started)
+                        assert isinstance(started, Started)
                         worker.job = started.job
                         line = await self._finish_request(started)
                         worker.job = None
@@ -354,7 +301,7 @@ class Connection:
 
     # -- input -----------------------------------------------------------------------
 
-    async def _read(self, scope: trio.CancelScope) -> _Taken:
+    async def _read(self, scope: trio.CancelScope) -> Taken:
         """The reading role: until end of input (``None``), or until what it
         started yields to trio (returned, for the caller to go on with)."""
         engine = self.engine
@@ -362,12 +309,12 @@ class Connection:
         while True:
             event = self._process(scope)
             if engine.queue_ready:
-                if isinstance(event, _Started | _Signal):
+                if isinstance(event, Started | Signal):
                     self._consumer.wake()
                 elif (taken := self._take_queued_here(scope)) is not None:
                     event = taken
             self._writer.flush()  # before any wait: what this stretch built
-            if isinstance(event, _Started | _Signal | _Notifying):
+            if isinstance(event, Started | Signal | Notifying):
                 return event
             if event is END_OF_INPUT:
                 log.debug("the peer closed the connection")
@@ -402,7 +349,7 @@ class Connection:
                 log.debug("closing: %s", event.reason)  # the caller gets the error
                 self.close()
 
-    def _take_queued_here(self, scope: trio.CancelScope) -> _Taken:
+    def _take_queued_here(self, scope: trio.CancelScope) -> Taken:
         """After a stretch of reading: the queue has work for the consuming role.
 
         If the consuming task waits idle (and no notification handler is
@@ -415,10 +362,10 @@ class Connection:
             consumer.wake()
             return None
         taken = self._take_queued(scope)
-        if taken is _BURST:
+        if taken is BURST:
             consumer.wake()  # it goes on after a pass of trio's loop
             return None
-        if isinstance(taken, _Started | _Signal) and self.engine.queue_ready:
+        if isinstance(taken, Started | Signal) and self.engine.queue_ready:
             consumer.wake()  # this task goes on with a request: not the queue
         return taken
 
@@ -454,7 +401,7 @@ class Connection:
 
     # -- the ordered queue: notifications, and what waits behind them -------------------
 
-    async def _consume(self, scope: trio.CancelScope) -> _Taken:
+    async def _consume(self, scope: trio.CancelScope) -> Taken:
         """The consuming role: takes the engine's ordered queue (:meth:`_take_queued`).
 
         It yields when the queue is empty, when a handler awaits (it awaits
@@ -475,24 +422,24 @@ class Connection:
                 if self._eof and not engine.backlog:
                     return None
                 await self._consumer.wait()
-            elif taken is _BURST:
+            elif taken is BURST:
                 self._writer.flush()
                 await trio.lowlevel.checkpoint()
-            elif isinstance(taken, _Notifying):
+            elif isinstance(taken, Notifying):
                 await self._notify_rest(taken)
             else:
                 return taken
 
-    def _take_queued(self, scope: trio.CancelScope) -> _Taken:
+    def _take_queued(self, scope: trio.CancelScope) -> Taken:
         """Take the ordered queue's items, in order: the one place notification
         handlers start.
 
         Each notification handler's first step runs here; a held request
         starts as in :meth:`_start_request`.  ``None`` once nothing can be
-        taken now, ``_BURST`` after ``NOTIFICATION_BURST`` items; a handler
-        whose first step yielded is returned (a :class:`_Notifying`: nothing
+        taken now, ``BURST`` after ``NOTIFICATION_BURST`` items; a handler
+        whose first step yielded is returned (a :class:`Notifying`: nothing
         more is taken until its task awaited the rest, :meth:`_notify_rest`;
-        a :class:`_Started`).
+        a :class:`Started`).
         """
         engine = self.engine
         next_queued = engine.next_queued
@@ -518,7 +465,7 @@ class Connection:
                 else:
                     self._notifying = True
                     self._writer.flush()  # this task yields to trio next
-                    return _Notifying(item, coro, trap)
+                    return Notifying(item, coro, trap)
                 if self._paused:
                     self._unpause()
             else:  # a request held behind earlier notifications
@@ -528,9 +475,9 @@ class Connection:
                 if started is not None:
                     return started
         self._queue_outbox()
-        return _BURST
+        return BURST
 
-    async def _notify_rest(self, notifying: _Notifying) -> None:
+    async def _notify_rest(self, notifying: Notifying) -> None:
         """Await the rest of a notification handler whose first step yielded;
         then the queue goes on."""
         item = notifying.item
@@ -597,11 +544,11 @@ class Connection:
 
     def _start_request(
         self, job: IncomingRequest, scope: trio.CancelScope
-    ) -> _Started | _Signal | None:
+    ) -> Started | Signal | None:
         """Run the first step of ``job`` here, inside ``scope`` (the role's task's).
 
-        ``None`` once it is answered; a :class:`_Started` when it yielded to
-        trio (this task goes on with it: :meth:`_work`), or ``_RETIRE`` when
+        ``None`` once it is answered; a :class:`Started` when it yielded to
+        trio (this task goes on with it: :meth:`_work`), or ``RETIRE`` when
         the step cancelled ``scope`` (this task may not go on).
         """
         running = job.running
@@ -626,11 +573,11 @@ class Connection:
             raise
         else:
             self._writer.flush()  # this task yields to trio next
-            return _Started(job, coro, context, trap)
+            return Started(job, coro, context, trap)
         self._request_done(job, line)
-        return _RETIRE if scope.cancel_called else None
+        return RETIRE if scope.cancel_called else None
 
-    async def _finish_request(self, started: _Started) -> bytes:
+    async def _finish_request(self, started: Started) -> bytes:
         """Await the rest of a request's handler; its answer (a cancellation raises)."""
         job = started.job
         try:
