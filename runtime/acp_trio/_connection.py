@@ -308,6 +308,11 @@ class Connection:
         reader = self._reader
         while True:
             event = self._process(scope)
+            if event is END_OF_INPUT:  # the consuming task takes what is left
+                self._writer.flush()
+                log.debug("the peer closed the connection")
+                self._end_of_input()
+                return None
             if engine.queue_ready:
                 if isinstance(event, Started | Signal):
                     self._consumer.wake()
@@ -316,10 +321,6 @@ class Connection:
             self._writer.flush()  # before any wait: what this stretch built
             if isinstance(event, Started | Signal | Notifying):
                 return event
-            if event is END_OF_INPUT:
-                log.debug("the peer closed the connection")
-                self._end_of_input()
-                return None
             if event is PAUSED:
                 await self._pause_reading()
                 continue

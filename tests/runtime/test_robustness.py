@@ -509,3 +509,33 @@ async def test_a_notification_handler_that_waits_holds_the_later_ones_back() -> 
             TaskNotingClient.go.set()
             await trio.testing.wait_all_tasks_blocked()
         assert client.texts() == ["wait", "b", "c"]
+
+
+async def test_the_end_of_input_read_with_notifications_still_ends_the_connection() -> (
+    None
+):
+    # The last lines and the end arrive together (the engine is told both
+    # before it is asked for events); the reading task handles the
+    # notifications while the consuming task is idle, and one of them waits.
+    async with _noting_client() as (client, _, peer):
+        conn = client.conn
+        receive_data = conn.engine.receive_data
+
+        def then_the_end(data: bytes | bytearray) -> None:
+            receive_data(data)
+            if b"the end" in data:
+                receive_data(b"")
+
+        conn.engine.receive_data = then_the_end  # type: ignore[method-assign]
+        await peer.stream.send_all(
+            b"".join(
+                msgspec.json.encode(_update("s", text)) + b"\n"
+                for text in ("wait", "the end")
+            )
+        )
+        with trio.fail_after(10):
+            await trio.testing.wait_all_tasks_blocked()
+            assert client.started == ["wait"]
+            TaskNotingClient.go.set()
+            await conn.closed.wait()
+        assert client.texts() == ["wait", "the end"]
