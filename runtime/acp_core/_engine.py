@@ -89,22 +89,20 @@ class Engine(EngineState):
         Lines that only queue notifications or build replies produce no
         event: the loop goes on to the next one.
         """
-        events, incoming, queue, gate = (
+        events, incoming, queue, full = (
             self.events,
             self._incoming,
             self.queue,
-            self.gate,
+            self.gate.full,
         )
-        room = gate.max_write - write_queued
-        max_items, max_bytes = gate.max_items, gate.max_bytes
         while True:
             if events:
                 return events.popleft()
-            # ReadGate.full(write_queued + outbox_bytes, ...), written out:
-            # it runs before every line.
-            if self.outbox_bytes >= room or (
-                (len(queue) >= max_items or self.queued_bytes >= max_bytes)
-                and not self.waits_in_notifications
+            if full(
+                write_queued + self.outbox_bytes,
+                len(queue),
+                self.queued_bytes,
+                self.waits_in_notifications,
             ):
                 self.pause_reason = self.read_gate(write_queued)
                 return PAUSED
