@@ -92,6 +92,15 @@ SIGNATURES = {
             "ClientT",
             _CONNECT_KEYWORDS,
         ),
+        Signature(
+            "connect_in_memory",
+            "client",
+            "ClientFactory",
+            "ClientOffer",
+            "ClientSideConnection",
+            "AgentT",
+            (*_CONNECT_KEYWORDS, "capacity: int = DEFAULT_SEAM_CAPACITY"),
+        ),
     )
 }
 
@@ -109,6 +118,10 @@ MODULES = (
         "runtime/acp_asyncio/_serve.py",
         ("reader: asyncio.StreamReader", "writer: asyncio.StreamWriter"),
         ("connect_to_agent", "connect_to_client"),
+    ),
+    Module("runtime/acp_trio/_memory.py", ("agents: Offer",), ("connect_in_memory",)),
+    Module(
+        "runtime/acp_asyncio/_memory.py", ("agents: Offer",), ("connect_in_memory",)
     ),
 )
 

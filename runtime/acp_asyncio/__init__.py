@@ -42,6 +42,12 @@ from acp_core import reexports
 from acp_core.reexports import *  # noqa: F403  (errors, Limits, builders, transcript, PeerProxy, Offer)
 
 from ._connection import Connection
+from ._memory import (
+    MemoryEnd,
+    connect_in_memory,
+    memory_stream_pair,
+    open_memory_stream,
+)
 from ._serve import connect_to_agent, connect_to_client, serve_agent
 from ._sides import (
     AgentFactory,
@@ -62,8 +68,12 @@ __all__ = [
     "ClientOffer",
     "ClientSideConnection",
     "Connection",
+    "MemoryEnd",
+    "connect_in_memory",
     "connect_to_agent",
     "connect_to_client",
+    "memory_stream_pair",
+    "open_memory_stream",
     "serve_agent",
     "serve_agent_stdio",
     "spawn_agent",

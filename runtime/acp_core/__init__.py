@@ -112,6 +112,7 @@ from ._schema import (
     protocol_module,
     supported_versions,
 )
+from ._seam import DEFAULT_SEAM_CAPACITY, BytePipe, SeamEnd, seam_ends
 from ._sides import AgentSide, AgentT, ClientSide, ClientT, Offer, normalize_offer
 from ._tool_calls import ToolCallTracker
 from ._transcript import (
@@ -126,6 +127,7 @@ from ._version import __version__
 __all__ = [
     "CLIENT_CHECKED",
     "DEFAULT_MAX_MESSAGE_SIZE",
+    "DEFAULT_SEAM_CAPACITY",
     "END_OF_INPUT",
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
@@ -145,6 +147,7 @@ __all__ = [
     "AgentRules",
     "AgentSide",
     "AgentT",
+    "BytePipe",
     "Call",
     "Caller",
     "Cancellable",
@@ -177,6 +180,7 @@ __all__ = [
     "Running",
     "Schema",
     "SchemaModule",
+    "SeamEnd",
     "SessionInfoState",
     "SessionTranscript",
     "Settable",
@@ -211,6 +215,7 @@ __all__ = [
     "plan_entry",
     "protocol_module",
     "resource_link",
+    "seam_ends",
     "set_check_outgoing_default",
     "sniff_oversized",
     "supported_versions",

@@ -42,6 +42,7 @@ from acp_core import reexports
 from acp_core.reexports import *  # noqa: F403  (errors, Limits, builders, transcript, PeerProxy, Offer)
 
 from ._connection import Connection
+from ._memory import MemoryStream, connect_in_memory, memory_stream_pair
 from ._serve import connect_to_agent, connect_to_client, serve_agent
 from ._sides import (
     AgentFactory,
@@ -62,8 +63,11 @@ __all__ = [
     "ClientOffer",
     "ClientSideConnection",
     "Connection",
+    "MemoryStream",
+    "connect_in_memory",
     "connect_to_agent",
     "connect_to_client",
+    "memory_stream_pair",
     "serve_agent",
     "serve_agent_stdio",
     "spawn_agent",
