@@ -168,8 +168,9 @@ class _SeamTransport(asyncio.Transport):
                 self.close()
             return
         self._protocol.data_received(data)
-        if self._end.incoming.buffered:
-            self._schedule_read()
+        incoming = self._end.incoming
+        if incoming.buffered or incoming.write_closed:
+            self._schedule_read()  # more, or the end: each in a callback of its own
 
     def is_reading(self) -> bool:
         return self._reading and not self._lost
@@ -293,7 +294,8 @@ async def connect_in_memory(
     agent_end, client_end = memory_stream_pair(capacity)
     served = asyncio.get_running_loop().create_task(
         serve_agent(
-            *agent_end,
+            agent_end.reader,
+            agent_end.writer,
             agents,
             limits=limits,
             max_message_size=max_message_size,
@@ -302,7 +304,8 @@ async def connect_in_memory(
     )
     try:
         async with connect_to_agent(
-            *client_end,
+            client_end.reader,
+            client_end.writer,
             client,
             limits=limits,
             max_message_size=max_message_size,

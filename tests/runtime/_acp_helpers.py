@@ -11,7 +11,6 @@ from typing import Any
 import acp_trio
 import msgspec
 import trio
-import trio.testing
 from acp_schema import v1
 from acp_schema import v2_alpha0 as v2
 from acp_trio._framing import LineReader
@@ -140,8 +139,8 @@ class RawPeer:
 
 @asynccontextmanager
 async def raw_client_of(agents: acp_trio.Offer) -> AsyncIterator[RawPeer]:
-    """An agent served over an in-memory pair; the test holds the client end."""
-    ours, theirs = trio.testing.memory_stream_pair()
+    """An agent served over the in-memory seam; the test holds the client end."""
+    ours, theirs = acp_trio.memory_stream_pair()
     async with trio.open_nursery() as nursery:
         await nursery.start(acp_trio.serve_agent, ours, agents)
         yield RawPeer(theirs)
@@ -153,7 +152,7 @@ async def raw_agent_of(
     client: acp_trio.Offer,
 ) -> AsyncIterator[tuple[acp_trio.ClientSideConnection, RawPeer]]:
     """A client connection whose agent end the test speaks as raw bytes."""
-    ours, theirs = trio.testing.memory_stream_pair()
+    ours, theirs = acp_trio.memory_stream_pair()
     async with acp_trio.connect_to_agent(ours, client) as conn:
         yield conn, RawPeer(theirs)
 
@@ -182,8 +181,8 @@ async def initialize_raw(
 async def connected(
     agents: acp_trio.Offer, client: acp_trio.Offer
 ) -> AsyncIterator[tuple[acp_trio.ClientSideConnection, acp_trio.AgentSideConnection]]:
-    """A client and an agent connection over an in-memory stream pair."""
-    a, b = trio.testing.memory_stream_pair()
+    """A client and an agent connection over the in-memory seam."""
+    a, b = acp_trio.memory_stream_pair()
     async with acp_trio.connect_to_client(a, agents) as agent_conn:
         async with acp_trio.connect_to_agent(b, client) as client_conn:
             yield client_conn, agent_conn
