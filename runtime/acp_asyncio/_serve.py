@@ -11,9 +11,10 @@ runs; :func:`serve_agent` runs until the client goes away::
 
 Leaving a ``connect_*`` block closes the connection (pending calls fail with
 :class:`~acp_core.ConnectionClosed`, handler tasks are cancelled) and the
-writer.  Both ends in one process, over a socket pair (this runs)::
+writer.  Both ends in one process, over the in-memory seam (this runs;
+:func:`~acp_asyncio.connect_in_memory` does the same in one call)::
 
-    >>> import asyncio, socket
+    >>> import asyncio
     >>> import acp_asyncio
     >>> from acp_schema import v1
     >>> class Agent:
@@ -25,9 +26,7 @@ writer.  Both ends in one process, over a socket pair (this runs)::
     ...     def __init__(self, conn: acp_asyncio.ClientSideConnection[v1.Agent]) -> None:
     ...         pass
     >>> async def main() -> int:
-    ...     ours, theirs = socket.socketpair()
-    ...     agent_end = await asyncio.open_connection(sock=theirs)
-    ...     client_end = await asyncio.open_connection(sock=ours)
+    ...     agent_end, client_end = acp_asyncio.memory_stream_pair()
     ...     async with acp_asyncio.connect_to_client(*agent_end, Agent):
     ...         async with acp_asyncio.connect_to_agent(*client_end, Client) as conn:
     ...             init = await conn.agent.initialize(v1.InitializeRequest(protocol_version=1))

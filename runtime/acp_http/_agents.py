@@ -5,7 +5,7 @@ JSON-RPC to it over a byte stream:
 
 - :class:`InProcessAgent` serves agent classes written with this project's
   runtime, by the adapter of the server's event loop (``acp_trio`` under
-  trio, ``acp_asyncio`` under asyncio), over a socket pair;
+  trio, ``acp_asyncio`` under asyncio), over the in-memory seam;
 - :class:`CommandAgent` starts a stdio agent command in a process group of
   its own, ended with the connection.
 """
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
@@ -22,8 +21,10 @@ from typing import Any, Protocol
 import anyio
 import anyio.abc
 import sniffio
-from acp_core import Limits, Offer
+from acp_core import Limits, Offer, SeamEnd, seam_ends
 from anyio.streams.stapled import StapledByteStream
+
+from ._seam import SeamStream
 
 __all__ = ["AgentHandle", "AgentLauncher", "CommandAgent", "InProcessAgent"]
 
@@ -90,42 +91,41 @@ class InProcessAgent:
     async def launch(
         self, task_group: anyio.abc.TaskGroup, grace: float
     ) -> AgentHandle:
-        """Serve a new agent instance over one end of a socket pair."""
-        ours, theirs = socket.socketpair()
-        stream = await anyio.abc.UNIXSocketStream.from_socket(ours)
+        """Serve a new agent instance over one end of the in-memory seam."""
+        ours, theirs = seam_ends()
+        stream = SeamStream(ours)
         scope = anyio.CancelScope()
         handle = _InProcessHandle(stream, scope, grace)
         task_group.start_soon(self._serve, theirs, scope, handle.done)
         return handle
 
     async def _serve(
-        self, sock: socket.socket, scope: anyio.CancelScope, done: anyio.Event
+        self, end: SeamEnd, scope: anyio.CancelScope, done: anyio.Event
     ) -> None:
         try:
             with scope:
                 if sniffio.current_async_library() == "trio":
-                    await self._serve_trio(sock)
+                    await self._serve_trio(end)
                 else:
-                    await self._serve_asyncio(sock)
+                    await self._serve_asyncio(end)
         finally:
-            sock.close()
+            end.close()
             done.set()
 
-    async def _serve_trio(self, sock: socket.socket) -> None:
+    async def _serve_trio(self, end: SeamEnd) -> None:
         import acp_trio
-        import trio
 
-        stream = trio.SocketStream(trio.socket.from_stdlib_socket(sock))
         await acp_trio.serve_agent(
-            stream, self.agents, limits=self.limits, unstable=self.unstable
+            acp_trio.MemoryStream(end),
+            self.agents,
+            limits=self.limits,
+            unstable=self.unstable,
         )
 
-    async def _serve_asyncio(self, sock: socket.socket) -> None:
-        import asyncio
-
+    async def _serve_asyncio(self, end: SeamEnd) -> None:
         import acp_asyncio
 
-        reader, writer = await asyncio.open_connection(sock=sock)
+        reader, writer = acp_asyncio.open_memory_stream(end)
         try:
             await acp_asyncio.serve_agent(
                 reader, writer, self.agents, limits=self.limits, unstable=self.unstable

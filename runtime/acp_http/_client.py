@@ -12,7 +12,8 @@ Under trio these give an ``acp_trio.ClientSideConnection``; under asyncio,
 :func:`connect_http_asyncio` and :func:`connect_websocket_asyncio` give an
 ``acp_asyncio`` one.  The transport (:class:`~acp_http.HttpWire`,
 :class:`~acp_http.WebSocketWire`) runs beside the connection and talks to it
-over a socket pair, as a subprocess agent would over its pipes.
+over the in-memory seam (``acp_core.seam_ends``), as a subprocess agent would
+over its pipes, with a pipe's bounds and no socket.
 
 Cookies: one ``httpx.Cookies`` jar (``cookies=``, or a fresh one) is kept for
 the connection's requests and streams and the WebSocket upgrade; pass the same
@@ -27,7 +28,6 @@ session id you kept.
 from __future__ import annotations
 
 import functools
-import socket
 import ssl
 import sys
 from collections.abc import AsyncGenerator, Callable, Mapping
@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 import anyio
 import anyio.abc
 import httpx
-from acp_core import AgentT, Limits
+from acp_core import AgentT, Limits, SeamEnd, seam_ends
 
 if TYPE_CHECKING:
     import acp_asyncio
@@ -49,6 +49,7 @@ if TYPE_CHECKING:
         from typing_extensions import Unpack
 
 from ._http_wire import HttpWire
+from ._seam import SeamStream
 from ._ws_wire import WebSocketWire
 
 __all__ = [
@@ -94,13 +95,12 @@ def http_client(
 @asynccontextmanager
 async def _wired(
     run: Callable[[anyio.abc.ByteStream], Any], http: httpx.AsyncClient | None
-) -> AsyncGenerator[socket.socket, None]:
-    """Run a wire on one end of a socket pair; yield the other end."""
-    ours, theirs = socket.socketpair()
+) -> AsyncGenerator[SeamEnd, None]:
+    """Run a wire on one end of the in-memory seam; yield the other end."""
+    ours, theirs = seam_ends()
     try:
-        local = await anyio.abc.UNIXSocketStream.from_socket(ours)
         async with anyio.create_task_group() as task_group:
-            task_group.start_soon(run, local)
+            task_group.start_soon(run, SeamStream(ours))
             yield theirs
             # the connection closed its end: the wire sees EOF, DELETEs, ends
         if http is not None:
@@ -135,10 +135,8 @@ class HttpOptions(WebSocketOptions, total=False):
 
 
 @asynccontextmanager
-async def _http_socket(
-    url: str, options: HttpOptions
-) -> AsyncGenerator[socket.socket, None]:
-    """A Streamable HTTP wire to ``url``: the socket its connection talks over."""
+async def _http_seam(url: str, options: HttpOptions) -> AsyncGenerator[SeamEnd, None]:
+    """A Streamable HTTP wire to ``url``: the seam end its connection talks over."""
     http = options.get("http")
     owned = http is None
     http2 = options.get("http2", True)
@@ -157,15 +155,15 @@ async def _http_socket(
         if owned
         else None,
     )
-    async with _wired(wire.run, http if owned else None) as sock:
-        yield sock
+    async with _wired(wire.run, http if owned else None) as end:
+        yield end
 
 
 @asynccontextmanager
-async def _websocket_socket(
+async def _websocket_seam(
     url: str, options: WebSocketOptions
-) -> AsyncGenerator[socket.socket, None]:
-    """A WebSocket wire to ``url``, upgraded: the socket its connection talks over."""
+) -> AsyncGenerator[SeamEnd, None]:
+    """A WebSocket wire to ``url``, upgraded: the seam end its connection talks over."""
     wire = WebSocketWire(
         url,
         headers=_headers(options),
@@ -173,18 +171,17 @@ async def _websocket_socket(
         max_message_bytes=_max(options),
     )
     await wire.connect()
-    async with _wired(wire.run, None) as sock:
-        yield sock
+    async with _wired(wire.run, None) as end:
+        yield end
 
 
 @asynccontextmanager
 async def _over_trio(
-    sock: socket.socket, client: acp_trio.ClientOffer[AgentT], options: WebSocketOptions
+    end: SeamEnd, client: acp_trio.ClientOffer[AgentT], options: WebSocketOptions
 ) -> AsyncGenerator[acp_trio.ClientSideConnection[AgentT], None]:
     import acp_trio
-    import trio
 
-    stream = trio.SocketStream(trio.socket.from_stdlib_socket(sock))
+    stream = acp_trio.MemoryStream(end)
     limits, unstable = options.get("limits"), options.get("unstable", False)
     connecting = acp_trio.connect_to_agent(
         stream, client, limits=limits, unstable=unstable
@@ -195,15 +192,13 @@ async def _over_trio(
 
 @asynccontextmanager
 async def _over_asyncio(
-    sock: socket.socket,
+    end: SeamEnd,
     client: acp_asyncio.ClientOffer[AgentT],
     options: WebSocketOptions,
 ) -> AsyncGenerator[acp_asyncio.ClientSideConnection[AgentT], None]:
-    import asyncio
-
     import acp_asyncio
 
-    reader, writer = await asyncio.open_connection(sock=sock)
+    reader, writer = acp_asyncio.open_memory_stream(end)
     limits, unstable = options.get("limits"), options.get("unstable", False)
     async with acp_asyncio.connect_to_agent(
         reader, writer, client, limits=limits, unstable=unstable
@@ -221,8 +216,8 @@ async def connect_http(
     are :class:`HttpOptions` (``token``, ``headers``, ``cookies``, ``http``,
     ``http2``, ``limits``, ``unstable``).
     """
-    async with _http_socket(url, options) as sock:
-        async with _over_trio(sock, client, options) as conn:
+    async with _http_seam(url, options) as end:
+        async with _over_trio(end, client, options) as conn:
             yield conn
 
 
@@ -234,8 +229,8 @@ async def connect_websocket(
 
     The keywords are :class:`WebSocketOptions`.
     """
-    async with _websocket_socket(url, options) as sock:
-        async with _over_trio(sock, client, options) as conn:
+    async with _websocket_seam(url, options) as end:
+        async with _over_trio(end, client, options) as conn:
             yield conn
 
 
@@ -244,8 +239,8 @@ async def connect_http_asyncio(
     url: str, client: acp_asyncio.ClientOffer[AgentT], **options: Unpack[HttpOptions]
 ) -> AsyncGenerator[acp_asyncio.ClientSideConnection[AgentT], None]:
     """:func:`connect_http` under asyncio: an ``acp_asyncio.ClientSideConnection``."""
-    async with _http_socket(url, options) as sock:
-        async with _over_asyncio(sock, client, options) as conn:
+    async with _http_seam(url, options) as end:
+        async with _over_asyncio(end, client, options) as conn:
             yield conn
 
 
@@ -256,8 +251,8 @@ async def connect_websocket_asyncio(
     **options: Unpack[WebSocketOptions],
 ) -> AsyncGenerator[acp_asyncio.ClientSideConnection[AgentT], None]:
     """:func:`connect_websocket` under asyncio: an ``acp_asyncio.ClientSideConnection``."""
-    async with _websocket_socket(url, options) as sock:
-        async with _over_asyncio(sock, client, options) as conn:
+    async with _websocket_seam(url, options) as end:
+        async with _over_asyncio(end, client, options) as conn:
             yield conn
 
 
