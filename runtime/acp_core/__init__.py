@@ -72,16 +72,20 @@ from ._flow import NOTIFICATIONS, WRITE_BUFFER
 from ._framing import LineBuffer, Oversized, sniff_oversized
 from ._initialize import InitializeOffer, merge_initialize
 from ._jsonrpc import (
+    BatchTooLong,
     Envelope,
     ErrorObject,
     Id,
     InvalidMessage,
+    Routing,
     decode_envelope,
+    decode_routing,
     encode_error,
     encode_id,
     encode_notification,
     encode_request,
     encode_result,
+    split_batch,
 )
 from ._limits import DEFAULT_MAX_MESSAGE_SIZE, Limits
 from ._outgoing import OutgoingMessageError, set_check_outgoing_default
@@ -147,6 +151,7 @@ __all__ = [
     "AgentRules",
     "AgentSide",
     "AgentT",
+    "BatchTooLong",
     "BytePipe",
     "Call",
     "Caller",
@@ -177,6 +182,7 @@ __all__ = [
     "ProtocolVersionError",
     "QueuedNotification",
     "RequestError",
+    "Routing",
     "Running",
     "Schema",
     "SchemaModule",
@@ -197,6 +203,7 @@ __all__ = [
     "check_client_call",
     "client_capabilities",
     "decode_envelope",
+    "decode_routing",
     "default_permission_options",
     "diff",
     "embedded_blob_resource",
@@ -218,6 +225,7 @@ __all__ = [
     "seam_ends",
     "set_check_outgoing_default",
     "sniff_oversized",
+    "split_batch",
     "supported_versions",
     "terminal",
     "text_block",

@@ -41,14 +41,22 @@ class LineBuffer:
 
     Empty (whitespace-only) lines are skipped; a trailing ``\\r`` is
     dropped.  A final line without newline is returned by :meth:`feed_eof`.
+    ``verbatim=True`` (a recorder, ``acp_inspect``): every line exactly as
+    it came between two newlines, blank ones and ``\\r`` kept; the same bound.
     """
 
-    __slots__ = ("_buf", "_discard", "_max", "eof")
+    __slots__ = ("_buf", "_discard", "_max", "_verbatim", "eof")
 
-    def __init__(self, *, max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE) -> None:
+    def __init__(
+        self,
+        *,
+        max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+        verbatim: bool = False,
+    ) -> None:
         if max_message_size < 1:
             raise ValueError("max_message_size must be positive")
         self._max = max_message_size
+        self._verbatim = verbatim
         self._buf = bytearray()
         # While an oversized line streams: [size so far, head, tail].
         self._discard: list[object] | None = None
@@ -59,10 +67,17 @@ class LineBuffer:
         """Bytes held (of an incomplete line)."""
         return len(self._buf)
 
+    @property
+    def discarding(self) -> bool:
+        """An oversized line is streaming in (its :class:`Oversized` record
+        comes with its newline, or at EOF)."""
+        return self._discard is not None
+
     def feed(self, data: bytes | bytearray) -> list[bytes | Oversized]:
         """Take ``data``; return every line it completed, in order."""
         if (
             self._discard is None
+            and not self._verbatim
             and not self._buf
             and type(data) is bytes
             and data[-1:] == b"\n"
@@ -131,13 +146,20 @@ class LineBuffer:
             lines.append(Oversized(size, head, tail))  # type: ignore[arg-type]
             return lines
         buf = self._buf
-        if buf.strip():
+        if buf if self._verbatim else buf.strip():
             self._split(bytes(buf), lines)
         buf.clear()
         return lines
 
     def _split(self, block: bytes, lines: list[bytes | Oversized]) -> None:
         limit = self._max
+        if self._verbatim:
+            for line in block.split(b"\n"):
+                if len(line) > limit:
+                    lines.append(Oversized(len(line), line[:KEEP], line[-KEEP:]))
+                else:
+                    lines.append(line)
+            return
         # The common case decided in C for the whole block: no line can be
         # too long, none has a "\r", none is blank (every line starts with a
         # byte >= "{", above every whitespace byte: the least line shows it).

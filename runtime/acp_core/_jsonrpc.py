@@ -28,9 +28,11 @@ __all__ = [
     "Envelope",
     "ErrorObject",
     "InvalidMessage",
+    "Routing",
     "clip",
     "clip_data",
     "decode_envelope",
+    "decode_routing",
     "encode_error",
     "encode_id",
     "encode_notification",
@@ -209,6 +211,91 @@ def _sniff(data: bytes) -> tuple[Id, bool]:
     keep = 4096
     ident, method, _ = sniff_oversized(Oversized(len(data), data[:keep], data[-keep:]))
     return _valid_id(ident), method is None and ident is not None
+
+
+# -- the routing view: what a router reads of a message -------------------------
+
+
+class _SessionRef(msgspec.Struct):
+    session_id: Any = msgspec.field(default=None, name="sessionId")
+
+
+class Routing(msgspec.Struct, omit_defaults=True):
+    """What a router reads of one message (acp_http): the envelope's fields and
+    the ``sessionId`` its ``params`` or ``result`` names, the rest undecoded.
+
+    Read by :func:`decode_routing` under :func:`decode_envelope`'s rules.
+    """
+
+    jsonrpc: str = ""
+    id: Id | msgspec.UnsetType = msgspec.UNSET
+    method: str | msgspec.UnsetType = msgspec.UNSET
+    params: _SessionRef | msgspec.UnsetType = msgspec.UNSET
+    result: _SessionRef | msgspec.UnsetType = msgspec.UNSET
+    error: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
+
+    @property
+    def is_request(self) -> bool:
+        """A call expecting an answer: a ``method`` and an ``id``."""
+        return self.method is not msgspec.UNSET and self.id is not msgspec.UNSET
+
+    @property
+    def is_response(self) -> bool:
+        """An answer: an ``id`` and no ``method``."""
+        return self.method is msgspec.UNSET and self.id is not msgspec.UNSET
+
+    @property
+    def is_error(self) -> bool:
+        """An answer carrying ``error``."""
+        return self.error is not msgspec.UNSET
+
+    @property
+    def params_session(self) -> str | None:
+        """``params.sessionId`` if it is a string."""
+        ref = self.params
+        if ref is msgspec.UNSET or not isinstance(ref.session_id, str):
+            return None
+        return ref.session_id
+
+    @property
+    def result_session(self) -> str | None:
+        """``result.sessionId`` if it is a string."""
+        ref = self.result
+        if ref is msgspec.UNSET or not isinstance(ref.session_id, str):
+            return None
+        return ref.session_id
+
+
+_routing_decoder = msgspec.json.Decoder(Routing)
+
+
+def decode_routing(data: bytes) -> Routing:
+    """The routing view of one message; :class:`InvalidMessage` (with
+    :func:`decode_envelope`'s reasons) if it is not a JSON-RPC message.
+
+    One pass when ``params`` / ``result`` are objects; else the envelope is
+    read by :func:`decode_envelope` and names no session.
+    """
+    try:
+        routing = _routing_decoder.decode(data)
+    except Exception:  # not JSON, not an object, payloads not objects, too deep
+        env = decode_envelope(data)
+        return Routing(
+            jsonrpc=env.jsonrpc, id=env.id, method=env.method, error=env.error
+        )
+    if routing.jsonrpc != "2.0" or routing.method is msgspec.UNSET:
+        check_envelope(
+            Envelope(
+                jsonrpc=routing.jsonrpc,
+                id=routing.id,
+                method=routing.method,
+                result=msgspec.Raw(b"{}")
+                if routing.result is not msgspec.UNSET
+                else _UNSET,
+                error=routing.error,
+            )
+        )
+    return routing
 
 
 class BatchTooLong(Exception):

@@ -248,7 +248,7 @@ class Connection:
     async def send(self, envelope: Envelope, rule: PostRule, line: bytes) -> None:
         """Check the message, then write it to the agent as one line."""
         self.check(envelope, rule)
-        if envelope.is_request and envelope.method is not None:
+        if envelope.is_request and isinstance(envelope.method, str):
             key = id_key(envelope.id)
             if rule.scope is Scope.REATTACH and rule.session is not None:
                 self.reserve(rule.session)

@@ -1,8 +1,8 @@
 """The RFD's routing rules as tables and pure functions (no event loop).
 
-A message is looked at through :class:`Envelope`: its ``id``, ``method`` and
-the ``sessionId`` of its ``params`` or ``result``, decoded by msgspec without
-building the rest.  The bytes themselves are forwarded unchanged.
+A message is looked at through :class:`Envelope` (``acp_core.Routing``, read
+by the engine's envelope reader): its ``id``, ``method`` and the
+``sessionId`` of its ``params`` or ``result``, without building the rest.  The bytes themselves are forwarded unchanged.
 
 Client -> agent (a POST):
 
@@ -31,6 +31,13 @@ from dataclasses import dataclass
 from typing import Final
 
 import msgspec
+from acp_core import (
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    InvalidMessage,
+    Routing,
+    decode_routing,
+)
 
 __all__ = [
     "ESTABLISHING",
@@ -68,57 +75,8 @@ ESTABLISHING: Final = frozenset(
 )
 
 
-class _Ref(msgspec.Struct):
-    session_id: str | None = msgspec.field(default=None, name="sessionId")
-
-
-class Envelope(msgspec.Struct):
-    """The routing fields of one JSON-RPC message (the rest is not decoded)."""
-
-    jsonrpc: str | msgspec.UnsetType = msgspec.UNSET
-    id: int | str | msgspec.UnsetType | None = msgspec.UNSET
-    method: str | None = None
-    params: _Ref | None = None
-    result: _Ref | None = None
-    error: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
-
-    @property
-    def is_response(self) -> bool:
-        """An answer: an ``id`` and no ``method``."""
-        return self.method is None and self.id is not msgspec.UNSET
-
-    @property
-    def is_request(self) -> bool:
-        """A call expecting an answer: a ``method`` and an ``id``."""
-        return self.method is not None and self.id is not msgspec.UNSET
-
-    @property
-    def is_error(self) -> bool:
-        """An answer carrying ``error``."""
-        return self.error is not msgspec.UNSET
-
-    @property
-    def params_session(self) -> str | None:
-        """``params.sessionId`` if it is a string."""
-        return None if self.params is None else self.params.session_id
-
-    @property
-    def result_session(self) -> str | None:
-        """``result.sessionId`` if it is a string."""
-        return None if self.result is None else self.result.session_id
-
-
-class _Loose(msgspec.Struct):
-    """Fallback view when ``params``/``result`` are not objects."""
-
-    jsonrpc: str | msgspec.UnsetType = msgspec.UNSET
-    id: int | str | msgspec.UnsetType | None = msgspec.UNSET
-    method: str | None = None
-
-
-_envelope = msgspec.json.Decoder(Envelope)
-_loose = msgspec.json.Decoder(_Loose)
-_any = msgspec.json.Decoder()
+#: The routing view of a message (``acp_core``'s one envelope reader).
+Envelope = Routing
 
 
 class MessageError(Exception):
@@ -134,27 +92,24 @@ class MessageError(Exception):
 def decode_envelope(data: bytes) -> Envelope:
     """The routing view of one message; :class:`MessageError` if it is not one.
 
-    A batch (a JSON array) is refused with 501 as the RFD says; invalid JSON
-    with 400 / -32700; any other non-object with 400 / -32600.
+    Read by :func:`acp_core.decode_routing` (the engine's rules of what a
+    JSON-RPC message is); a batch (a JSON array) is refused with 501 as the
+    RFD says; invalid JSON with 400 / -32700; any other non-message with
+    400 / -32600.
     """
     try:
-        return _envelope.decode(data)
-    except msgspec.ValidationError:
-        pass
-    except msgspec.DecodeError:
-        raise MessageError(400, -32700, "Parse error: the body is not JSON") from None
-    try:
-        loose = _loose.decode(data)
-    except msgspec.ValidationError:
-        value = _any.decode(data)
-        if isinstance(value, list):
+        return decode_routing(data)
+    except InvalidMessage as exc:
+        if exc.code != PARSE_ERROR and data.lstrip()[:1] == b"[":
             raise MessageError(
-                501, -32600, "Batch requests are not supported"
+                501, INVALID_REQUEST, "Batch requests are not supported"
             ) from None
-        raise MessageError(
-            400, -32600, "Invalid Request: not a JSON-RPC message"
-        ) from None
-    return Envelope(jsonrpc=loose.jsonrpc, id=loose.id, method=loose.method)
+        text = (
+            "Parse error: the body is not JSON"
+            if exc.code == PARSE_ERROR
+            else exc.message
+        )
+        raise MessageError(400, exc.code, text) from None
 
 
 def id_key(value: int | str | msgspec.UnsetType | None) -> str | None:
@@ -210,7 +165,7 @@ def post_rule(envelope: Envelope, header_session: str | None) -> PostRule:
             error="Acp-Session-Id differs from params.sessionId",
         )
     session = header_session if header_session is not None else params_session
-    if method is None:
+    if method is msgspec.UNSET:
         return PostRule(Scope.CONNECTION if session is None else Scope.SESSION, session)
     if method in HEADER_REQUIRED and header_session is None:
         return PostRule(

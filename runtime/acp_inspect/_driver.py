@@ -381,8 +381,7 @@ class AgentUnderTest:
                     self.too_long = True
                     self.last_received = f"a line over {self.budget.max_line} bytes (--max-line) at {t:.2f} s"
                     self._arrived.set()
-        rest = self._splitter.rest()
-        if rest is not None:
+        for rest in self._splitter.rest():
             self._line(self.now(), rest)
         self.note("the agent closed its stdout")
         self._eof = True

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
+from acp_core import LineBuffer, Oversized
+
 from ._message import (
     CLIENT,
     Direction,
@@ -204,40 +206,39 @@ class Inspector:
 
 
 class LineSplitter:
-    """Bytes of one direction in, whole lines out; a line longer than
-    ``max_line`` is dropped (counted in ``skipped``) rather than buffered."""
+    """Bytes of one direction in, whole lines out: ``acp_core.LineBuffer`` (the
+    one framer of the runtime), verbatim (a recorder keeps blank lines and
+    ``\\r``), with the lines longer than ``max_line`` discarded while they
+    stream and counted in ``skipped``."""
 
     def __init__(self, max_line: int = DEFAULT_MAX_LINE) -> None:
         self.max_line = max_line
-        self._buf = bytearray()
-        self._skipping = False
+        self._buffer = LineBuffer(max_message_size=max_line, verbatim=True)
         self.skipped = 0
+        # the streaming oversized line was counted already (told at once)
+        self._counted = False
 
     def feed(self, data: bytes) -> list[bytes]:
-        """The lines ``data`` completes (without their ``\\n``)."""
-        lines: list[bytes] = []
-        start = 0
-        while True:
-            end = data.find(b"\n", start)
-            if end < 0:
-                break
-            if self._skipping:
-                self._skipping = False
-            elif len(self._buf) + end - start > self.max_line:
-                self.skipped += 1
-            else:
-                self._buf += data[start:end]
-                lines.append(bytes(self._buf))
-            self._buf.clear()
-            start = end + 1
-        if not self._skipping:
-            self._buf += data[start:]
-            if len(self._buf) > self.max_line:
-                self._buf.clear()
-                self._skipping = True
-                self.skipped += 1
+        """The lines ``data`` completes (without their ``\\n``);
+        a line is counted in ``skipped`` as soon as it is known to be too long."""
+        lines = self._kept(self._buffer.feed(data))
+        if self._buffer.discarding and not self._counted:
+            self._counted = True
+            self.skipped += 1
         return lines
 
-    def rest(self) -> bytes | None:
-        """What is left without a final ``\\n`` (at EOF)."""
-        return None if self._skipping or not self._buf else bytes(self._buf)
+    def rest(self) -> list[bytes]:
+        """At EOF: the last line, if it had no ``\\n`` (and was not too long)."""
+        return self._kept(self._buffer.feed_eof())
+
+    def _kept(self, lines: list[bytes | Oversized]) -> list[bytes]:
+        kept: list[bytes] = []
+        for line in lines:
+            if isinstance(line, Oversized):
+                if self._counted:
+                    self._counted = False
+                else:
+                    self.skipped += 1
+            else:
+                kept.append(line)
+        return kept

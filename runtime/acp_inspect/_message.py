@@ -14,7 +14,13 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal, TypeAlias, cast
 
 import msgspec
-from acp_core import PARSE_ERROR, InvalidMessage, decode_envelope
+from acp_core import (
+    PARSE_ERROR,
+    BatchTooLong,
+    InvalidMessage,
+    decode_envelope,
+    split_batch,
+)
 
 __all__ = [
     "AGENT",
@@ -39,7 +45,10 @@ Kind: TypeAlias = Literal["request", "notification", "response"]
 JsonId: TypeAlias = "int | str | None"
 
 _decode = msgspec.json.Decoder().decode
-_decode_batch = msgspec.json.Decoder(list[msgspec.Raw]).decode
+#: Members of one batch checked (more: the batch is one Malformed).  Far above
+#: the runtime's ``Limits.max_batch_members``: a peer may accept more than we do,
+#: and the line itself is bounded (``max_line``).
+MAX_BATCH_MEMBERS: Final = 1 << 20
 
 
 def as_obj(value: object) -> dict[str, Any]:
@@ -106,10 +115,14 @@ class Malformed:
 
 
 def parse_line(
-    direction: Direction, index: int, time: float, line: bytes
+    direction: Direction,
+    index: int,
+    time: float,
+    line: bytes,
+    max_batch_members: int = MAX_BATCH_MEMBERS,
 ) -> list[Message | Malformed]:
     """The messages of one line (without its ``\\n``); a batch gives one per
-    member, an empty batch one :class:`Malformed`.
+    member, an empty batch or one over ``max_batch_members`` one :class:`Malformed`.
 
     The envelope is read by :func:`acp_core.decode_envelope` (the runtime's
     own rules for what a JSON-RPC message is); params and results are then
@@ -119,7 +132,10 @@ def parse_line(
     first = line[:1]
     if first == b"[" or (first.isspace() and line.lstrip()[:1] == b"["):
         try:
-            members = _decode_batch(line)
+            members = split_batch(line, max_batch_members)
+        except BatchTooLong:
+            why = f"a batch of more than {max_batch_members} members (not read)"
+            return [Malformed(direction, index, time, why)]
         except (msgspec.DecodeError, RecursionError) as exc:
             return [Malformed(direction, index, time, _why(exc))]
         if not members:

@@ -92,8 +92,7 @@ class Observer:
     def eof(self, direction: Direction) -> None:
         """That direction ended: a last line without ``\\n`` is still a line."""
         splitter = self.splitters.get(direction)
-        rest = splitter.rest() if splitter is not None else None
-        if rest is not None:
+        for rest in splitter.rest() if splitter is not None else []:
             self.line(direction, rest, self.now())
         self.event(f"EOF {direction}")
 

@@ -51,3 +51,14 @@ def test_an_oversized_line_cut_by_eof_is_reported() -> None:
     assert buffer.feed(b"0123456789") == []
     (line,) = buffer.feed_eof()
     assert isinstance(line, Oversized) and line.size == 10
+
+
+def test_a_verbatim_buffer_gives_every_line_as_it_came_within_the_same_bound() -> None:
+    buffer = LineBuffer(max_message_size=8, verbatim=True)
+    assert buffer.feed(b"a\r\n\n  \nb") == [b"a\r", b"", b"  "]
+    assert buffer.feed(b"c" * 20) == []
+    assert buffer.discarding and buffer.buffered == 0
+    [oversized, last] = buffer.feed(b"\nok\n")
+    assert isinstance(oversized, Oversized) and oversized.size == 21
+    assert last == b"ok"
+    assert buffer.feed(b"  ") == [] and buffer.feed_eof() == [b"  "]

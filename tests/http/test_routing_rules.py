@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import acp_core
 import msgspec
 import pytest
 from acp_http import HttpLimits
@@ -93,6 +94,37 @@ def test_a_body_that_is_not_one_message_is_refused(
     with pytest.raises(MessageError) as refused:
         decode_envelope(data)
     assert (refused.value.status, refused.value.code) == (status, code)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b'{"jsonrpc":"1.0","id":1,"method":"session/new","params":{}}',
+        b'{"id":1,"method":"session/new","params":{}}',
+        b'{"jsonrpc":"2.0","id":1}',
+        b'{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"m"}}',
+        b'{"jsonrpc":"2.0","id":true,"method":"session/new"}',
+    ],
+)
+def test_a_body_the_engine_refuses_as_no_message_is_refused_the_same_way(
+    data: bytes,
+) -> None:
+    # one envelope reader: acp_core's rules, HTTP's status on top
+    with pytest.raises(acp_core.InvalidMessage) as engine:
+        acp_core.decode_envelope(data)
+    with pytest.raises(MessageError) as refused:
+        decode_envelope(data)
+    assert (refused.value.status, refused.value.code) == (400, engine.value.code)
+    assert refused.value.message == engine.value.message
+
+
+def test_params_or_result_that_are_not_objects_name_no_session() -> None:
+    request = decode_envelope(b'{"jsonrpc":"2.0","id":1,"method":"x","params":[1]}')
+    assert request.is_request and request.params_session is None
+    answer = decode_envelope(b'{"jsonrpc":"2.0","id":1,"result":null}')
+    assert answer.is_response and answer.result_session is None
+    odd = decode_envelope(b'{"jsonrpc":"2.0","method":"x","params":{"sessionId":7}}')
+    assert odd.params_session is None
 
 
 def test_the_envelope_reads_the_session_of_params_and_result() -> None:

@@ -245,9 +245,10 @@ def test_line_splitter_drops_oversized_lines_without_buffering_them() -> None:
     s = LineSplitter(max_line=10)
     assert s.feed(b"abc\nde") == [b"abc"]
     assert s.feed(b"f" * 100) == []
+    assert s._buffer.buffered == 0  # not held while it streams
     assert s.feed(b"g\nok\n") == [b"ok"]
     assert s.skipped == 1
-    assert s.feed(b"tail") == [] and s.rest() == b"tail"
+    assert s.feed(b"tail") == [] and s.rest() == [b"tail"]
 
 
 def test_batch_members_are_checked_one_by_one() -> None:
