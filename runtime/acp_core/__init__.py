@@ -77,6 +77,7 @@ from ._jsonrpc import (
     ErrorObject,
     Id,
     InvalidMessage,
+    OversizedVerdict,
     Routing,
     decode_envelope,
     decode_routing,
@@ -85,6 +86,7 @@ from ._jsonrpc import (
     encode_notification,
     encode_request,
     encode_result,
+    judge_oversized,
     split_batch,
 )
 from ._limits import DEFAULT_MAX_MESSAGE_SIZE, Limits
@@ -175,6 +177,7 @@ __all__ = [
     "Offer",
     "OutgoingMessageError",
     "Oversized",
+    "OversizedVerdict",
     "PeerProxy",
     "Permission",
     "PermissionBroker",
@@ -215,6 +218,7 @@ __all__ = [
     "encode_result",
     "fitting_draft",
     "is_absolute_anywhere",
+    "judge_oversized",
     "merge_initialize",
     "normalize_offer",
     "notification",

@@ -13,6 +13,7 @@ fixed frame, so a message is encoded exactly once::
 from __future__ import annotations
 
 import functools
+from collections.abc import Container
 from typing import Any, Final, Literal, cast
 
 import msgspec
@@ -28,6 +29,7 @@ __all__ = [
     "Envelope",
     "ErrorObject",
     "InvalidMessage",
+    "OversizedVerdict",
     "Routing",
     "clip",
     "clip_data",
@@ -38,6 +40,7 @@ __all__ = [
     "encode_notification",
     "encode_request",
     "encode_result",
+    "judge_oversized",
     "split_batch",
 ]
 
@@ -296,6 +299,59 @@ def decode_routing(data: bytes) -> Routing:
             )
         )
     return routing
+
+
+# -- an over-long line: one rule for every reader ---------------------------------
+
+
+class OversizedVerdict(msgspec.Struct, frozen=True):
+    """What every reader does with a line past its bound (``LineBuffer`` gave
+    an :class:`Oversized` record): the same in the engine, acp_http's server
+    and wires, and acp_inspect.
+
+    ``answer``: the line answering the sender (a request: -32600 with its
+    ``id`` and ``data.maxMessageSize``), else ``None``; ``fails``: the id of
+    a call of the reader's side this answer was (a response: that call fails
+    with ``message``), else ``None``; ``log``: the one bounded log line.
+    """
+
+    ident: Id
+    is_response: bool
+    message: str
+    answer: bytes | None
+    fails: Id
+    log: str
+
+
+def judge_oversized(
+    line: Oversized,
+    limit: int,
+    max_error_text: int = 256,
+    *,
+    calls: Container[Id] = (),
+) -> OversizedVerdict:
+    """The verdict on ``line`` (over ``limit`` bytes, discarded while it streamed).
+
+    ``calls``: the ids of the reader's own calls waiting for an answer (a
+    line whose shape could not be told that carries one of them is taken as
+    that answer).
+    """
+    ident, method, is_response = sniff_oversized(line)
+    message = f"Message of {line.size} bytes exceeds the limit of {limit} bytes"
+    log = clip(
+        f"discarded a {line.size}-byte message (limit {limit}, id={ident!r})",
+        max_error_text,
+    )
+    if ident is None:
+        return OversizedVerdict(None, is_response, message, None, None, log)
+    # A response (or, shape unknown, what matches a call of ours) is never
+    # answered with its own id: it fails that call instead.
+    if is_response or (method is None and ident in calls):
+        return OversizedVerdict(ident, True, message, None, ident, log)
+    answer = encode_error(
+        encode_id(ident), INVALID_REQUEST, message, {"maxMessageSize": limit}
+    )
+    return OversizedVerdict(ident, False, message, answer, None, log)
 
 
 class BatchTooLong(Exception):

@@ -19,7 +19,7 @@ import msgspec
 
 from ._calls import fail_call, on_response
 from ._errors import INVALID_REQUEST, PARSE_ERROR
-from ._framing import Oversized, sniff_oversized
+from ._framing import Oversized
 from ._jsonrpc import (
     BatchTooLong,
     Envelope,
@@ -28,6 +28,7 @@ from ._jsonrpc import (
     clip,
     decode_envelope,
     envelope_decoder,
+    judge_oversized,
     split_batch,
 )
 from ._receipt import on_notification, on_request
@@ -137,19 +138,19 @@ def _on_batch(state: EngineState, line: bytes) -> None:
 
 
 def on_oversized(state: EngineState, line: Oversized) -> None:
-    """A line past ``max_message_size`` (discarded while it streamed)."""
-    ident, method, is_response = sniff_oversized(line)
-    limit = state.limits.max_message_size
-    state.bad_input(
-        f"discarded a {line.size}-byte message (limit {limit},"
-        f" id={clip(repr(ident), state.limits.max_error_text)})"
+    """A line past ``max_message_size`` (discarded while it streamed): the
+    verdict every reader takes (``judge_oversized``)."""
+    limits = state.limits
+    verdict = judge_oversized(
+        line, limits.max_message_size, limits.max_error_text, calls=state.pending
     )
-    if ident is None:
-        return
-    message = f"Message of {line.size} bytes exceeds the limit of {limit} bytes"
-    # A response (or, shape unknown, what matches a call of ours) is never
-    # answered with its own id: it fails that call instead.
-    if is_response or (method is None and ident in state.pending):
-        fail_call(state, ident, message)
-        return
-    state.reply_error(ident, INVALID_REQUEST, message, data={"maxMessageSize": limit})
+    state.bad_input(verdict.log)
+    if verdict.fails is not None:
+        fail_call(state, verdict.fails, verdict.message)
+    elif verdict.ident is not None:
+        state.reply_error(
+            verdict.ident,
+            INVALID_REQUEST,
+            verdict.message,
+            data={"maxMessageSize": limits.max_message_size},
+        )

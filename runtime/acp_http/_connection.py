@@ -19,6 +19,7 @@ import msgspec
 
 from ._agents import AgentHandle, AgentLauncher
 from ._limits import HttpLimits
+from ._lines import read_lines
 from ._outbox import Outbox
 from ._routing import (
     ESTABLISHING,
@@ -34,8 +35,6 @@ from ._routing import (
 __all__ = ["Connection", "Refusal", "Registry"]
 
 log = logging.getLogger("acp_http")
-
-_READ_CHUNK = 1 << 16
 
 
 class Refusal(Exception):
@@ -94,32 +93,38 @@ class Connection:
     # -- agent -> client ---------------------------------------------------
 
     async def pump(self) -> None:
-        """Route the agent's lines until it ends or the connection closes."""
-        limit = self.limits.max_body_bytes
-        stream = self.agent.stream
-        partial = b""
+        """Route the agent's lines until it ends or the connection closes.
+
+        A line over ``max_body_bytes`` is judged as the engine judges one
+        (``_lines.read_lines``): a request answered -32600 to the agent, an
+        answer turned into an error answer for the client, a notification
+        dropped; the connection goes on.
+        """
         try:
-            while True:
-                try:
-                    chunk = await stream.receive(_READ_CHUNK)
-                except (anyio.EndOfStream, anyio.ClosedResourceError, OSError):
-                    break
-                lines = (
-                    (partial + chunk).split(b"\n") if partial else chunk.split(b"\n")
-                )
-                partial = lines.pop()
-                if len(partial) > limit:
-                    self.close_reason = f"the agent wrote a line over {limit} bytes"
-                    break
-                for line in lines:
-                    if line.strip():
-                        await self._route(line)
-        except TimeoutError:
+            await read_lines(
+                self.agent.stream,
+                self._route_all,
+                max_message_size=self.limits.max_body_bytes,
+                answer_sender=self._to_agent,
+            )
+        except TimeoutError:  # (an OSError: first)
             self.close_reason = (
                 f"a stream's reader took nothing for {self.limits.stall_seconds} s"
             )
+        except OSError:
+            pass
         finally:
             await self.close(self.close_reason or "the agent ended")
+
+    async def _route_all(self, lines: list[bytes]) -> None:
+        for line in lines:
+            await self._route(line)
+
+    async def _to_agent(self, line: bytes) -> None:
+        try:
+            await self.write(line)
+        except Refusal:
+            pass  # the agent has ended: pump sees it next
 
     async def _route(self, line: bytes) -> None:
         try:

@@ -104,7 +104,13 @@ class HttpWire:
         try:
             async with anyio.create_task_group() as task_group:
                 self._task_group = task_group
-                await self._guarded(read_lines(local, self._post_all))
+                reading = read_lines(
+                    local,
+                    self._post_all,
+                    max_message_size=self.max_message_bytes,
+                    answer_sender=self._deliver,
+                )
+                await self._guarded(reading)
                 task_group.cancel_scope.cancel()
         finally:
             with anyio.CancelScope(shield=True):

@@ -19,7 +19,11 @@ class HttpLimits:
     Attributes:
         max_body_bytes: the largest POST body or WebSocket message (bytes);
             a larger one is answered ``413`` (HTTP) or closes the socket with
-            code 1009.  Also the longest line an agent may write.
+            code 1009.  Also the longest line an agent may write: a longer one
+            is discarded while it streams and judged as the engine judges one
+            (``acp_core.judge_oversized``: a request answered -32600, an
+            answer turned into an error for the client, a notification
+            dropped; the connection goes on).
         max_connections: ACP connections (HTTP or WebSocket) a server holds at
             once; one more ``initialize`` (or upgrade) is answered ``503``.
         max_sessions_per_connection: sessions a connection may own or reserve

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import ssl
 from collections.abc import Awaitable, Mapping
+from functools import partial
 from urllib.parse import urlsplit
 
 import anyio
@@ -51,6 +52,8 @@ class WebSocketWire:
         self._ws = wsproto.WSConnection(wsproto.ConnectionType.CLIENT)
         self._sock: anyio.abc.ByteStream | None = None
         self._send_lock = anyio.Lock()
+        #: one writer at a time on the local stream (inbound, answers to oversized lines)
+        self._local_lock = anyio.Lock()
 
     async def connect(self) -> None:
         """Open the socket and upgrade it (:class:`HttpError` if refused)."""
@@ -130,7 +133,13 @@ class WebSocketWire:
             async with anyio.create_task_group() as task_group:
                 scope = task_group.cancel_scope
                 task_group.start_soon(self._guarded, self._inbound(local, scope), scope)
-                await self._guarded(read_lines(local, self._send_lines), scope)
+                reading = read_lines(
+                    local,
+                    self._send_lines,
+                    max_message_size=self.max_message_bytes,
+                    answer_sender=partial(self._to_local, local),
+                )
+                await self._guarded(reading, scope)
                 scope.cancel()
         finally:
             with anyio.CancelScope(shield=True):
@@ -196,11 +205,19 @@ class WebSocketWire:
                         0, f"the server closed the WebSocket ({event.code})"
                     )
                     if out:
-                        await local.send(b"".join(out))
+                        await self._to_local(local, b"".join(out))
                     scope.cancel()
                     return
             if out:
-                await local.send(b"".join(out))
+                await self._to_local(local, b"".join(out))
+
+    async def _to_local(self, local: anyio.abc.ByteStream, data: bytes) -> None:
+        """Write ``data`` to the local connection (a line without its
+        ``\\n`` gets one)."""
+        if not data.endswith(b"\n"):
+            data += b"\n"
+        async with self._local_lock:
+            await local.send(data)
 
     async def _close(self) -> None:
         sock = self._sock
