@@ -10,7 +10,6 @@ killed before the client exits (``kill_all``).
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shlex
 import signal
@@ -18,9 +17,11 @@ import subprocess
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from math import inf
 
 import acp_trio
 import trio
+from acp_host import GROUP_POLL, AwaitExit, ShutdownPlan, group_alive, signal_group
 
 from acp_client.grants import Grants
 from acp_client.workspace import Workspace
@@ -71,8 +72,7 @@ class Terminal:
             self.truncated = True
 
     def signal_group(self, signum: int) -> None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.process.pid, signum)
+        signal_group(self.process.pid, signum)
 
     @property
     def exit_code(self) -> int | None:
@@ -175,11 +175,19 @@ class Terminals:
         return terminal
 
     async def kill(self, terminal: Terminal) -> None:
-        """SIGTERM to the group, then SIGKILL after ``KILL_GRACE`` seconds."""
-        terminal.signal_group(signal.SIGTERM)
-        with trio.move_on_after(KILL_GRACE):
-            await terminal.exited.wait()
-        terminal.signal_group(signal.SIGKILL)
+        """SIGTERM to the group, then SIGKILL after ``KILL_GRACE`` seconds:
+        ``acp_host.ShutdownPlan`` from its SIGTERM on, as every child the
+        runtime starts is ended (the terminal's own task reaps it)."""
+
+        async def await_exit(step: AwaitExit) -> None:
+            with trio.move_on_after(inf if step.timeout is None else step.timeout):
+                await terminal.exited.wait()
+                # polled: no event tells the exit of a process not our child
+                while step.group and group_alive(terminal.process.pid):  # noqa: ASYNC110
+                    await trio.sleep(GROUP_POLL)
+
+        plan = ShutdownPlan(terminal.process.pid, KILL_GRACE, polite=False)
+        await plan.carry_out(terminal.process, await_exit=await_exit)
 
     async def release(self, session_id: str, terminal_id: str) -> None:
         terminal = self.get(session_id, terminal_id)

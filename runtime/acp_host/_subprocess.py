@@ -165,10 +165,14 @@ class ShutdownPlan:
     exited (been reaped) by now and returns the next step, ``None`` once the
     agent was reaped and nothing of its group is left to signal.  The
     escalation: stdin closed, ``grace_period`` to exit; then (unless it
-    exited leaving nothing behind) SIGTERM to the group, ``grace_period``
-    for the agent and its group to go; SIGKILL to the group if anything is
-    left; the agent is always reaped (the last step waits without limit).
-    Without a group, the same with the agent alone.
+    exited leaving nothing behind) SIGTERM to the group, ``kill_after``
+    (default: ``grace_period``) for the agent and its group to go; SIGKILL
+    to the group if anything is left; the agent is always reaped (the last
+    step waits without limit).  Without a group, the same with the agent
+    alone.  ``polite=False`` starts at the SIGTERM (the process must end
+    now: our own SIGTERM).  Every child a runtime package starts is ended
+    by this plan (adapters, acp_inspect, acp_http's command agents), each
+    event loop carrying it out with its own waits.
     """
 
     def __init__(
@@ -176,10 +180,16 @@ class ShutdownPlan:
         pgid: int | None,
         grace_period: float,
         *,
+        kill_after: float | None = None,
+        polite: bool = True,
         group_alive: Callable[[int], bool] = group_alive,
     ) -> None:
         self.pgid = pgid
         self.grace_period = grace_period
+        self.kill_after = grace_period if kill_after is None else kill_after
+        self.polite = polite
+        #: whether a step sent a signal (the process did not end on EOF)
+        self.signalled = False
         self._alive = group_alive
         self._exited = False
         self._steps = self._plan()
@@ -187,7 +197,10 @@ class ShutdownPlan:
     def next(self, exited: bool) -> Step | None:
         """The next step, given whether the agent has exited by now."""
         self._exited = exited
-        return next(self._steps, None)
+        step = next(self._steps, None)
+        if isinstance(step, SendSignal):
+            self.signalled = True
+        return step
 
     async def carry_out(
         self,
@@ -195,9 +208,10 @@ class ShutdownPlan:
         *,
         await_exit: Callable[[AwaitExit], Awaitable[object]],
         close_input: Callable[[], Awaitable[object]] | None = None,
-    ) -> None:
+    ) -> bool:
         """Take every step on ``process`` (a ``trio.Process``, an
-        ``asyncio.subprocess.Process``): the adapter gives the two waits.
+        ``asyncio.subprocess.Process``, an ``anyio`` process): the adapter
+        gives the two waits.  Whether it had to signal.
 
         ``await_exit(step)`` waits as the step says (its own timer, and
         :func:`~acp_host.group_alive` polled every ``GROUP_POLL`` seconds
@@ -221,6 +235,7 @@ class ShutdownPlan:
             else:
                 process.terminate()
             step = self.next(exited=process.returncode is not None)
+        return self.signalled
 
     def _left(self) -> bool:
         """Whether anything of the agent is left to signal."""
@@ -230,14 +245,14 @@ class ShutdownPlan:
         return not self._exited or self._alive(pgid)
 
     def _plan(self) -> Iterator[Step]:
-        grace = self.grace_period
         group = self.pgid is not None
-        yield CloseInput()
-        yield AwaitExit(grace)
-        if not self._left():
-            return  # the usual case: it exited on EOF and left nothing behind
+        if self.polite:
+            yield CloseInput()
+            yield AwaitExit(self.grace_period)
+            if not self._left():
+                return  # the usual case: it exited on EOF and left nothing behind
         yield SendSignal(signal.SIGTERM, group)
-        yield AwaitExit(grace, group)
+        yield AwaitExit(self.kill_after, group)
         if self._left():
             yield SendSignal(_SIGKILL, group)
         if not self._exited:

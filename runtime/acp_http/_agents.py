@@ -12,16 +12,16 @@ JSON-RPC to it over a byte stream:
 
 from __future__ import annotations
 
-import os
-import signal
 import subprocess
 from collections.abc import Mapping, Sequence
+from math import inf
 from typing import Any, Protocol
 
 import anyio
 import anyio.abc
 import sniffio
 from acp_core import Limits, Offer, SeamEnd, seam_ends
+from acp_host import GROUP_POLL, AwaitExit, ShutdownPlan, group_alive
 from anyio.streams.stapled import StapledByteStream
 
 from ._seam import SeamStream
@@ -146,20 +146,26 @@ class _CommandHandle:
         return self._stream
 
     async def aclose(self) -> None:
+        """End the agent's process group by ``acp_host.ShutdownPlan`` (stdin
+        closed, the grace, SIGTERM, the grace, SIGKILL; always reaped), with
+        anyio's waits; shielded from cancellation."""
         process = self._process
-        with anyio.CancelScope(shield=True):
+        pgid = process.pid  # it leads its group (start_new_session)
+
+        async def close_input() -> None:
             await anyio.aclose_forcefully(self._stream)  # stdin EOF: the polite way
-            with anyio.move_on_after(self._grace):
+
+        async def await_exit(step: AwaitExit) -> None:
+            with anyio.move_on_after(inf if step.timeout is None else step.timeout):
                 await process.wait()
-            # the leader may be gone while its children live on: end the group
-            for sig in (signal.SIGTERM, signal.SIGKILL):
-                try:
-                    os.killpg(process.pid, sig)
-                except (ProcessLookupError, PermissionError):
-                    break
-                with anyio.move_on_after(self._grace):
-                    await process.wait()
-            await process.wait()
+                # polled: no event tells the exit of a process not our child
+                while step.group and group_alive(pgid):  # noqa: ASYNC110
+                    await anyio.sleep(GROUP_POLL)
+
+        with anyio.CancelScope(shield=True):
+            await ShutdownPlan(pgid, self._grace).carry_out(
+                process, await_exit=await_exit, close_input=close_input
+            )
 
 
 class CommandAgent:

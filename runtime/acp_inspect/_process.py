@@ -19,12 +19,18 @@ editor's SIGKILL (4 s) could leave it behind.
 
 from __future__ import annotations
 
-import signal
 import subprocess
 from collections.abc import Sequence
+from math import inf
 
 import trio
-from acp_host import GROUP_POLL, group_alive, group_options, signal_group
+from acp_host import (
+    GROUP_POLL,
+    AwaitExit,
+    ShutdownPlan,
+    group_alive,
+    group_options,
+)
 
 __all__ = [
     "DEFAULT_EOF_GRACE",
@@ -80,22 +86,35 @@ async def wait_gone(process: trio.Process, within: float) -> bool:
     return False
 
 
-async def terminate(process: trio.Process, kill_after: float) -> None:
-    """SIGTERM to the agent's group, ``kill_after`` seconds, SIGKILL; reaped.
-    Shielded from cancellation."""
-    pgid = _pgid(process)
+async def _carry_out(plan: ShutdownPlan, process: trio.Process) -> bool:
+    """:class:`acp_host.ShutdownPlan` with trio's waits (as ``acp_trio.spawn_agent``);
+    shielded from cancellation.  Whether it had to signal."""
+    pgid = plan.pgid
+
+    async def close_input() -> None:
+        if process.stdin is not None:
+            await trio.aclose_forcefully(process.stdin)
+
+    async def await_exit(step: AwaitExit) -> None:
+        with trio.move_on_after(inf if step.timeout is None else step.timeout):
+            await process.wait()
+            # polled: no event tells the exit of a process not our child
+            while step.group and pgid is not None and group_alive(pgid):  # noqa: ASYNC110
+                await trio.sleep(GROUP_POLL)
+
+    signalled = False
     with trio.CancelScope(shield=True):
-        if pgid is None:
-            if process.returncode is None:
-                process.terminate()
-        else:
-            signal_group(pgid, signal.SIGTERM)
-        if not await wait_gone(process, kill_after):
-            if pgid is None:
-                process.kill()
-            else:
-                signal_group(pgid, signal.SIGKILL)
-        await process.wait()
+        signalled = await plan.carry_out(
+            process, await_exit=await_exit, close_input=close_input
+        )
+    return signalled
+
+
+async def terminate(process: trio.Process, kill_after: float) -> None:
+    """SIGTERM to the agent's group, ``kill_after`` seconds, SIGKILL; reaped
+    (the shutdown plan from its SIGTERM on).  Shielded from cancellation."""
+    plan = ShutdownPlan(_pgid(process), kill_after, polite=False)
+    await _carry_out(plan, process)
 
 
 async def reap(
@@ -103,16 +122,13 @@ async def reap(
     eof_grace: float = DEFAULT_EOF_GRACE,
     kill_after: float = DEFAULT_KILL_AFTER,
 ) -> bool:
-    """End the agent and everything in its group; shielded from cancellation.
+    """End the agent and everything in its group by the shutdown plan
+    (``acp_host.ShutdownPlan``, as every runtime package ends its children);
+    shielded from cancellation.
 
-    Its stdin is closed; it has ``eof_grace`` seconds to exit (and its group
-    to empty); then :func:`terminate`.  Whether it had to be signalled.
+    Its stdin is closed; it has ``eof_grace`` seconds to exit; then SIGTERM
+    to the group, ``kill_after`` seconds, SIGKILL.  Whether it had to be
+    signalled.
     """
-    signalled = False
-    with trio.CancelScope(shield=True):
-        if process.stdin is not None:
-            await trio.aclose_forcefully(process.stdin)
-        if not await wait_gone(process, eof_grace):
-            signalled = True
-            await terminate(process, kill_after)
-    return signalled
+    plan = ShutdownPlan(_pgid(process), eof_grace, kill_after=kill_after)
+    return await _carry_out(plan, process)
