@@ -23,7 +23,7 @@ from acp_inspect._process import open_agent, reap
 RUNTIME = Path(__file__).resolve().parents[2] / "runtime"
 
 #: ignores SIGTERM and its stdin's end; a grandchild (also deaf) in its group
-STUCK = """
+STUCK = r"""
 import os, signal, subprocess, sys, time
 signal.signal(signal.SIGTERM, signal.SIG_IGN)
 subprocess.Popen([sys.executable, "-c",
