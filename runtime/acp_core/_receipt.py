@@ -49,7 +49,7 @@ from ._records import (
 from ._requests import finish, internal_error, must_wait, start
 from ._schema import MethodSpec, Schema, other_draft
 from ._state import EMPTY_OBJECT, AwaitingHandler, EngineState, log, size_of
-from ._table import MethodRule, rule_of
+from ._table import MethodRule
 
 __all__ = [
     "Receipt",
@@ -92,7 +92,7 @@ def receipt_of(state: EngineState, name: str) -> Receipt | None:
         note_type = getattr(method, "notification", None) or note_type
     receipt = Receipt(
         method,
-        rule_of(state.rules.side, method.handler),
+        state.rules.rule(method.handler),
         method.params,
         note_type,
         schema.decoder(method.params),
@@ -145,7 +145,7 @@ def decode_params(
             type_ = getattr(method, "notification", None) or type_
         schema = state.schema
         params = schema.decode(EMPTY_OBJECT if raw is msgspec.UNSET else raw, type_)
-        if rule_of(state.rules.side, method.handler).check:
+        if state.rules.rule(method.handler).check:
             state.rules.check_received(schema, method, params)
         return params
     return _decode(state, receipt, raw, notification)

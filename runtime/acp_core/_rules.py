@@ -12,9 +12,12 @@ small rules, each a record testable on its own:
 - :class:`VersionOffer`: which version to speak (the agent picks the
   requested version if offered, else its latest; the client accepts the
   answered version only if it offered it).
-- :class:`SessionCancel`: ``session/cancel`` (agent) cancels that session's
-  prompts, answered ``stopReason: "cancelled"``; on the client, it answers
-  that session's permission requests ``cancelled``.
+- :class:`SessionCancel`: the table's ``cancel="session"`` requests by
+  session (the agent's prompts, the client's permission requests), cancelled
+  by what the rows say cancels them (``cancels``: ``session/cancel`` and
+  ``session/close`` received; ``SentRule.cancels``: the client's own
+  ``session/cancel`` sent) and answered as their row's ``cancelled`` says
+  (``stopReason: "cancelled"``, the ``cancelled`` outcome).
 - capability and path rules (:mod:`acp_core._capabilities`): calls the peer
   did not advertise are refused before they are sent; requests for what
   this side did not advertise are refused at receipt.
@@ -50,7 +53,15 @@ from ._errors import (
 from ._records import Call, Running
 from ._schema import MethodSpec, Schema, draft_of, other_draft, protocol_module
 from ._support import support
-from ._table import AGENT_TABLE, CLIENT_TABLE, DEFAULT_RULE, MethodRule, rule_of
+from ._table import (
+    AGENT_SENT,
+    AGENT_TABLE,
+    CLIENT_SENT,
+    CLIENT_TABLE,
+    DEFAULT_RULE,
+    MethodRule,
+    SentRule,
+)
 
 __all__ = [
     "AgentRules",
@@ -61,8 +72,6 @@ __all__ = [
     "peek_protocol_version",
 ]
 
-_CANCELLED_PROMPT: Final = b'{"stopReason":"cancelled"}'
-_CANCELLED_PERMISSION: Final = b'{"outcome":{"outcome":"cancelled"}}'
 INITIALIZE: Final = "initialize"
 
 
@@ -178,30 +187,30 @@ class InitializeGate:
 
 
 class SessionCancel:
-    """Running requests of one method by session, cancelled together.
+    """Running requests of the table's ``cancel="session"`` rows, by session,
+    cancelled together.
 
-    The agent keeps its ``session/prompt`` requests (``session/cancel`` and
-    ``session/close`` cancel them); the client its
-    ``session/request_permission`` requests (its own ``session/cancel``
-    answers them ``cancelled``, and those arriving until that session's
-    prompt is answered too).
+    The agent's prompts (``session/cancel`` and ``session/close`` cancel
+    them); the client's permission requests (its own ``session/cancel``
+    answers them ``cancelled``, and those arriving until that session's turn
+    is answered too: ``cancelled_sessions``).
     """
 
-    __slots__ = ("cancelled_sessions", "handler", "running")
+    __slots__ = ("cancelled_sessions", "running")
 
-    def __init__(self, handler: str) -> None:
-        self.handler = handler
+    def __init__(self) -> None:
         self.running: dict[str, set[Running]] = {}
         self.cancelled_sessions: set[str] = set()
 
     def add(self, running: Running) -> None:
-        if running.method.handler == self.handler and running.session_id is not None:
-            self.running.setdefault(running.session_id, set()).add(running)
-            if running.session_id in self.cancelled_sessions:
+        session_id = running.session_id
+        if session_id is not None:
+            self.running.setdefault(session_id, set()).add(running)
+            if session_id in self.cancelled_sessions:
                 running.cancel("session")
 
     def discard(self, running: Running) -> None:
-        if running.method.handler == self.handler and running.session_id is not None:
+        if running.session_id is not None:
             live = self.running.get(running.session_id)
             if live is not None:
                 live.discard(running)
@@ -214,18 +223,113 @@ class SessionCancel:
             running.cancel("session")
 
 
-class AgentRules:
-    """The agent side: serves ``AGENT_METHODS``, calls the client."""
+class _SessionRules:
+    """What both sides do by their tables (``_table``): the session-cancel
+    rule at receipt, at the end of a request, when sending; the answer of a
+    cancelled request.  No method is named here: the rows say."""
+
+    def __init__(
+        self, table: Mapping[str, MethodRule], sent: Mapping[str, SentRule]
+    ) -> None:
+        #: The rules of each method this side receives (``_table``).
+        self.table = table
+        #: What sending each method does (``_table.SentRule``).
+        self.sent_table = sent
+        #: Handlers :meth:`check_received` looks at (``check``), and those
+        #: :meth:`notification_received` sees (``watched``).
+        self.checked = _handlers_where(table, check=True)
+        self.watched_notifications = _handlers_where(table, watched=True)
+        self.session_cancel = SessionCancel()
+
+    def rule(self, handler: str) -> MethodRule:
+        """The row of ``handler``'s method (the default when not listed)."""
+        return self.table.get(handler, DEFAULT_RULE)
+
+    def request_received(self, running: Running) -> None:
+        rule = self.rule(running.method.handler)
+        if rule.cancel == "session":
+            self.session_cancel.add(running)
+        elif rule.cancels and running.session_id is not None:  # session/close
+            self.session_cancel.cancel(running.session_id)
+
+    def _request_ended(self, running: Running) -> None:
+        rule = self.rule(running.method.handler)
+        if rule.cancel == "session":
+            self.session_cancel.discard(running)
+        elif rule.cancels and running.session_id is not None:  # session/close
+            self.session_cancel.running.pop(running.session_id, None)
+
+    def notification_received(self, method: MethodSpec, params: Any) -> None:
+        """A ``watched`` notification of the table, at receipt (``session/cancel``)."""
+        if self.rule(method.handler).cancels:
+            self.session_cancel.cancel(params.session_id)
+
+    def cancelled_result(
+        self, schema: Schema, running: Running, result: Any = None
+    ) -> bytes | None:
+        """The answer of a session-cancelled request (its row's ``cancelled``),
+        ``None``: answered as any cancelled request.
+
+        A result its handler returned after the cancel keeps its other
+        fields (``_meta``, usage): the row's ``field`` set to ``"cancelled"``,
+        or only its ``_meta`` kept.
+        """
+        answer = self.rule(running.method.handler).cancelled
+        if answer is None:
+            return None
+        known = support(schema.module)
+        if not getattr(known, answer.support):
+            known.warn(
+                f"a cancelled {running.method.name} is answered like any "
+                "cancelled request",
+                answer.why,
+            )
+            return None
+        if answer.field is not None:
+            if isinstance(result, msgspec.Struct) and hasattr(result, answer.field):
+                return schema.encode(
+                    msgspec.structs.replace(result, **{answer.field: "cancelled"})
+                )
+            return answer.result
+        meta = getattr(result, "meta", None)
+        if isinstance(meta, dict):  # returned normally after the cancel: keep its _meta
+            return b'%b,"_meta":%b}' % (answer.result[:-1], msgspec.json.encode(meta))
+        return answer.result
+
+    def _sent(self, method: MethodSpec, params: Any) -> None:
+        rule = self.sent_table.get(method.handler)
+        if rule is None:
+            return
+        cancel = self.session_cancel
+        if rule.cancels:
+            cancel.cancelled_sessions.add(params.session_id)
+            cancel.cancel(params.session_id)
+        elif rule.turn:
+            cancel.cancelled_sessions.discard(params.session_id)
+
+    def call_finished(self, call: Call) -> None:
+        rule = self.sent_table.get(call.method.handler)
+        if rule is not None and rule.turn:
+            self.session_cancel.cancelled_sessions.discard(call.params.session_id)
+
+
+class AgentRules(_SessionRules):
+    """The agent side: serves ``AGENT_METHODS``, calls the client.
+
+    ``table`` / ``sent``: the rules of what it receives and sends (the
+    module's ``AGENT_TABLE`` / ``AGENT_SENT`` by default).
+    """
 
     side: Final = "agent"
-    #: The rules of each method this side receives (``_table``).
-    table: Final = AGENT_TABLE
-    #: Handlers :meth:`check_received` looks at (``check``), and those
-    #: :meth:`notification_received` sees (``watched``).
-    checked: Final = _handlers_where(AGENT_TABLE, check=True)
-    watched_notifications: Final = _handlers_where(AGENT_TABLE, watched=True)
 
-    def __init__(self, versions: Collection[int]) -> None:
+    def __init__(
+        self,
+        versions: Collection[int],
+        *,
+        table: Mapping[str, MethodRule] = AGENT_TABLE,
+        sent: Mapping[str, SentRule] = AGENT_SENT,
+    ) -> None:
+        super().__init__(table, sent)
         self.offer = VersionOffer(versions)
         self.gate = InitializeGate()
         #: Notifications are handled (``initialize`` received; the engine
@@ -233,7 +337,6 @@ class AgentRules:
         self.serving = False
         #: Methods refused whatever the state (none on this side).
         self.refusals: dict[str, RequestError] = {}
-        self.prompts = SessionCancel("session_prompt")
         self.protocol_version: int | None = None
         self.client_capabilities: Any = None
 
@@ -278,15 +381,6 @@ class AgentRules:
         """Receiver rules beyond the params' type (both sides: absolute paths)."""
         check_incoming(schema.version, method.handler, params, schema.module)
 
-    def request_received(self, running: Running) -> None:
-        if running.session_id is None:
-            return
-        rule = AGENT_TABLE.get(running.method.handler, DEFAULT_RULE)
-        if rule.cancel == "session":
-            self.prompts.add(running)
-        elif rule.cancels:  # session/close
-            self.prompts.cancel(running.session_id)
-
     def holds(self, method: MethodSpec) -> bool:
         """Whether a request accepted now waits before it runs (``initialize`` runs)."""
         return self.gate.holds(method.handler)
@@ -299,18 +393,11 @@ class AgentRules:
             raise refusal
 
     def request_finished(self, running: Running) -> None:
-        rule = AGENT_TABLE.get(running.method.handler, DEFAULT_RULE)
-        if rule.gate == "opens" and self.gate.state != "done":
-            self.reset()  # failed or cancelled: initialize may be sent again
-        elif rule.cancel == "session":
-            self.prompts.discard(running)
-        elif rule.cancels and running.session_id is not None:  # session/close
-            self.prompts.running.pop(running.session_id, None)
-
-    def notification_received(self, method: MethodSpec, params: Any) -> None:
-        """A ``watched`` notification of the table, at receipt (``session/cancel``)."""
-        if AGENT_TABLE.get(method.handler, DEFAULT_RULE).cancels:
-            self.prompts.cancel(params.session_id)
+        if self.rule(running.method.handler).gate == "opens":
+            if self.gate.state != "done":
+                self.reset()  # failed or cancelled: initialize may be sent again
+            return
+        self._request_ended(running)
 
     def answer(self, method: MethodSpec, result: Any) -> Any:
         """A handler's result, checked (``HandlerResultError``), as it is sent.
@@ -327,29 +414,6 @@ class AgentRules:
             self.gate.state = "done"
         return result
 
-    def cancelled_result(
-        self, schema: Schema, running: Running, result: Any = None
-    ) -> bytes | None:
-        """The answer to a session-cancelled prompt: ``stopReason: "cancelled"``.
-
-        A result its handler returned after the cancel keeps its other
-        fields (``_meta``, usage).
-        """
-        if running.method.handler != "session_prompt":
-            return None
-        known = support(schema.module)
-        if not known.prompt_stop_reason:
-            known.warn(
-                "a cancelled session/prompt is answered like any cancelled request",
-                "its session/prompt result has no stopReason",
-            )
-            return None
-        if isinstance(result, msgspec.Struct) and hasattr(result, "stop_reason"):
-            return schema.encode(
-                msgspec.structs.replace(result, stop_reason="cancelled")
-            )
-        return _CANCELLED_PROMPT
-
     # -- outgoing --------------------------------------------------------------
 
     def check_outgoing(self, schema: Schema, method: MethodSpec, params: Any) -> None:
@@ -364,7 +428,7 @@ class AgentRules:
             )
 
     def sent(self, schema: Schema, method: MethodSpec, params: Any) -> None:
-        pass
+        self._sent(method, params)
 
     def response_received(self, schema: Schema, call: Call, result: Any) -> int | None:
         return None
@@ -372,21 +436,25 @@ class AgentRules:
     def call_released(self, call: Call) -> None:
         pass
 
-    def call_finished(self, call: Call) -> None:
-        pass
 
+class ClientRules(_SessionRules):
+    """The client side: serves ``CLIENT_METHODS``, calls the agent.
 
-class ClientRules:
-    """The client side: serves ``CLIENT_METHODS``, calls the agent."""
+    ``table`` / ``sent``: the rules of what it receives and sends (the
+    module's ``CLIENT_TABLE`` / ``CLIENT_SENT`` by default).
+    """
 
     side: Final = "client"
-    table: Final = CLIENT_TABLE
-    checked: Final = _handlers_where(CLIENT_TABLE, check=True)
-    watched_notifications: Final = _handlers_where(CLIENT_TABLE, watched=True)
 
-    def __init__(self, versions: Collection[int]) -> None:
+    def __init__(
+        self,
+        versions: Collection[int],
+        *,
+        table: Mapping[str, MethodRule] = CLIENT_TABLE,
+        sent: Mapping[str, SentRule] = CLIENT_SENT,
+    ) -> None:
+        super().__init__(table, sent)
         self.offer = VersionOffer(versions)
-        self.permissions = SessionCancel("session_request_permission")
         #: Whether the agent answered ``initialize`` successfully (its calls are served).
         self.initialized = False
         self.serving = False  # as initialized (AgentRules.serving)
@@ -426,45 +494,17 @@ class ClientRules:
         if method.handler == "elicitation_create":
             check_elicitation_received(params, self.client_capabilities, schema.module)
 
-    def request_received(self, running: Running) -> None:
-        pass
-
     def holds(self, method: MethodSpec) -> bool:
         return False
 
     def request_started(self, running: Running) -> None:
-        self.permissions.add(running)
+        pass
 
     def request_finished(self, running: Running) -> None:
-        self.permissions.discard(running)
-
-    def notification_received(self, method: MethodSpec, params: Any) -> None:
-        pass
+        self._request_ended(running)
 
     def answer(self, method: MethodSpec, result: Any) -> Any:
         return _handlers.checked_result(method, result)
-
-    def cancelled_result(
-        self, schema: Schema, running: Running, result: Any = None
-    ) -> bytes | None:
-        """The answer to a session-cancelled permission request: ``cancelled``."""
-        if running.method.handler != "session_request_permission":
-            return None
-        known = support(schema.module)
-        if not known.permission_cancelled:
-            known.warn(
-                "a cancelled session's permission request is answered like any "
-                "cancelled request",
-                "its permission outcome has no cancelled variant",
-            )
-            return None
-        meta = getattr(result, "meta", None)
-        if isinstance(meta, dict):  # returned normally after the cancel: keep its _meta
-            return b'%b,"_meta":%b}' % (
-                _CANCELLED_PERMISSION[:-1],
-                msgspec.json.encode(meta),
-            )
-        return _CANCELLED_PERMISSION
 
     # -- outgoing --------------------------------------------------------------
 
@@ -493,11 +533,7 @@ class ClientRules:
                 self.init_requests = {schema.version: params}
                 self.merged_init = False
             self.advertised(schema)
-        elif handler == "session_cancel":
-            self.permissions.cancelled_sessions.add(params.session_id)
-            self.permissions.cancel(params.session_id)
-        elif handler == "session_prompt":
-            self.permissions.cancelled_sessions.discard(params.session_id)
+        self._sent(method, params)
 
     def advertised(self, schema: Schema) -> None:
         """Read what this client advertised to an agent of ``schema.version``."""
@@ -509,7 +545,7 @@ class ClientRules:
         self.refusals = {  # the methods whose gate is "advertised" (the table)
             name: error
             for name, error in refusals.items()
-            if rule_of("client", incoming[name].handler).gate == "advertised"
+            if self.rule(incoming[name].handler).gate == "advertised"
         }
 
     def response_received(self, schema: Schema, call: Call, result: Any) -> int | None:
@@ -533,7 +569,3 @@ class ClientRules:
             self.init_response = call.value
             self.agent_capabilities = agent_capabilities(call.value)
             self.initialized = self.serving = True
-
-    def call_finished(self, call: Call) -> None:
-        if call.method.handler == "session_prompt":
-            self.permissions.cancelled_sessions.discard(call.params.session_id)

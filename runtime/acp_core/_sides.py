@@ -206,11 +206,11 @@ class AgentSide(_Side, Generic[ClientT]):
 
     @property
     def _prompts(self) -> dict[str, set[Running]]:
-        return self.rules.prompts.running
+        return self.rules.session_cancel.running
 
     def cancel_session(self, session_id: str) -> None:
         """Cancel every running ``session/prompt`` handler of ``session_id``."""
-        self.rules.prompts.cancel(session_id)
+        self.rules.session_cancel.cancel(session_id)
 
 
 class ClientSide(_Side, Generic[AgentT]):
@@ -372,5 +372,5 @@ class ClientSide(_Side, Generic[AgentT]):
         Permission requests of that session arriving before its prompt is
         answered get the same answer without reaching the handler.
         """
-        self.rules.permissions.cancelled_sessions.add(session_id)
-        self.rules.permissions.cancel(session_id)
+        self.rules.session_cancel.cancelled_sessions.add(session_id)
+        self.rules.session_cancel.cancel(session_id)

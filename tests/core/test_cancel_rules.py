@@ -71,7 +71,7 @@ def test_session_close_cancels_the_prompt_then_releases_the_session() -> None:
     assert decoded(answer)["result"]["stopReason"] == "cancelled"
     engine.request_done(request, answer)
     engine.request_done(close, engine.answer(close, v1.CloseSessionResponse()))
-    assert not engine.rules.prompts.running  # type: ignore[union-attr]
+    assert not engine.rules.session_cancel.running
 
 
 def test_a_prompt_returning_normally_after_cancel_is_answered_cancelled() -> None:

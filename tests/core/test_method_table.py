@@ -5,23 +5,30 @@ from __future__ import annotations
 
 import msgspec
 import pytest
-from acp_core import AgentRules, Engine, IncomingRequest, Running
+from acp_core import AgentRules, ClientRules, Engine, IncomingRequest, Running
 from acp_core._capabilities import (  # pyright: ignore[reportPrivateUsage]
     _CLIENT_NEEDS,  # pyright: ignore[reportPrivateUsage]
     INCOMING_CHECKED,
 )
 from acp_core._schema import protocol_module, supported_versions
+from acp_core._support import Support
 from acp_core._table import (
+    AGENT_SENT,
     AGENT_TABLE,
+    CLIENT_SENT,
     CLIENT_TABLE,
     DEFAULT_RULE,
+    CancelledAnswer,
     MethodRule,
+    SentRule,
     rule_of,
 )
 from acp_schema import v1
 from test_engine_rules import (
     INIT,
     Agent,
+    Client,
+    Flag,
     Scope,
     events,
     initialized_agent,
@@ -83,10 +90,143 @@ def test_prompts_and_permission_requests_are_cancelled_with_their_session() -> N
         "session_cancel",
         "session_close",
     }
-    assert AgentRules.watched_notifications == {"session_cancel"}
+    assert AgentRules([1]).watched_notifications == {"session_cancel"}
     assert {h for h, r in CLIENT_TABLE.items() if r.cancel == "session"} == {
         "session_request_permission"
     }
+
+
+def test_every_cancel_session_row_says_what_its_cancelled_request_answers() -> None:
+    for table in (AGENT_TABLE, CLIENT_TABLE):
+        for handler, rule in table.items():
+            if rule.cancel == "session":
+                assert rule.cancelled is not None, handler
+                assert hasattr(Support, rule.cancelled.support), handler
+    assert CLIENT_SENT["session_cancel"].cancels
+    assert CLIENT_SENT["session_prompt"].turn
+    assert AGENT_SENT == {}
+
+
+# -- a table built here changes what the engine does ----------------------------
+
+SET_MODE = {
+    "id": 5,
+    "method": "session/set_mode",
+    "params": {"sessionId": "s1", "modeId": "fast"},
+}
+
+
+class ModeAgent(Agent):
+    async def session_set_mode(
+        self, p: v1.SetSessionModeRequest
+    ) -> v1.SetSessionModeResponse:
+        return v1.SetSessionModeResponse()
+
+
+def _initialized(rules: AgentRules) -> Engine:
+    engine = Engine(rules)
+    engine.receive_data(line(INIT))
+    events(engine)  # VersionChosen
+    engine.set_handler(ModeAgent())
+    (init,) = events(engine)
+    engine.request_done(
+        init, engine.answer(init, v1.InitializeResponse(protocol_version=1))
+    )
+    return engine
+
+
+def test_a_cancel_session_row_added_to_a_table_is_cancelled_with_its_session() -> None:
+    table = {**AGENT_TABLE, "session_set_mode": MethodRule(cancel="session")}
+    engine = _initialized(AgentRules([1], table=table))
+    engine.receive_data(line(SET_MODE))
+    (request,) = events(engine)
+    assert isinstance(request, IncomingRequest)
+    request.running.handle = scope = Scope()
+    engine.receive_data(
+        line({"method": "session/cancel", "params": {"sessionId": "s1"}})
+    )
+    events(engine)
+    assert scope.cancelled and request.running.cancel_reason == "session"
+    # no ``cancelled`` answer in its row: answered as any cancelled request
+    answer = msgspec.json.decode(engine.answer_cancelled(request))
+    assert answer["error"]["code"] == -32800
+
+
+def test_without_its_row_the_same_request_is_not_cancelled_with_its_session() -> None:
+    engine = _initialized(AgentRules([1]))
+    engine.receive_data(line(SET_MODE))
+    (request,) = events(engine)
+    request.running.handle = scope = Scope()
+    engine.receive_data(
+        line({"method": "session/cancel", "params": {"sessionId": "s1"}})
+    )
+    events(engine)
+    assert not scope.cancelled
+
+
+def test_what_a_cancelled_request_answers_is_read_from_its_row() -> None:
+    refused = CancelledAnswer(
+        b'{"stopReason":"refusal"}', field=None, support="prompt_stop_reason", why=""
+    )
+    table = {
+        **AGENT_TABLE,
+        "session_prompt": MethodRule(cancel="session", cancelled=refused),
+    }
+    engine = _initialized(AgentRules([1], table=table))
+    engine.receive_data(
+        line(
+            {
+                "id": 3,
+                "method": "session/prompt",
+                "params": {"sessionId": "s1", "prompt": []},
+            }
+        )
+    )
+    (prompt,) = events(engine)
+    prompt.running.handle = Scope()
+    engine.receive_data(
+        line({"method": "session/cancel", "params": {"sessionId": "s1"}})
+    )
+    events(engine)
+    answer = msgspec.json.decode(engine.answer_cancelled(prompt))
+    assert answer["result"] == {"stopReason": "refusal"}
+
+
+def test_which_sends_cancel_the_client_s_requests_is_read_from_its_sent_table() -> None:
+    # here sending session/set_mode (not session/cancel) cancels the session
+    sent = {"session_set_mode": SentRule(cancels=True)}
+    client = Engine(ClientRules([1], sent=sent))
+    client.set_handler(Client())
+    waiter = Flag()
+    call = client.start_call(
+        client.schema.outgoing["initialize"],
+        v1.InitializeRequest(protocol_version=1),
+        waiter,
+    )
+    client.receive_data(line({"id": call.id, "result": {"protocolVersion": 1}}))
+    events(client)
+    client.call_finished(call)
+    ask = {
+        "method": "session/request_permission",
+        "params": {
+            "sessionId": "s1",
+            "toolCall": {"toolCallId": "t"},
+            "options": [{"optionId": "ok", "name": "OK", "kind": "allow_once"}],
+        },
+    }
+    client.receive_data(line({"id": 7, **ask}))
+    (first,) = events(client)
+    first.running.handle = scope = Scope()
+    client.notification(
+        client.schema.outgoing["session/cancel"], v1.CancelNotification(session_id="s1")
+    )
+    assert not scope.cancelled  # session/cancel is no longer a cancelling send
+    client.start_call(
+        client.schema.outgoing["session/set_mode"],
+        v1.SetSessionModeRequest(session_id="s1", mode_id="fast"),
+        Flag(),
+    )
+    assert scope.cancelled and first.running.cancel_reason == "session"
 
 
 # -- the engine applies the table's rows ----------------------------------------
