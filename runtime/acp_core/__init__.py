@@ -120,6 +120,19 @@ from ._schema import (
 )
 from ._seam import DEFAULT_SEAM_CAPACITY, BytePipe, SeamEnd, seam_ends
 from ._sides import AgentSide, AgentT, ClientSide, ClientT, Offer, normalize_offer
+from ._successor import (
+    CANCEL_REQUEST,
+    PROXY_INITIALIZE,
+    SUCCESSOR,
+    HopIds,
+    SuccessorMessage,
+    plain_notification,
+    plain_request,
+    response_line,
+    unwrap_successor,
+    wrap_notification,
+    wrap_request,
+)
 from ._tool_calls import ToolCallTracker
 from ._transcript import (
     PlanState,
@@ -240,4 +253,19 @@ __all__ = [
     "usage_update",
     "user_message",
     "user_text",
+]
+
+# proxy chains: the wire shapes shared by acp_conductor and the proxy API
+__all__ += [
+    "CANCEL_REQUEST",
+    "PROXY_INITIALIZE",
+    "SUCCESSOR",
+    "HopIds",
+    "SuccessorMessage",
+    "plain_notification",
+    "plain_request",
+    "response_line",
+    "unwrap_successor",
+    "wrap_notification",
+    "wrap_request",
 ]
