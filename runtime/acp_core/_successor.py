@@ -57,7 +57,7 @@ class SuccessorMessage(msgspec.Struct, frozen=True):
 
 class _Envelope(msgspec.Struct):
     method: str
-    params: msgspec.Raw | None = None
+    params: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
 
 
 _unwrap_decoder = msgspec.json.Decoder(_Envelope)
@@ -75,9 +75,9 @@ def unwrap_successor(params: msgspec.Raw | Any) -> SuccessorMessage:
         raise RequestError(
             INVALID_PARAMS, f"Invalid proxy/successor params: {exc}"
         ) from None
-    inner = env.params
+    inner = None if env.params is msgspec.UNSET else env.params
     if inner is not None:
-        first = bytes(inner[:1])
+        first = bytes(memoryview(inner)[:1])
         if first == b"n":  # null: no params
             inner = None
         elif first not in (b"{", b"["):
