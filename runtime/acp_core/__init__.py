@@ -93,6 +93,20 @@ from ._limits import DEFAULT_MAX_MESSAGE_SIZE, Limits
 from ._outgoing import OutgoingMessageError, set_check_outgoing_default
 from ._permissions import Permission, PermissionBroker, default_permission_options
 from ._proxy import Caller, PeerProxy
+from ._proxy_role import (
+    FROM_PREDECESSOR,
+    FROM_SUCCESSOR,
+    CancelHandler,
+    Handle,
+    Proxy,
+    ProxyCore,
+    ProxyHandler,
+    Resolve,
+    TypedPeer,
+    Write,
+    proxy_handlers,
+    proxy_schema,
+)
 from ._records import (
     END_OF_INPUT,
     NEED_DATA,
@@ -258,12 +272,24 @@ __all__ = [
 # proxy chains: the wire shapes shared by acp_conductor and the proxy API
 __all__ += [
     "CANCEL_REQUEST",
+    "FROM_PREDECESSOR",
+    "FROM_SUCCESSOR",
     "PROXY_INITIALIZE",
     "SUCCESSOR",
+    "CancelHandler",
+    "Handle",
     "HopIds",
+    "Proxy",
+    "ProxyCore",
+    "ProxyHandler",
+    "Resolve",
     "SuccessorMessage",
+    "TypedPeer",
+    "Write",
     "plain_notification",
     "plain_request",
+    "proxy_handlers",
+    "proxy_schema",
     "response_line",
     "unwrap_successor",
     "wrap_notification",
