@@ -79,3 +79,10 @@ __all__ = [
     "spawn_agent",
 ]
 __all__ += reexports.__all__
+
+# proxy chains: a proxy on asyncio (acp_core's ProxyCore; docs/proxies.md)
+from acp_core import Proxy  # noqa: E402
+
+from ._proxy_api import serve_proxy, serve_proxy_stdio  # noqa: E402
+
+__all__ += ["Proxy", "serve_proxy", "serve_proxy_stdio"]
