@@ -49,10 +49,8 @@ def wrapped(method, params):
     return inner
 
 
-for line in sys.stdin.buffer:
-    if not line.strip():
-        continue
-    msg = json.loads(line)
+def handle(msg):
+    """One message from the conductor."""
     method, ident, params = msg.get("method"), msg.get("id"), msg.get("params")
     if method is None:  # an answer to one of ours: back under the id we were asked with
         answer_to = pending.pop(ident)
@@ -78,3 +76,13 @@ for line in sys.stdin.buffer:
             request("proxy/successor", wrapped(method, params), ident)
         else:
             notify("proxy/successor", wrapped(method, params))
+
+
+def main(on_message=handle):
+    for line in sys.stdin.buffer:
+        if line.strip():
+            on_message(json.loads(line))
+
+
+if __name__ == "__main__":
+    main()
