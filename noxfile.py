@@ -130,6 +130,7 @@ def typecheck(session: nox.Session) -> None:
         "runtime/acp_inspect",
         "runtime/acp_asyncio",
         "runtime/acp_http",
+        "runtime/acp_conductor",
         "runtime/acp_client",
         "runtime/acp_echo",
     )

@@ -29,8 +29,8 @@ from acp_core import (
     REQUEST_CANCELLED,
     CancelHandler,
     Handle,
-    LineBuffer,
     Limits,
+    LineBuffer,
     Oversized,
     Proxy,
     ProxyCore,
@@ -85,7 +85,9 @@ class _ProxyConnection:
             self.writer.write(data)
             await self.writer.drain()
 
-    async def send(self, to: str, method: str, params: bytes | None, request: bool) -> Any:
+    async def send(
+        self, to: str, method: str, params: bytes | None, request: bool
+    ) -> Any:
         if not request:
             await self.write(self.core.notify(to, method, params))
             return None
@@ -169,7 +171,9 @@ class _ProxyConnection:
         except Exception as exc:
             log.exception("the proxy's %s handler failed", action.method)
             if request:
-                error = RequestError(INTERNAL_ERROR, f"Internal error: {type(exc).__name__}")
+                error = RequestError(
+                    INTERNAL_ERROR, f"Internal error: {type(exc).__name__}"
+                )
                 line = self.core.answer_error(ident, error)  # type: ignore[arg-type]
         finally:
             if request:

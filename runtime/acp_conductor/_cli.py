@@ -41,7 +41,9 @@ def _parser() -> argparse.ArgumentParser:
         metavar="CMD",
         help="a proxy's command (one string, split as a shell would); repeat, in order from the client",
     )
-    parser.add_argument("--trace", metavar="DIR", help="record every hop with acp_inspect into DIR")
+    parser.add_argument(
+        "--trace", metavar="DIR", help="record every hop with acp_inspect into DIR"
+    )
     parser.add_argument(
         "--grace",
         type=float,
@@ -96,8 +98,19 @@ def build_components(
         if trace is not None:
             slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", os.path.basename(argv[-1]))[:40]
             path = Path(trace) / f"hop-{n}-{slug}.jsonl"
-            argv = [sys.executable, "-m", "acp_inspect", "proxy", "--trace", str(path), "--", *argv]
-        components.append(CommandComponent(argv, name, grace_period=grace, kill_after=kill_after))
+            argv = [
+                sys.executable,
+                "-m",
+                "acp_inspect",
+                "proxy",
+                "--trace",
+                str(path),
+                "--",
+                *argv,
+            ]
+        components.append(
+            CommandComponent(argv, name, grace_period=grace, kill_after=kill_after)
+        )
     return components
 
 
@@ -112,7 +125,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         Path(args.trace).mkdir(parents=True, exist_ok=True)
     logging.basicConfig(level=logging.WARNING, format="acp_conductor: %(message)s")
     components = build_components(
-        args.proxy, agent, trace=args.trace, grace=args.grace, kill_after=args.kill_after
+        args.proxy,
+        agent,
+        trace=args.trace,
+        grace=args.grace,
+        kill_after=args.kill_after,
     )
     limits = Limits(max_message_size=args.max_message_size)
 

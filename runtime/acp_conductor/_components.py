@@ -94,12 +94,17 @@ class CommandComponent:
             assert process.stdin is not None and process.stdout is not None
             yield trio.StapledStream(process.stdin, process.stdout)
         finally:
-            await _end(process, ShutdownPlan(pgid, self.grace_period, kill_after=self.kill_after))
+            await _end(
+                process,
+                ShutdownPlan(pgid, self.grace_period, kill_after=self.kill_after),
+            )
             if process.stdout is not None:
                 await trio.aclose_forcefully(process.stdout)
 
 
-def command_component(command: str, name: str = "", **options: object) -> CommandComponent:
+def command_component(
+    command: str, name: str = "", **options: object
+) -> CommandComponent:
     """A :class:`CommandComponent` from one command string, split as a shell would."""
     argv = shlex.split(command)
     return CommandComponent(argv, name, **options)  # type: ignore[arg-type]

@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import trio
-from acp_core import LineBuffer, Limits, Oversized
+from acp_core import Limits, LineBuffer, Oversized
 
 from ._components import Component
 from ._routing import CLIENT, ChainFailure, Router, Send
@@ -159,7 +159,11 @@ class _Chain:
                 got = lines.feed(chunk) if chunk else lines.feed_eof()
                 for line in got:
                     if observer is not None:
-                        observer(name, "in", line.head if isinstance(line, Oversized) else line)
+                        observer(
+                            name,
+                            "in",
+                            line.head if isinstance(line, Oversized) else line,
+                        )
                     await self.send(self.router.receive(hop, line))
                 if not chunk:
                     break
@@ -185,10 +189,10 @@ class _Chain:
             box.done()
             self.end(None if hop == CLIENT else f"{name} closed its input (exited?)")
 
-    async def watch_initialize(self, timeout: float) -> None:
-        await trio.sleep(timeout)
+    async def watch_initialize(self, within: float) -> None:
+        await trio.sleep(within)
         if not self.router.client_initialized and self.router.client_initialize_sent:
-            self.end(f"the chain did not answer initialize within {timeout:g} s")
+            self.end(f"the chain did not answer initialize within {within:g} s")
 
 
 async def run_chain(
@@ -215,7 +219,9 @@ async def run_chain(
     streams: dict[int, trio.abc.Stream] = {CLIENT: client}
     release = trio.Event()
 
-    async def hold(hop: int, component: Component, task_status: trio.TaskStatus[None]) -> None:
+    async def hold(
+        hop: int, component: Component, task_status: trio.TaskStatus[None]
+    ) -> None:
         async with component.open() as stream:
             streams[hop] = stream
             task_status.started()
@@ -236,7 +242,9 @@ async def run_chain(
                 assert chain.ended is not None
                 failure = chain.ended.failure
                 if failure is not None:
-                    await _owed_to_client(chain, router.fail_chain(ChainFailure(failure)))
+                    await _owed_to_client(
+                        chain, router.fail_chain(ChainFailure(failure))
+                    )
                 nursery.cancel_scope.cancel()
             await trio.aclose_forcefully(client)
             return chain.ended

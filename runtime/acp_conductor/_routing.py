@@ -165,7 +165,7 @@ class Router:
 
     def receive(self, hop: int, line: bytes | Oversized) -> list[Send]:
         """Route one line read from ``hop``; the lines to write."""
-        self._out = out = []
+        self._out = out = list[Send]()
         if isinstance(line, Oversized):
             self._oversized(hop, line)
         elif line.lstrip()[:1] == b"[":
@@ -177,7 +177,7 @@ class Router:
     def fail_chain(self, failure: ChainFailure) -> list[Send]:
         """The chain ends: every request the client still waits for is
         answered with ``failure`` (a batch's members too); nothing else is owed."""
-        self._out = out = []
+        self._out = out = list[Send]()
         for table in self._pending.values():
             for origin in list(table.values()):
                 if origin.hop == CLIENT:
@@ -278,7 +278,11 @@ class Router:
                     else "this conductor's chain ends in an agent: it is a terminal agent, initialize it with initialize",
                 )
                 return
-        if hop == CLIENT and env.id is not msgspec.UNSET and method in ("initialize", PROXY_INITIALIZE):
+        if (
+            hop == CLIENT
+            and env.id is not msgspec.UNSET
+            and method in ("initialize", PROXY_INITIALIZE)
+        ):
             self.client_initialize_sent = True
         if target == self.n:  # proxy mode: past our last component, to our successor
             self._forward(hop, CLIENT, env, method, params, None, wrap=True)

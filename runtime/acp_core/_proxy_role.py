@@ -30,7 +30,14 @@ from typing import Any, Final
 import msgspec
 
 from ._errors import INVALID_REQUEST, RequestError
-from ._jsonrpc import Envelope, Id, InvalidMessage, decode_envelope, encode_error, encode_id
+from ._jsonrpc import (
+    Envelope,
+    Id,
+    InvalidMessage,
+    decode_envelope,
+    encode_error,
+    encode_id,
+)
 from ._successor import (
     CANCEL_REQUEST,
     PROXY_INITIALIZE,
@@ -146,7 +153,11 @@ class ProxyCore:
         if method == CANCEL_REQUEST:
             return self._cancel(params)
         if method == "initialize" and env.id is not msgspec.UNSET:
-            return [Write(encode_error(encode_id(env.id), INVALID_REQUEST, TERMINAL_MESSAGE))]
+            return [
+                Write(
+                    encode_error(encode_id(env.id), INVALID_REQUEST, TERMINAL_MESSAGE)
+                )
+            ]
         if method == SUCCESSOR:
             try:
                 inner = unwrap_successor(env.params)
@@ -196,10 +207,12 @@ class ProxyCore:
             if env.error is not msgspec.UNSET:
                 try:
                     body = _error_decoder.decode(env.error)
-                    error = RequestError(body.code, body.message, body.data)
+                    failure = RequestError(body.code, body.message, body.data)
                 except msgspec.MsgspecError as exc:
-                    error = RequestError(INVALID_REQUEST, f"Invalid error object: {exc}")
-                return [Resolve(ident, None, error)]
+                    failure = RequestError(
+                        INVALID_REQUEST, f"Invalid error object: {exc}"
+                    )
+                return [Resolve(ident, None, failure)]
             result = None if env.result is msgspec.UNSET else env.result
             return [Resolve(ident, result, None)]
         return []
@@ -211,7 +224,13 @@ class ProxyCore:
             return []
         ours = self._by_origin.get(target)
         if ours is not None:  # forwarded: cancelled on, under our id (hop-local)
-            return [Write(plain_notification(CANCEL_REQUEST, b'{"requestId":%b}' % encode_id(ours)))]
+            return [
+                Write(
+                    plain_notification(
+                        CANCEL_REQUEST, b'{"requestId":%b}' % encode_id(ours)
+                    )
+                )
+            ]
         return [CancelHandler(target)]
 
     # -- what the proxy sends of its own -------------------------------------------
@@ -230,7 +249,9 @@ class ProxyCore:
         if ident not in self._calls:
             return None
         self._calls.discard(ident)
-        return plain_notification(CANCEL_REQUEST, b'{"requestId":%b}' % encode_id(ident))
+        return plain_notification(
+            CANCEL_REQUEST, b'{"requestId":%b}' % encode_id(ident)
+        )
 
     def notify(self, to: str, method: str, params: bytes | None) -> bytes:
         """A notification of the proxy's to its ``successor`` or ``predecessor``."""
@@ -246,7 +267,9 @@ class ProxyCore:
     @staticmethod
     def answer_error(ident: Id, error: RequestError) -> bytes:
         """The error line of a handled request."""
-        return encode_error(encode_id(ident), error.code, str(error.message), error.data)
+        return encode_error(
+            encode_id(ident), error.code, str(error.message), error.data
+        )
 
 
 class _CancelParams(msgspec.Struct):
@@ -292,12 +315,16 @@ class TypedPeer:
                 await send(method.name, body, False)
                 return None
             raw = await send(method.name, body, True)
-            return schema.decode(bytes(raw) if raw is not None else b"null", method.result)
+            return schema.decode(
+                bytes(raw) if raw is not None else b"null", method.result
+            )
 
         self.__dict__[name] = call
         return call
 
-    async def forward(self, method: str, params: bytes | None, *, request: bool = True) -> Any:
+    async def forward(
+        self, method: str, params: bytes | None, *, request: bool = True
+    ) -> Any:
         """Send ``method`` with raw ``params`` bytes; a request's raw result (``msgspec.Raw``)."""
         return await self._forward(method, params, request)
 

@@ -29,8 +29,8 @@ from acp_core import (
     REQUEST_CANCELLED,
     CancelHandler,
     Handle,
-    LineBuffer,
     Limits,
+    LineBuffer,
     Oversized,
     Proxy,
     ProxyCore,
@@ -85,7 +85,9 @@ class _ProxyConnection:
         async with self.lock:
             await self.stream.send_all(data)
 
-    async def send(self, to: str, method: str, params: bytes | None, request: bool) -> Any:
+    async def send(
+        self, to: str, method: str, params: bytes | None, request: bool
+    ) -> Any:
         if not request:
             await self.write(self.core.notify(to, method, params))
             return None
@@ -148,6 +150,7 @@ class _ProxyConnection:
     async def handle(self, action: Handle, scope: trio.CancelScope | None) -> None:
         handler = self.handlers[(action.origin, action.method)]
         ident = action.ident
+        line: bytes | None = None
         try:
             with scope or trio.CancelScope():
                 try:
@@ -156,15 +159,25 @@ class _ProxyConnection:
                         handler.method.params,
                     )
                     result = await handler.call(params)
-                    line = None if scope is None else self.core.answer(ident, self.schema.encode(result))  # type: ignore[arg-type]
+                    line = (
+                        None
+                        if scope is None
+                        else self.core.answer(ident, self.schema.encode(result))
+                    )  # type: ignore[arg-type]
                 except RequestError as exc:
                     line = None if scope is None else self.core.answer_error(ident, exc)  # type: ignore[arg-type]
                 except Exception as exc:
                     log.exception("the proxy's %s handler failed", action.method)
-                    error = RequestError(INTERNAL_ERROR, f"Internal error: {type(exc).__name__}")
-                    line = None if scope is None else self.core.answer_error(ident, error)  # type: ignore[arg-type]
+                    error = RequestError(
+                        INTERNAL_ERROR, f"Internal error: {type(exc).__name__}"
+                    )
+                    line = (
+                        None if scope is None else self.core.answer_error(ident, error)
+                    )  # type: ignore[arg-type]
             if scope is not None and scope.cancelled_caught:
-                line = self.core.answer_error(ident, RequestError(REQUEST_CANCELLED, "Request cancelled"))  # type: ignore[arg-type]
+                line = self.core.answer_error(
+                    ident, RequestError(REQUEST_CANCELLED, "Request cancelled")
+                )  # type: ignore[arg-type]
             if line is not None:
                 await self.write(line)
         finally:
@@ -172,7 +185,9 @@ class _ProxyConnection:
                 self.scopes.pop(ident, None)
 
 
-async def serve_proxy(stream: trio.abc.Stream, proxy: Proxy, *, limits: Limits | None = None) -> None:
+async def serve_proxy(
+    stream: trio.abc.Stream, proxy: Proxy, *, limits: Limits | None = None
+) -> None:
     """Serve ``proxy`` to its conductor over ``stream`` until the conductor closes it."""
     try:
         await _ProxyConnection(stream, proxy, limits or Limits()).run()

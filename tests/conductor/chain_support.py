@@ -18,7 +18,9 @@ PROXIES = {
 }
 
 
-def chain(*proxies: str, agent: list[str] | None = None, options: tuple[str, ...] = ()) -> list[str]:
+def chain(
+    *proxies: str, agent: list[str] | None = None, options: tuple[str, ...] = ()
+) -> list[str]:
     """``python -m acp_conductor --proxy ... -- AGENT``."""
     argv = [PY, "-m", "acp_conductor", *options]
     for proxy in proxies:
@@ -27,9 +29,27 @@ def chain(*proxies: str, agent: list[str] | None = None, options: tuple[str, ...
 
 
 SCRIPT = [
-    {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1, "clientCapabilities": {}, "_meta": {"x": 1}}},
-    {"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": {"cwd": "/tmp", "mcpServers": [], "unknownField": [1, 2]}},
-    {"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": {"sessionId": "$SID", "prompt": [{"type": "text", "text": "hello \u00e9 world"}]}},
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": 1, "clientCapabilities": {}, "_meta": {"x": 1}},
+    },
+    {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "session/new",
+        "params": {"cwd": "/tmp", "mcpServers": [], "unknownField": [1, 2]},
+    },
+    {
+        "jsonrpc": "2.0",
+        "id": 3,
+        "method": "session/prompt",
+        "params": {
+            "sessionId": "$SID",
+            "prompt": [{"type": "text", "text": "hello \u00e9 world"}],
+        },
+    },
 ]
 
 
@@ -47,12 +67,19 @@ def scripted_client(command: list[str], timeout: float = 30) -> bytes:
             proc.stdin.flush()
             while True:
                 line = proc.stdout.readline()
-                assert line, f"the agent closed its output; read so far: {bytes(seen)!r}"
+                assert line, (
+                    f"the agent closed its output; read so far: {bytes(seen)!r}"
+                )
                 seen += line
                 reply = json.loads(line)
                 if "method" in reply and "id" in reply:  # the agent asks: allow
                     options = reply["params"].get("options") or [{"optionId": "x"}]
-                    result = {"outcome": {"outcome": "selected", "optionId": options[0]["optionId"]}}
+                    result = {
+                        "outcome": {
+                            "outcome": "selected",
+                            "optionId": options[0]["optionId"],
+                        }
+                    }
                     answer = {"jsonrpc": "2.0", "id": reply["id"], "result": result}
                     proc.stdin.write(json.dumps(answer).encode() + b"\n")
                     proc.stdin.flush()
@@ -84,7 +111,10 @@ class LineClient:
 
     def __init__(self, command: list[str]) -> None:
         self.proc = subprocess.Popen(
-            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, start_new_session=True
+            command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            start_new_session=True,
         )
         self.session = self.proc.pid
         self._buffer = b""
@@ -157,5 +187,15 @@ def rss_kib(pid: int) -> int:
     return 0
 
 
-INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1, "clientCapabilities": {}}}
-SESSION_NEW = {"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": {"cwd": "/tmp", "mcpServers": []}}
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": 1, "clientCapabilities": {}},
+}
+SESSION_NEW = {
+    "jsonrpc": "2.0",
+    "id": 2,
+    "method": "session/new",
+    "params": {"cwd": "/tmp", "mcpServers": []},
+}

@@ -29,11 +29,15 @@ def on_message(msg):
     if MODE == "exit" and method == "session/prompt":
         os._exit(3)
     if MODE == "garbage" and method == "proxy/successor" and "id" in msg:
-        raw_proxy.out.write(b'{"jsonrpc":"2.0","id":%d,"result":{"outcome": garbage\n' % msg["id"])
+        raw_proxy.out.write(
+            b'{"jsonrpc":"2.0","id":%d,"result":{"outcome": garbage\n' % msg["id"]
+        )
         raw_proxy.out.flush()
         return
     if MODE == "bad-init" and method == "proxy/initialize":
-        raw_proxy.send({"jsonrpc": "2.0", "id": msg["id"], "result": {"protocolVersion": 1}})
+        raw_proxy.send(
+            {"jsonrpc": "2.0", "id": msg["id"], "result": {"protocolVersion": 1}}
+        )
         return
     raw_proxy.handle(msg)
 

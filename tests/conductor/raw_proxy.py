@@ -20,7 +20,9 @@ next_id = 0
 
 
 def send(message):
-    out.write(json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode() + b"\n")
+    out.write(
+        json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
+    )
     out.flush()
 
 
@@ -59,12 +61,23 @@ def handle(msg):
         reply.update({k: msg[k] for k in ("result", "error") if k in msg})
         send(reply)
     elif method == "initialize":
-        send({"jsonrpc": "2.0", "id": ident, "error": {"code": -32600, "message": "a proxy needs a successor (proxy/initialize)"}})
+        send(
+            {
+                "jsonrpc": "2.0",
+                "id": ident,
+                "error": {
+                    "code": -32600,
+                    "message": "a proxy needs a successor (proxy/initialize)",
+                },
+            }
+        )
     elif method == "$/cancel_request":
         ours = forwarded.get(params["requestId"])
         if ours is not None:
             notify("$/cancel_request", {"requestId": ours})
-    elif method == "proxy/successor":  # from our successor: on to our predecessor, plain
+    elif (
+        method == "proxy/successor"
+    ):  # from our successor: on to our predecessor, plain
         if "id" in msg:
             request(params["method"], params.get("params"), ident)
         else:

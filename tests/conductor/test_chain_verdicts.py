@@ -13,7 +13,18 @@ from chain_support import AGENT, PY, chain, scripted_client
 
 def _verdicts(command: list[str], report: Path) -> dict[str, str]:
     subprocess.run(
-        [PY, "-m", "acp_inspect", "check", "--jobs", "2", "--json", str(report), "--", *command],
+        [
+            PY,
+            "-m",
+            "acp_inspect",
+            "check",
+            "--jobs",
+            "2",
+            "--json",
+            str(report),
+            "--",
+            *command,
+        ],
         capture_output=True,
         timeout=300,
         check=False,
@@ -22,7 +33,9 @@ def _verdicts(command: list[str], report: Path) -> dict[str, str]:
     return {case["case"]: case["status"] for case in cases}
 
 
-def test_two_pass_through_proxies_give_the_agents_check_verdicts(tmp_path: Path) -> None:
+def test_two_pass_through_proxies_give_the_agents_check_verdicts(
+    tmp_path: Path,
+) -> None:
     alone = _verdicts(AGENT, tmp_path / "alone.json")
     assert list(alone.values()).count("pass") >= 15
     assert _verdicts(chain("trio", "raw"), tmp_path / "trio-raw.json") == alone
@@ -30,7 +43,9 @@ def test_two_pass_through_proxies_give_the_agents_check_verdicts(tmp_path: Path)
 
 
 @pytest.mark.parametrize("proxies", [("trio", "asyncio"), ("asyncio", "trio")])
-def test_the_client_reads_the_agents_bytes_through_library_proxies(proxies: tuple[str, str]) -> None:
+def test_the_client_reads_the_agents_bytes_through_library_proxies(
+    proxies: tuple[str, str],
+) -> None:
     assert scripted_client(chain(*proxies)) == scripted_client(AGENT)
 
 
@@ -50,4 +65,6 @@ def test_a_proxy_from_the_schema_alone_changes_only_its_own_encoding() -> None:
             out.append(message)
         return out
 
-    assert messages(scripted_client(chain("raw", "raw"))) == messages(scripted_client(AGENT))
+    assert messages(scripted_client(chain("raw", "raw"))) == messages(
+        scripted_client(AGENT)
+    )

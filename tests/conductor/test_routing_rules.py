@@ -15,7 +15,9 @@ def _json(data: bytes) -> dict[str, object]:
     return json.loads(data)
 
 
-def test_initialize_goes_to_a_proxy_as_proxy_initialize_and_to_a_lone_agent_unchanged() -> None:
+def test_initialize_goes_to_a_proxy_as_proxy_initialize_and_to_a_lone_agent_unchanged() -> (
+    None
+):
     chain = Router(["p", "agent"])
     (send,) = chain.receive(CLIENT, INIT)
     assert send.hop == 0 and _json(send.data)["method"] == "proxy/initialize"
@@ -24,98 +26,185 @@ def test_initialize_goes_to_a_proxy_as_proxy_initialize_and_to_a_lone_agent_unch
     assert send.hop == 0 and send.data == INIT + b"\n"  # byte for byte
 
 
-def test_proxy_successor_is_unwrapped_for_the_next_hop_and_its_answer_goes_back_unchanged() -> None:
+def test_proxy_successor_is_unwrapped_for_the_next_hop_and_its_answer_goes_back_unchanged() -> (
+    None
+):
     chain = Router(["p", "agent"])
     chain.receive(CLIENT, INIT)
     wrapped = b'{"jsonrpc":"2.0","id":7,"method":"proxy/successor","params":{"method":"initialize","params":{"protocolVersion":1},"_meta":{"hop":1}}}'
     (send,) = chain.receive(0, wrapped)
     assert send.hop == 1
-    assert send.data == b'{"jsonrpc":"2.0","id":7,"method":"initialize","params":{"protocolVersion":1}}\n'  # envelope _meta is hop-local
+    assert (
+        send.data
+        == b'{"jsonrpc":"2.0","id":7,"method":"initialize","params":{"protocolVersion":1}}\n'
+    )  # envelope _meta is hop-local
     answer = b'{"jsonrpc":"2.0","id":7,"result":{"protocolVersion":1,"x":[1]}}'
     (back,) = chain.receive(1, answer)
     assert back == type(back)(0, answer + b"\n")
-    (to_client,) = chain.receive(0, b'{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1}}')
+    (to_client,) = chain.receive(
+        0, b'{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1}}'
+    )
     assert to_client.hop == CLIENT and chain.client_initialized
 
 
-def test_what_the_agent_sends_reaches_the_last_proxy_wrapped_and_the_client_plain() -> None:
+def test_what_the_agent_sends_reaches_the_last_proxy_wrapped_and_the_client_plain() -> (
+    None
+):
     chain = Router(["p", "agent"])
     update = b'{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","_meta":{"k":1}}}'
     (send,) = chain.receive(1, update)
     assert send.hop == 0
-    assert _json(send.data) == {"jsonrpc": "2.0", "method": "proxy/successor", "params": {"method": "session/update", "params": {"sessionId": "s", "_meta": {"k": 1}}}}
+    assert _json(send.data) == {
+        "jsonrpc": "2.0",
+        "method": "proxy/successor",
+        "params": {
+            "method": "session/update",
+            "params": {"sessionId": "s", "_meta": {"k": 1}},
+        },
+    }
     plain = b'{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s"}}'
     (send,) = chain.receive(0, plain)
     assert send == type(send)(CLIENT, plain + b"\n")
 
 
-def test_a_forwarded_request_keeps_its_id_where_free_and_takes_a_fresh_one_where_not() -> None:
+def test_a_forwarded_request_keeps_its_id_where_free_and_takes_a_fresh_one_where_not() -> (
+    None
+):
     chain = Router(["p", "agent"])
-    first = chain.receive(CLIENT, b'{"jsonrpc":"2.0","id":5,"method":"session/new","params":{}}')
-    assert first[0].hop == 0 and _json(first[0].data)["id"] == 5  # free on p's hop: kept
+    first = chain.receive(
+        CLIENT, b'{"jsonrpc":"2.0","id":5,"method":"session/new","params":{}}'
+    )
+    assert (
+        first[0].hop == 0 and _json(first[0].data)["id"] == 5
+    )  # free on p's hop: kept
     # the agent asks the client something under the same id 5, through p: taken there
-    second = chain.receive(1, b'{"jsonrpc":"2.0","id":5,"method":"fs/read_text_file","params":{}}')
+    second = chain.receive(
+        1, b'{"jsonrpc":"2.0","id":5,"method":"fs/read_text_file","params":{}}'
+    )
     assert second[0].hop == 0 and _json(second[0].data)["id"] != 5
     # p's own id 5 to the client: free on the client's hop
     third = chain.receive(0, b'{"jsonrpc":"2.0","id":5,"method":"x/y","params":{}}')
-    assert third[0].hop == CLIENT and third[0].data == b'{"jsonrpc":"2.0","id":5,"method":"x/y","params":{}}\n'
+    assert (
+        third[0].hop == CLIENT
+        and third[0].data == b'{"jsonrpc":"2.0","id":5,"method":"x/y","params":{}}\n'
+    )
     # its answer goes back to p under 5, byte for byte; then 5 is free again
     answer = b'{"jsonrpc":"2.0","id":5,"result":{}}'
     assert chain.receive(CLIENT, answer)[0].data == answer + b"\n"
 
 
-def test_cancel_request_goes_where_its_request_went_under_that_hops_id_never_wrapped() -> None:
+def test_cancel_request_goes_where_its_request_went_under_that_hops_id_never_wrapped() -> (
+    None
+):
     chain = Router(["p", "agent"])
-    chain.receive(CLIENT, b'{"jsonrpc":"2.0","id":5,"method":"session/new","params":{}}')
-    chain.receive(CLIENT, b'{"jsonrpc":"2.0","id":6,"method":"session/new","params":{}}')
-    chain.receive(0, b'{"jsonrpc":"2.0","id":5,"method":"proxy/successor","params":{"method":"session/new","params":{}}}')
-    sends = chain.receive(0, b'{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":5}}')
-    assert [(s.hop, _json(s.data)) for s in sends] == [(1, {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 5}})]
-    assert chain.receive(0, b'{"jsonrpc":"2.0","method":"proxy/successor","params":{"method":"$/cancel_request","params":{"requestId":5}}}') == []
+    chain.receive(
+        CLIENT, b'{"jsonrpc":"2.0","id":5,"method":"session/new","params":{}}'
+    )
+    chain.receive(
+        CLIENT, b'{"jsonrpc":"2.0","id":6,"method":"session/new","params":{}}'
+    )
+    chain.receive(
+        0,
+        b'{"jsonrpc":"2.0","id":5,"method":"proxy/successor","params":{"method":"session/new","params":{}}}',
+    )
+    sends = chain.receive(
+        0, b'{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":5}}'
+    )
+    assert [(s.hop, _json(s.data)) for s in sends] == [
+        (
+            1,
+            {
+                "jsonrpc": "2.0",
+                "method": "$/cancel_request",
+                "params": {"requestId": 5},
+            },
+        )
+    ]
+    assert (
+        chain.receive(
+            0,
+            b'{"jsonrpc":"2.0","method":"proxy/successor","params":{"method":"$/cancel_request","params":{"requestId":5}}}',
+        )
+        == []
+    )
 
 
 def test_the_agent_has_no_successor() -> None:
     chain = Router(["p", "agent"])
-    (send,) = chain.receive(1, b'{"jsonrpc":"2.0","id":3,"method":"proxy/successor","params":{"method":"x"}}')
+    (send,) = chain.receive(
+        1,
+        b'{"jsonrpc":"2.0","id":3,"method":"proxy/successor","params":{"method":"x"}}',
+    )
     assert send.hop == 1 and _json(send.data)["error"]["code"] == -32601  # type: ignore[index]
 
 
-def test_a_proxy_answering_proxy_initialize_without_initializing_its_successor_is_an_error() -> None:
+def test_a_proxy_answering_proxy_initialize_without_initializing_its_successor_is_an_error() -> (
+    None
+):
     chain = Router(["p", "agent"])
     chain.receive(CLIENT, INIT)
-    (send,) = chain.receive(0, b'{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1}}')
-    assert send.hop == CLIENT and "without initializing its successor" in send.data.decode()
+    (send,) = chain.receive(
+        0, b'{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1}}'
+    )
+    assert (
+        send.hop == CLIENT
+        and "without initializing its successor" in send.data.decode()
+    )
 
 
 def test_an_unreadable_answer_fails_the_call_it_names() -> None:
     chain = Router(["p", "agent"])
-    chain.receive(1, b'{"jsonrpc":"2.0","id":4,"method":"session/request_permission","params":{}}')
+    chain.receive(
+        1, b'{"jsonrpc":"2.0","id":4,"method":"session/request_permission","params":{}}'
+    )
     (send,) = chain.receive(0, b'{"jsonrpc":"2.0","id":4,"result":{"outcome": garbage')
-    assert send.hop == 1 and _json(send.data)["id"] == 4 and "invalid answer" in send.data.decode()
+    assert (
+        send.hop == 1
+        and _json(send.data)["id"] == 4
+        and "invalid answer" in send.data.decode()
+    )
 
 
 def test_a_batch_is_answered_as_one_array_once_every_member_was() -> None:
     chain = Router(["agent"])
-    sends = chain.receive(CLIENT, b'[{"jsonrpc":"2.0","id":1,"method":"a","params":{}},{"jsonrpc":"2.0","id":2,"method":"b","params":{}}]')
+    sends = chain.receive(
+        CLIENT,
+        b'[{"jsonrpc":"2.0","id":1,"method":"a","params":{}},{"jsonrpc":"2.0","id":2,"method":"b","params":{}}]',
+    )
     assert [s.hop for s in sends] == [0, 0]
     assert chain.receive(0, b'{"jsonrpc":"2.0","id":2,"result":2}') == []
     (send,) = chain.receive(0, b'{"jsonrpc":"2.0","id":1,"result":1}')
-    assert send.hop == CLIENT and json.loads(send.data) == [{"jsonrpc": "2.0", "id": 2, "result": 2}, {"jsonrpc": "2.0", "id": 1, "result": 1}]
+    assert send.hop == CLIENT and json.loads(send.data) == [
+        {"jsonrpc": "2.0", "id": 2, "result": 2},
+        {"jsonrpc": "2.0", "id": 1, "result": 1},
+    ]
 
 
-def test_when_the_chain_fails_every_request_the_client_waits_for_gets_the_error() -> None:
+def test_when_the_chain_fails_every_request_the_client_waits_for_gets_the_error() -> (
+    None
+):
     chain = Router(["p", "agent"])
     chain.receive(CLIENT, INIT)
-    chain.receive(CLIENT, b'{"jsonrpc":"2.0","id":"b","method":"session/new","params":{}}')
+    chain.receive(
+        CLIENT, b'{"jsonrpc":"2.0","id":"b","method":"session/new","params":{}}'
+    )
     sends = chain.fail_chain(ChainFailure("agent exited"))
-    assert sorted(str(_json(s.data)["id"]) for s in sends if s.hop == CLIENT) == ["1", "b"]
+    assert sorted(str(_json(s.data)["id"]) for s in sends if s.hop == CLIENT) == [
+        "1",
+        "b",
+    ]
 
 
 def test_proxy_mode_sends_past_the_last_proxy_to_the_client_wrapped() -> None:
     nested = Router(["p"], has_agent=False)
-    (send,) = nested.receive(CLIENT, b'{"jsonrpc":"2.0","id":1,"method":"proxy/initialize","params":{}}')
+    (send,) = nested.receive(
+        CLIENT, b'{"jsonrpc":"2.0","id":1,"method":"proxy/initialize","params":{}}'
+    )
     assert _json(send.data)["method"] == "proxy/initialize"
-    (send,) = nested.receive(0, b'{"jsonrpc":"2.0","id":1,"method":"proxy/successor","params":{"method":"initialize","params":{}}}')
+    (send,) = nested.receive(
+        0,
+        b'{"jsonrpc":"2.0","id":1,"method":"proxy/successor","params":{"method":"initialize","params":{}}}',
+    )
     assert send.hop == CLIENT and _json(send.data)["method"] == "proxy/successor"
     (refused,) = Router(["p"], has_agent=False).receive(CLIENT, INIT)
     assert "proxy/initialize" in refused.data.decode()
@@ -123,14 +212,23 @@ def test_proxy_mode_sends_past_the_last_proxy_to_the_client_wrapped() -> None:
 
 def test_a_proxy_forwards_what_it_does_not_handle_raw_and_hands_what_it_does() -> None:
     core = ProxyCore({"session/prompt"})
-    (write,) = core.receive(b'{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/","zz":1}}')
+    (write,) = core.receive(
+        b'{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/","zz":1}}'
+    )
     assert isinstance(write, Write)
-    assert write.data == b'{"jsonrpc":"2.0","id":1,"method":"proxy/successor","params":{"method":"session/new","params":{"cwd":"/","zz":1}}}\n'
+    assert (
+        write.data
+        == b'{"jsonrpc":"2.0","id":1,"method":"proxy/successor","params":{"method":"session/new","params":{"cwd":"/","zz":1}}}\n'
+    )
     answer = b'{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s","_meta":{}}}'
     assert core.receive(answer) == [Write(answer + b"\n")]
-    (handle,) = core.receive(b'{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{}}')
+    (handle,) = core.receive(
+        b'{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{}}'
+    )
     assert isinstance(handle, Handle) and handle.ident == 2
-    assert core.receive(b'{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":2}}') == [CancelHandler(2)]
+    assert core.receive(
+        b'{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":2}}'
+    ) == [CancelHandler(2)]
 
 
 def test_a_proxy_initialized_with_initialize_is_terminal_and_says_so() -> None:
