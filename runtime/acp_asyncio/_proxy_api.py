@@ -151,6 +151,7 @@ class _ProxyConnection:
     async def handle(self, action: Handle) -> None:
         handler = self.handlers[(action.origin, action.method)]
         ident = action.ident
+        answer_id = ident if isinstance(ident, (int, str)) else None
         request = isinstance(ident, (int, str))
         line: bytes | None = None
         try:
@@ -160,21 +161,21 @@ class _ProxyConnection:
             )
             result = await handler.call(params)
             if request:
-                line = self.core.answer(ident, self.schema.encode(result))  # type: ignore[arg-type]
+                line = self.core.answer(answer_id, self.schema.encode(result))
         except RequestError as exc:
             if request:
-                line = self.core.answer_error(ident, exc)  # type: ignore[arg-type]
+                line = self.core.answer_error(answer_id, exc)
         except asyncio.CancelledError:
             if request:
                 error = RequestError(REQUEST_CANCELLED, "Request cancelled")
-                line = self.core.answer_error(ident, error)  # type: ignore[arg-type]
+                line = self.core.answer_error(answer_id, error)
         except Exception as exc:
             log.exception("the proxy's %s handler failed", action.method)
             if request:
                 error = RequestError(
                     INTERNAL_ERROR, f"Internal error: {type(exc).__name__}"
                 )
-                line = self.core.answer_error(ident, error)  # type: ignore[arg-type]
+                line = self.core.answer_error(answer_id, error)
         finally:
             if request:
                 self.tasks.pop(ident, None)

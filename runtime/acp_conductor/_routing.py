@@ -45,6 +45,7 @@ from acp_core import (
     Id,
     InvalidMessage,
     Limits,
+    LogThrottle,
     Oversized,
     RequestError,
     decode_envelope,
@@ -146,6 +147,8 @@ class Router:
         self.client_initialized = False
         self.client_initialize_sent = False
         self._out: list[Send] = []
+        # a flood of bad lines must not flood the log: one throttle per hop
+        self._warnings = {h: LogThrottle() for h in range(CLIENT, self.n)}
 
     # -- names and roles ------------------------------------------------------
 
@@ -441,7 +444,7 @@ class Router:
                     "%s sent an invalid answer: %s", self.name(hop), exc.message
                 )
             return
-        log.warning("%s sent an invalid message: %s", self.name(hop), exc.message)
+        self._warn(hop, "sent an invalid message: " + exc.message)
         self._to_origin(
             _Origin(hop, ident, ""),
             encode_error(encode_id(ident), exc.code, exc.message),
@@ -454,7 +457,7 @@ class Router:
             self.limits.max_error_text,
             calls=self._pending[hop],
         )
-        log.warning("%s: %s", self.name(hop), verdict.log)
+        self._warn(hop, verdict.log)
         if verdict.answer is not None:
             self._send(hop, verdict.answer)
         if verdict.fails is not None:
@@ -510,6 +513,11 @@ class Router:
         batch.complete = True
         if not batch.waiting and batch.answers:
             self._send(hop, b"[" + b",".join(batch.answers) + b"]\n")
+
+    def _warn(self, hop: int, text: str) -> None:
+        throttle = self._warnings[hop]
+        if throttle.allow():
+            log.warning("%s: %s (%d so far)", self.name(hop), text, throttle.count)
 
     def _send(self, hop: int, data: bytes) -> None:
         self._out.append(Send(hop, data))

@@ -68,7 +68,7 @@ from ._errors import (
     RequestError,
     VersionUnavailableError,
 )
-from ._flow import NOTIFICATIONS, WRITE_BUFFER
+from ._flow import NOTIFICATIONS, WRITE_BUFFER, LogThrottle
 from ._framing import LineBuffer, Oversized, sniff_oversized
 from ._initialize import InitializeOffer, merge_initialize
 from ._jsonrpc import (
@@ -279,6 +279,7 @@ __all__ += [
     "CancelHandler",
     "Handle",
     "HopIds",
+    "LogThrottle",
     "Proxy",
     "ProxyCore",
     "ProxyHandler",

@@ -150,6 +150,7 @@ class _ProxyConnection:
     async def handle(self, action: Handle, scope: trio.CancelScope | None) -> None:
         handler = self.handlers[(action.origin, action.method)]
         ident = action.ident
+        answer_id = ident if isinstance(ident, (int, str)) else None
         line: bytes | None = None
         try:
             with scope or trio.CancelScope():
@@ -162,22 +163,28 @@ class _ProxyConnection:
                     line = (
                         None
                         if scope is None
-                        else self.core.answer(ident, self.schema.encode(result))
-                    )  # type: ignore[arg-type]
+                        else self.core.answer(answer_id, self.schema.encode(result))
+                    )
                 except RequestError as exc:
-                    line = None if scope is None else self.core.answer_error(ident, exc)  # type: ignore[arg-type]
+                    line = (
+                        None
+                        if scope is None
+                        else self.core.answer_error(answer_id, exc)
+                    )
                 except Exception as exc:
                     log.exception("the proxy's %s handler failed", action.method)
                     error = RequestError(
                         INTERNAL_ERROR, f"Internal error: {type(exc).__name__}"
                     )
                     line = (
-                        None if scope is None else self.core.answer_error(ident, error)
-                    )  # type: ignore[arg-type]
+                        None
+                        if scope is None
+                        else self.core.answer_error(answer_id, error)
+                    )
             if scope is not None and scope.cancelled_caught:
                 line = self.core.answer_error(
-                    ident, RequestError(REQUEST_CANCELLED, "Request cancelled")
-                )  # type: ignore[arg-type]
+                    answer_id, RequestError(REQUEST_CANCELLED, "Request cancelled")
+                )
             if line is not None:
                 await self.write(line)
         finally:

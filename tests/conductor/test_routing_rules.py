@@ -236,3 +236,16 @@ def test_a_proxy_initialized_with_initialize_is_terminal_and_says_so() -> None:
     assert isinstance(write, Write)
     error = _json(write.data)["error"]
     assert error["code"] == -32600 and "proxy/initialize" in error["message"]  # type: ignore[index]
+
+
+def test_a_flood_of_bad_lines_from_a_hop_does_not_flood_the_log(caplog: object) -> None:
+    import logging
+
+    import pytest
+
+    assert isinstance(caplog, pytest.LogCaptureFixture)
+    chain = Router(["agent"])
+    with caplog.at_level(logging.WARNING, logger="acp_conductor"):
+        for _ in range(1000):
+            chain.receive(0, b"not json")
+    assert 10 <= len(caplog.records) <= 13  # the first 10, then the 100th and the 1,000th
