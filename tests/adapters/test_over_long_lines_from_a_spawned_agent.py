@@ -70,9 +70,7 @@ async def test_an_over_long_line_is_refused_the_same_way_in_acp_trio_spawn_agent
     _check(client.seen, refused.value, second)
 
 
-def test_an_over_long_line_is_refused_the_same_way_in_acp_asyncio_spawn_agent() -> (
-    None
-):
+def test_an_over_long_line_is_refused_the_same_way_in_acp_asyncio_spawn_agent() -> None:
     async def main() -> None:
         async with acp_asyncio.spawn_agent(
             AGENT, client=Client, max_message_size=LIMIT, grace_period=0.5
