@@ -43,8 +43,9 @@ SECOND_DOOR: set[str] = set()  # every adapter module takes the public names
 def test_the_adapters_import_no_private_acp_core_module() -> None:
     found = []
     # acp_inspect reads a connection from outside (capability rules, schema
-    # modules): it builds on the same public names
-    adapters = ("acp_trio", "acp_asyncio", "acp_host", "acp_inspect")
+    # modules), acp_http routes one (the envelope reader, the framer and its
+    # verdict): they build on the same public names
+    adapters = ("acp_trio", "acp_asyncio", "acp_host", "acp_inspect", "acp_http")
     for path in sorted(p for a in adapters for p in (RUNTIME / a).rglob("*.py")):
         where = str(path.relative_to(RUNTIME))
         if where in SECOND_DOOR:
