@@ -1,10 +1,14 @@
 """Server-sent events, as the transport uses them: ``data:`` lines, one message each.
 
 The reader is bounded (:class:`SseReader`, ``max_event_bytes``): a peer that
-never ends a line or an event cannot grow our memory past the bound.
+never ends a line or an event cannot grow our memory past the bound.  Its
+lines are framed by :class:`acp_core.LineBuffer` (verbatim: a blank line
+ends an event), the one framer of the project.
 """
 
 from __future__ import annotations
+
+from acp_core import LineBuffer
 
 __all__ = ["EventTooLarge", "SseReader"]
 
@@ -21,22 +25,24 @@ class SseReader:
     says (a JSON-RPC message is one line anyway).
     """
 
-    __slots__ = ("_data", "_max", "_partial", "_size")
+    __slots__ = ("_data", "_lines", "_max", "_size")
 
     def __init__(self, max_event_bytes: int) -> None:
         self._max = max_event_bytes
-        self._partial = b""
+        # the one framer, verbatim: a blank line ends an event here
+        self._lines = LineBuffer(max_message_size=max_event_bytes, verbatim=True)
         self._data: list[bytes] = []
         self._size = 0
 
     def feed(self, chunk: bytes) -> list[bytes]:
         """The events that ``chunk`` completes (:class:`EventTooLarge` past the bound)."""
         events: list[bytes] = []
-        lines = (self._partial + chunk).split(b"\n")
-        self._partial = lines.pop()
-        if len(self._partial) > self._max:
+        lines = self._lines.feed(chunk)
+        if self._lines.discarding:
             raise EventTooLarge(f"an SSE line is over {self._max} bytes")
         for raw in lines:
+            if type(raw) is not bytes:  # an Oversized record: ended in this chunk
+                raise EventTooLarge(f"an SSE line is over {self._max} bytes")
             line = raw[:-1] if raw.endswith(b"\r") else raw
             if not line:
                 if self._data:
