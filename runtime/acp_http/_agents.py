@@ -165,6 +165,7 @@ class _CommandHandle:
                 while step.group and group_alive(pgid):  # noqa: ASYNC110
                     await anyio.sleep(GROUP_POLL)
 
+        signalled = False
         with anyio.CancelScope(shield=True):
             signalled = await ShutdownPlan(pgid, self._grace).carry_out(
                 process, await_exit=await_exit, close_input=close_input
