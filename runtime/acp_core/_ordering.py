@@ -11,11 +11,10 @@ here too.  The adapter's one consumer takes the items with
 
 from __future__ import annotations
 
-from ._calls import release
-from ._errors import METHOD_NOT_FOUND
-from ._jsonrpc import clip, encode_error, encode_id
+from ._errors import method_not_found
+from ._jsonrpc import encode_error, encode_id
+from ._queue import resolve_at_start
 from ._records import HeldResponse, IncomingRequest, QueuedNotification
-from ._requests import answer_cancelled, finish, must_wait, refuse_too_many, started
 from ._state import EngineState, log
 
 __all__ = [
@@ -23,13 +22,7 @@ __all__ = [
     "next_queued",
     "notification_done",
     "queue_blocked",
-    "resolve_at_start",
 ]
-
-
-async def resolve_at_start(params: object) -> object:
-    """The handler of a request accepted before its handler object was set."""
-    raise AssertionError("resolved by next_queued before the request starts")
 
 
 def next_queued(
@@ -45,25 +38,22 @@ def next_queued(
     the next item (the same, one call less per notification); an
     :class:`IncomingRequest` is run like one ``next_event`` returned.
     """
-    if done is not None:
-        state.backlog -= 1
     queue = state.queue
-    while queue and not state.order.held:
-        item = queue.popleft()
+    if done is not None:
+        queue.done()
+    items, order = queue.items, state.order
+    while items and not order.held:
+        head = items[0]
+        if type(head) is IncomingRequest and state.must_wait(head):
+            return None  # a request finishing, or initialize, lets it go
+        item = queue.take()
         if type(item) is QueuedNotification:
-            state.queued_bytes -= item.size
             return item
-        if type(item) is IncomingRequest and must_wait(state, item):
-            queue.appendleft(item)  # a request finishing, or initialize, lets it go
-            return None
-        state.queued_bytes -= item.size
-        state.backlog -= 1
         try:
             if type(item) is HeldResponse:
-                release(state, item.call, item.envelope)
+                state.release(item.call, item.envelope)
                 continue
             assert type(item) is IncomingRequest
-            state.waiting -= 1
             if _start_queued(state, item):
                 return item
         except Exception:  # a bug: lose this item, keep the connection
@@ -74,27 +64,25 @@ def next_queued(
 def _start_queued(state: EngineState, request: IncomingRequest) -> bool:
     """A request leaving the queue: may it run (``False``: answered here)."""
     if state.gate.refuse_request(
-        len(state.running) - state.waiting - 1, state.waits_in_requests
+        len(state.running) - state.queue.waiting - 1, state.calls.in_requests
     ):
-        refuse_too_many(state, request)
+        state.refuse_too_many(request)
         return False
     if request.handler is resolve_at_start:
         method = request.running.method
         handler = state.handler_for(method)
         if handler is None:
-            message = clip(
-                f"Method not found: {method.name}", state.limits.max_error_text
-            )
-            line = encode_error(encode_id(request.id), METHOD_NOT_FOUND, message)
-            finish(state, request, line)
+            error = method_not_found(method.name)
+            line = encode_error(encode_id(request.id), error.code, error.message)
+            state.finish(request, line)
             return False
         request.handler = handler
-    return started(state, request)
+    return state.started(request)
 
 
 def notification_done(state: EngineState, item: QueuedNotification) -> None:
     """The handler of ``item`` (from :func:`next_queued`) returned or failed."""
-    state.backlog -= 1
+    state.queue.done()
 
 
 def queue_blocked(state: EngineState) -> bool:
@@ -102,17 +90,12 @@ def queue_blocked(state: EngineState) -> bool:
     first item is a request that may not start yet (:func:`must_wait`)."""
     if state.order.held > 0:
         return True
-    queue = state.queue
-    if queue:
-        head = queue[0]
-        return type(head) is IncomingRequest and must_wait(state, head)
-    return False
+    head = state.queue.head()
+    return type(head) is IncomingRequest and state.must_wait(head)
 
 
 def abandon_queued(state: EngineState) -> None:
     """Answer, as cancelled, the requests still queued (a half-closed peer reads)."""
-    state.waiting = 0
-    for item in state.queue:
+    for item in state.queue.clear():
         if type(item) is IncomingRequest:
-            finish(state, item, answer_cancelled(state, item))
-    state.queue.clear()
+            state.finish(item, state.answer_cancelled(item))

@@ -144,6 +144,30 @@ class Call:
         self.waiting = True  # its caller still waits
         self.held = False  # released, its caller has not resumed yet
 
+    def respoken(self, method: MethodSpec) -> None:
+        """The version changed while it waited: ``method`` in the version spoken now."""
+        self.method = method
+
+    def settle(self, value: Any, failure: BaseException | None) -> None:
+        """Its answer is final (``value``, or ``failure``); :meth:`wake` next."""
+        self.value, self.failure = value, failure
+        self.answered = True
+
+    def wake(self) -> bool:
+        """Wake its caller; whether what came after must wait for it to resume
+        (it still waits, and is not the notification handler: ``ResumeOrder``)."""
+        self.waiter.set()
+        if self.waiting and not self.exempt:
+            self.held = True
+            return True
+        return False
+
+    def resumed(self) -> bool:
+        """Its caller resumed or left; whether it was held (``ResumeOrder.resume``)."""
+        self.waiting = False
+        held, self.held = self.held, False
+        return held
+
     def fail(self, error: BaseException) -> None:
         """Fail the call (unless answered already) and wake its caller."""
         if not self.answered:
