@@ -43,7 +43,7 @@ from ._records import (
     Settable,
     VersionChosen,
 )
-from ._schema import MethodSpec, Schema
+from ._schema import MethodSpec
 from ._state import EMPTY_OBJECT, EngineState, log, size_of, validation_data
 
 __all__ = [
@@ -208,10 +208,7 @@ def _negotiated(state: EngineState, call: Call, result: msgspec.Raw) -> bool:
         call.fail(RequestError(INTERNAL_ERROR, "Internal error"))
         return False
     if version is not None and version != state.schema.version:
-        draft = rules.offer.drafts.get(version)
-        state.bind(
-            Schema.load(version, rules.side, unstable=state.unstable, draft=draft)
-        )
+        state.speak(version)
         call.respoken(state.schema.outgoing[call.method.name])
         rules.advertised(state.schema)
         state.emit(VersionChosen(version))

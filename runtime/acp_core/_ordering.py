@@ -11,9 +11,6 @@ here too.  The adapter's one consumer takes the items with
 
 from __future__ import annotations
 
-from ._errors import method_not_found
-from ._jsonrpc import encode_error, encode_id
-from ._queue import resolve_at_start
 from ._records import HeldResponse, IncomingRequest, QueuedNotification
 from ._state import EngineState, log
 
@@ -68,15 +65,6 @@ def _start_queued(state: EngineState, request: IncomingRequest) -> bool:
     ):
         state.refuse_too_many(request)
         return False
-    if request.handler is resolve_at_start:
-        method = request.running.method
-        handler = state.handler_for(method)
-        if handler is None:
-            error = method_not_found(method.name)
-            line = encode_error(encode_id(request.id), error.code, error.message)
-            state.finish(request, line)
-            return False
-        request.handler = handler
     return state.started(request)
 
 

@@ -20,15 +20,9 @@ from collections.abc import Iterator
 
 from ._records import HeldResponse, IncomingRequest, QueuedNotification
 
-__all__ = ["OrderedQueue", "QueueItem", "resolve_at_start"]
+__all__ = ["OrderedQueue", "QueueItem"]
 
 QueueItem = QueuedNotification | IncomingRequest | HeldResponse
-
-
-async def resolve_at_start(params: object) -> object:
-    """The handler of a request accepted before its handler object was set
-    (replaced by the real one when it leaves the queue)."""
-    raise AssertionError("resolved by next_queued before the request starts")
 
 
 class OrderedQueue:

@@ -34,7 +34,6 @@ from ._errors import (
     method_not_found,
 )
 from ._jsonrpc import Envelope, Id, clip
-from ._queue import resolve_at_start
 from ._records import (
     Batch,
     ExtMethod,
@@ -43,8 +42,9 @@ from ._records import (
     QueuedNotification,
     Running,
     VersionChosen,
+    resolve_at_start,
 )
-from ._schema import MethodSpec, Schema, other_draft
+from ._schema import MethodSpec, other_draft
 from ._state import (
     EMPTY_OBJECT,
     AwaitingHandler,
@@ -255,8 +255,7 @@ def _speak(
     speaking the other one is refused here (why, as text), not misread later.
     """
     if version != state.schema.version:
-        draft = state.rules.offer.drafts.get(version)
-        state.bind(Schema.load(version, "agent", unstable=state.unstable, draft=draft))
+        state.speak(version)
     other = other_draft(state.schema.module, "params", raw)
     if other is not None:
         state.bad_input(f"initialize: {other}")

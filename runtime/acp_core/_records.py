@@ -47,6 +47,12 @@ __all__ = [
 Handler = Callable[[Any], Awaitable[Any]]
 
 
+async def resolve_at_start(params: object) -> object:
+    """The handler of a request accepted before its handler object was set
+    (held behind ``initialize``): found when it starts (``_requests.started``)."""
+    raise AssertionError("resolved before the request starts")
+
+
 class Settable(Protocol):
     """What waits for an answer: the engine calls ``set()`` once."""
 

@@ -13,10 +13,10 @@ from typing import Any
 
 import msgspec
 
-from ._errors import INTERNAL_ERROR, REQUEST_CANCELLED, RequestError
+from ._errors import INTERNAL_ERROR, REQUEST_CANCELLED, RequestError, method_not_found
 from ._jsonrpc import clip, encode_error, encode_id, encode_result
 from ._outgoing import check_outgoing_message
-from ._records import ExtMethod, IncomingRequest
+from ._records import ExtMethod, IncomingRequest, resolve_at_start
 from ._state import EngineState, internal_error, log
 
 __all__ = [
@@ -54,10 +54,17 @@ def start(state: EngineState, request: IncomingRequest) -> None:
 
 
 def started(state: EngineState, request: IncomingRequest) -> bool:
-    """The side's rules at a request's start (``False``: answered already)."""
+    """The side's rules at a request's start, and its handler if it was held
+    before the handler object was set (``False``: answered already)."""
     try:
-        state.rules.request_started(request.running)
-    except RequestError as exc:  # not initialized after all
+        running = request.running
+        state.rules.request_started(running)
+        if request.handler is resolve_at_start:
+            handler = state.handler_for(running.method)
+            if handler is None:
+                raise method_not_found(running.method.name)
+            request.handler = handler
+    except RequestError as exc:  # not initialized after all, or no handler
         line = encode_error(encode_id(request.id), exc.code, exc.message, exc.data)
         finish(state, request, line)
         return False

@@ -172,6 +172,14 @@ class EngineState:
         self.handlers = {}
         self.receipts = {}
 
+    def speak(self, version: int) -> None:
+        """Speak ``version`` (the draft this side offers of it), chosen by
+        the ``initialize`` step on either side."""
+        draft = self.rules.offer.drafts.get(version)
+        self.bind(
+            Schema.load(version, self.rules.side, unstable=self.unstable, draft=draft)
+        )
+
     def use_handler_object(self, obj: object | None) -> None:
         """Route incoming methods to ``obj`` (``None``: to nothing) from now on."""
         self.handler_obj = obj
