@@ -128,9 +128,8 @@ def _on_batch(state: EngineState, line: bytes) -> None:
     batch = Batch()
     for member in members:
         if on_line(state, bytes(member), batch):
-            batch.expected += 1
-    batch.sealed = True
-    done = batch.complete()
+            batch.expect()
+    done = batch.seal()
     if done is not None:
         state.send(done)
 

@@ -227,6 +227,15 @@ class Batch:
         self.expected = 0
         self.sealed = False
 
+    def expect(self) -> None:
+        """One more member will be answered."""
+        self.expected += 1
+
+    def seal(self) -> bytes | None:
+        """Every member was read; the whole array if all are answered already."""
+        self.sealed = True
+        return self.complete()
+
     def add(self, line: bytes) -> bytes | None:
         """Take one member's answer; the whole array once complete."""
         self.lines.append(line.rstrip(b"\n"))
