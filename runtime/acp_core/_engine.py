@@ -159,7 +159,7 @@ class Engine(EngineState):
 
     # -- the ordered queue ---------------------------------------------------------
 
-    next_queued = _ordering.next_queued
+    # next_queued: OrderedQueue.next (EngineState), documented in adapter.py
     notification_done = _ordering.notification_done
     abandon_queued = _ordering.abandon_queued
 
@@ -212,6 +212,7 @@ class Engine(EngineState):
     on_response = _calls.on_response
     fail_call = _calls.fail_call
     release = _calls.release
+    ordered_head = _ordering.ordered_head
     must_wait = _requests.must_wait
     start = _requests.start
     started = _requests.started

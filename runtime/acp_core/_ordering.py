@@ -6,7 +6,8 @@ before the notifications after its response (``ResumeOrder``); calls made by
 the notification handler are exempt (it would wait for itself).  Requests
 past ``max_concurrent_requests``, or behind a running ``initialize``, wait
 here too.  The adapter's one consumer takes the items with
-:func:`next_queued` (:class:`~acp_core.Engine`'s method of that name).
+:class:`~acp_core.Engine`'s ``next_queued`` (``OrderedQueue.next``: a
+notification is taken there, any other head by :func:`ordered_head`).
 """
 
 from __future__ import annotations
@@ -16,28 +17,23 @@ from ._state import EngineState, log
 
 __all__ = [
     "abandon_queued",
-    "next_queued",
     "notification_done",
+    "ordered_head",
     "queue_blocked",
 ]
 
 
-def next_queued(
-    state: EngineState, done: QueuedNotification | None = None
-) -> QueuedNotification | IncomingRequest | None:
-    """The next item of the ordered queue for the adapter's one consumer.
+def ordered_head(state: EngineState) -> QueuedNotification | IncomingRequest | None:
+    """The queue's head is a request or a held response (``OrderedQueue.next``).
 
-    ``None`` when the queue is empty or held (``queue_blocked``: a caller
-    released before it has not resumed yet).  A held response is released
-    here (its caller's waiter set) and the next item returned.  A
-    :class:`QueuedNotification` is handled by the consumer, which then calls
-    :func:`notification_done`, or passes it here as ``done`` when it asks for
-    the next item (the same, one call less per notification); an
-    :class:`IncomingRequest` is run like one ``next_event`` returned.
+    A held response is released here (its caller's waiter set) and what
+    follows it is taken, until an item for the consumer: a request that may
+    start (run like one ``next_event`` returned) or a notification.
+    ``None`` when the queue is empty, held (a caller released before it has
+    not resumed yet: ``ResumeOrder``), or its head is a request that may not
+    start yet (:func:`must_wait`).
     """
     queue = state.queue
-    if done is not None:
-        queue.done()
     items, order = queue.items, state.order
     while items and not order.held:
         head = items[0]
@@ -69,7 +65,7 @@ def _start_queued(state: EngineState, request: IncomingRequest) -> bool:
 
 
 def notification_done(state: EngineState, item: QueuedNotification) -> None:
-    """The handler of ``item`` (from :func:`next_queued`) returned or failed."""
+    """The handler of ``item`` (from ``next_queued``) returned or failed."""
     state.queue.done()
 
 

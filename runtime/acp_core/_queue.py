@@ -16,25 +16,39 @@ one object per piece of state).
 from __future__ import annotations
 
 import collections
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Protocol
 
+from ._flow import ResumeOrder
 from ._records import HeldResponse, IncomingRequest, QueuedNotification
 
-__all__ = ["OrderedQueue", "QueueItem"]
+__all__ = ["NextQueued", "OrderedQueue", "QueueItem", "Taken"]
 
 QueueItem = QueuedNotification | IncomingRequest | HeldResponse
+Taken = QueuedNotification | IncomingRequest | None
+
+
+class NextQueued(Protocol):
+    """The type of ``Engine.next_queued`` (:meth:`OrderedQueue.next`)."""
+
+    def __call__(self, done: QueuedNotification | None = None) -> Taken: ...
 
 
 class OrderedQueue:
     """What waits for its turn in wire order, and its counts (see the module)."""
 
-    __slots__ = ("backlog", "items", "size", "waiting")
+    __slots__ = ("backlog", "items", "order", "ordered_head", "size", "waiting")
 
-    def __init__(self) -> None:
+    def __init__(self, order: ResumeOrder, ordered_head: Callable[[], Taken]) -> None:
         self.items: collections.deque[QueueItem] = collections.deque()
         self.size = 0
         self.backlog = 0
         self.waiting = 0
+        #: Callers released and not resumed yet: the queue waits for them.
+        self.order = order
+        #: The engine's rule for a head that is no notification (a request
+        #: that may start, a response to release): ``_ordering.ordered_head``.
+        self.ordered_head = ordered_head
 
     def __len__(self) -> int:
         return len(self.items)
@@ -59,6 +73,26 @@ class OrderedQueue:
         self.waiting += 1
         self.size += request.size
         self.items.append(request)
+
+    def next(self, done: QueuedNotification | None = None) -> Taken:
+        """``Engine.next_queued``: the next item for the adapter's one consumer.
+
+        ``done``: the notification it took last, its handler finished (as
+        :meth:`done`).  A notification at the head is taken here; any other
+        head goes to the engine's ordering rule (``ordered_head``).  ``None``:
+        empty, or held (a released caller has not resumed yet).
+        """
+        if done is not None:
+            self.backlog -= 1
+        items = self.items
+        if not items or self.order.held:
+            return None
+        head = items[0]
+        if type(head) is QueuedNotification:
+            items.popleft()
+            self.size -= head.size
+            return head
+        return self.ordered_head()
 
     def head(self) -> QueueItem | None:
         """The item :meth:`take` would give, or ``None``."""

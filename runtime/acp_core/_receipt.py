@@ -69,17 +69,15 @@ _UNKNOWN: Final[Any] = object()
 def _decode(
     state: EngineState,
     receipt: Receipt,
-    raw: msgspec.Raw | msgspec.UnsetType,
+    data: bytes | msgspec.Raw,
     notification: bool,
 ) -> Any:
-    """The params of one message, decoded into its type and checked.
-
-    Absent params read as ``{}``; the strict decoder first, the schema's
+    """The params of one message (``data``: ``{}`` when absent), decoded into
+    its type and checked: the strict decoder first, the schema's
     lenient rules if it refuses; then the side's receiver rules (absolute
     paths, elicitation modes: :class:`RequestError` -32602) where the row
     says ``check``.
     """
-    data = EMPTY_OBJECT if raw is msgspec.UNSET else raw
     if notification:
         decode, type_ = receipt.notification_decode, receipt.notification_type
     else:
@@ -111,8 +109,13 @@ def on_notification(state: EngineState, env: Envelope) -> None:
             _not_in_schema(state, name, env.params)
             return
         raw = env.params
+        data: bytes | msgspec.Raw
+        if raw is msgspec.UNSET:
+            data, size = EMPTY_OBJECT, 0
+        else:
+            data, size = raw, len(raw)
         try:
-            params = _decode(state, receipt, raw, True)
+            params = _decode(state, receipt, data, True)
         except Exception as exc:  # msgspec's, RequestError, RecursionError
             state.bad_input(f"notification {name} dropped, invalid params: {exc}")
             return
@@ -122,7 +125,7 @@ def on_notification(state: EngineState, env: Envelope) -> None:
         if handler is None:
             log.debug("no handler for notification %s", name)
             return
-        state.queue.push(QueuedNotification(name, handler, params, size_of(raw)))
+        state.queue.push(QueuedNotification(name, handler, params, size))
     except Exception:
         log.exception("dropping notification %s", name[:64])
 
@@ -273,7 +276,9 @@ def _params_or_reply(
     """The request's params, or ``_UNKNOWN`` once it was answered with why not."""
     name = receipt.method.name
     try:
-        return _decode(state, receipt, raw, False)
+        return _decode(
+            state, receipt, EMPTY_OBJECT if raw is msgspec.UNSET else raw, False
+        )
     except msgspec.ValidationError as exc:
         state.bad_input(f"invalid params for {name}: {exc}")
         data = validation_data(exc, "$.params", state.limits.max_error_text)

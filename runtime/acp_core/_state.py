@@ -39,8 +39,8 @@ from ._jsonrpc import Envelope, Id, clip, clip_data, encode_error, encode_id
 from ._limits import Limits
 from ._outgoing import check_outgoing_default
 from ._pending import PendingCalls
-from ._queue import OrderedQueue, QueueItem
-from ._records import Batch, Call, Handler, IncomingRequest
+from ._queue import NextQueued, OrderedQueue, QueueItem
+from ._records import Batch, Call, Handler, IncomingRequest, QueuedNotification
 from ._rules import AgentRules, ClientRules
 from ._running import RunningRequests
 from ._schema import MethodSpec, Schema
@@ -118,6 +118,11 @@ class Receipt(msgspec.Struct, frozen=True):
 class EngineState:
     """One connection's protocol state: its context and its owners (see the module)."""
 
+    #: The next item of the ordered queue for the adapter's one consumer
+    #: (``Engine.next_queued`` of ``acp_core.adapter``): the queue's own
+    #: step, :meth:`OrderedQueue.next <acp_core._queue.OrderedQueue.next>`.
+    next_queued: NextQueued
+
     def __init__(
         self,
         rules: Rules,
@@ -136,7 +141,9 @@ class EngineState:
         self.gate = ReadGate(limits)
         self.order = ResumeOrder()
         self.bad_input_log = LogThrottle()
-        self.queue = OrderedQueue()
+        self.queue = OrderedQueue(self.order, self.ordered_head)
+        #: ``Engine.next_queued`` is the queue's own step (one call per item).
+        self.next_queued = self.queue.next
         self.calls = PendingCalls()
         self.running = RunningRequests()
         #: Bytes to send that the engine built (answers, errors, batch arrays).
@@ -316,35 +323,38 @@ class EngineState:
 
     # -- the steps of other concerns (bound by Engine: the one hub) -----------------
 
-    def on_notification(self, env: Envelope) -> None:
+    def on_notification(self, env: Envelope, /) -> None:
         raise NotImplementedError  # _receipt.on_notification
 
-    def on_request(self, env: Envelope, batch: Batch | None) -> None:
+    def on_request(self, env: Envelope, batch: Batch | None, /) -> None:
         raise NotImplementedError  # _receipt.on_request
 
-    def on_response(self, env: Envelope) -> None:
+    def on_response(self, env: Envelope, /) -> None:
         raise NotImplementedError  # _calls.on_response
 
-    def fail_call(self, ident: Id, message: str) -> None:
+    def fail_call(self, ident: Id, message: str, /) -> None:
         raise NotImplementedError  # _calls.fail_call
 
-    def release(self, call: Call, env: Envelope) -> None:
+    def release(self, call: Call, env: Envelope, /) -> None:
         raise NotImplementedError  # _calls.release
 
-    def must_wait(self, request: IncomingRequest, new: int = 0) -> bool:
+    def ordered_head(self, /) -> QueuedNotification | IncomingRequest | None:
+        raise NotImplementedError  # _ordering.ordered_head
+
+    def must_wait(self, request: IncomingRequest, new: int = 0, /) -> bool:
         raise NotImplementedError  # _requests.must_wait
 
-    def start(self, request: IncomingRequest) -> None:
+    def start(self, request: IncomingRequest, /) -> None:
         raise NotImplementedError  # _requests.start
 
-    def started(self, request: IncomingRequest) -> bool:
+    def started(self, request: IncomingRequest, /) -> bool:
         raise NotImplementedError  # _requests.started
 
-    def finish(self, request: IncomingRequest, line: bytes) -> None:
+    def finish(self, request: IncomingRequest, line: bytes, /) -> None:
         raise NotImplementedError  # _requests.finish
 
-    def refuse_too_many(self, request: IncomingRequest) -> None:
+    def refuse_too_many(self, request: IncomingRequest, /) -> None:
         raise NotImplementedError  # _requests.refuse_too_many
 
-    def answer_cancelled(self, request: IncomingRequest) -> bytes:
+    def answer_cancelled(self, request: IncomingRequest, /) -> bytes:
         raise NotImplementedError  # _requests.answer_cancelled
