@@ -32,7 +32,8 @@ then given back with :meth:`Engine.notification_done`; an
 :class:`IncomingRequest` is started like one ``next_event`` returned.
 ``None``: nothing can be taken now; wait until :attr:`Engine.queue_ready`
 may have turned true (after ``next_event``, after a request's answer, after
-:meth:`Engine.call_finished`).
+:meth:`Engine.call_finished`).  :attr:`Engine.queue_idle`: nothing is queued and no
+notification handler runs (after the end of input, the consumer may end).
 
 **A request's life**: run ``await request.handler(request.params)`` with a
 cancellation handle in ``request.running.handle`` (anything with

@@ -420,7 +420,7 @@ class Connection:
             taken = self._take_queued(scope)
             if taken is None:
                 self._writer.flush()
-                if self._eof and not engine.backlog:
+                if self._eof and engine.queue_idle:
                     return None
                 await self._consumer.wait()
             elif taken is BURST:
