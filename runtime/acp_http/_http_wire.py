@@ -5,7 +5,7 @@ one; it opens the connection-scoped SSE stream after ``initialize`` and a
 session's stream before the first message naming that session (as the RFD's
 flows show, so nothing for the session is sent before its stream is open), and
 writes every event back as a line.  The connection itself (``acp_trio`` or
-``acp_asyncio``) runs on the other end of a socket pair: :mod:`acp_http._client`.
+``acp_asyncio``) runs on the other end of the in-memory seam: :mod:`acp_http._client`.
 
 HTTP failures are clear: a request whose POST is refused is answered with a
 JSON-RPC error whose ``data`` holds the status and (truncated) body; 401, 403,
