@@ -84,7 +84,17 @@ from acp_core.adapter import (
 )
 
 from ._framing import CallWaiter, LineReader, LineWriter, Wakeup
-from ._pool import BURST, RETIRE, Notifying, Role, Signal, Started, Taken, Worker
+from ._pool import (
+    BURST,
+    RETIRE,
+    RETURNED,
+    Notifying,
+    Role,
+    Signal,
+    Started,
+    Taken,
+    Worker,
+)
 
 __all__ = ["FLUSH_GRACE", "HANDLER_GRACE", "Connection", "Running"]
 
@@ -454,19 +464,18 @@ class Connection:
             if type(item) is QueuedNotification:
                 try:
                     coro = item.handler(item.params).__await__()
-                    trap = self._step(coro, context)
-                except StopIteration:
-                    engine.notification_done(item)  # it returned in its first step
+                    trap = self._step(coro, context, RETURNED)
                 except Exception:
-                    engine.notification_done(item)
+                    trap = RETURNED
                     log.exception("notification handler for %s failed", item.name)
                 except BaseException:
                     engine.notification_done(item)
                     raise
-                else:
+                if trap is not RETURNED:
                     self._notifying = True
                     self._writer.flush()  # this task yields to trio next
                     return Notifying(item, coro, trap)
+                engine.notification_done(item)
                 if self._paused:
                     self._unpause()
             else:  # a request held behind earlier notifications
@@ -505,14 +514,20 @@ class Connection:
     ) -> Any:
         """Run one step of a handler in its ``context``: what it yields to trio.
 
-        ``StopIteration`` when it returned.  While the step runs its sends
-        are only queued (``_stepping``); the caller flushes them.
+        ``StopIteration`` when it returned; but a first step given
+        ``RETURNED`` as ``value`` (a notification's: its result is not
+        wanted) returns ``RETURNED`` then, as ``next(coro, RETURNED)`` does
+        without building an exception for a ``None`` result.  While the step
+        runs its sends are only queued (``_stepping``); the caller flushes
+        them.
         """
         self._stepping = True
         try:
-            if error is None:
-                return context.run(coro.send, value)
-            return context.run(coro.throw, error)
+            if error is not None:
+                return context.run(coro.throw, error)
+            if value is RETURNED:
+                return context.run(next, coro, RETURNED)
+            return context.run(coro.send, value)
         finally:
             self._stepping = False
 
