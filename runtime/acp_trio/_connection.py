@@ -55,7 +55,7 @@ from __future__ import annotations
 import contextvars
 import logging
 import types
-from collections.abc import Callable, Generator, Mapping
+from collections.abc import Callable, Coroutine, Generator, Mapping
 from typing import Any, Final
 
 import trio
@@ -614,18 +614,22 @@ class Connection:
 
     # -- outgoing ----------------------------------------------------------------------
 
-    async def notify(self, method: MethodSpec, params: Any) -> None:
-        """Send the notification ``method`` (a method-table entry).
+    # notify, ext_notify, request and ext_request are plain functions that
+    # return the one coroutine that does the work: awaited as async methods
+    # are, one coroutine less per message (checked at the call, as before).
+
+    def notify(self, method: MethodSpec, params: Any) -> Coroutine[Any, Any, None]:
+        """Send the notification ``method`` (a method-table entry); await it.
 
         A checkpoint, as every trio ``await``: it raises ``Cancelled``
         (having sent nothing) in a cancelled scope, waits while
         ``Limits.write_buffer_bytes`` are queued, and lets other tasks run.
         """
-        await self._send(self.engine.notification(method, params))
+        return self._send(self.engine.notification(method, params))
 
-    async def ext_notify(self, name: str, params: Any) -> None:
-        """Send a ``_``-prefixed extension notification."""
-        await self._send(self.engine.ext_notification(name, params))
+    def ext_notify(self, name: str, params: Any) -> Coroutine[Any, Any, None]:
+        """Send a ``_``-prefixed extension notification; await it."""
+        return self._send(self.engine.ext_notification(name, params))
 
     async def _send(self, line: bytes) -> None:
         # LineWriter.send, but a handler's step only queues (_drive flushes).
@@ -642,8 +646,8 @@ class Connection:
         if writer.schedule_point.needed():
             await trio.lowlevel.cancel_shielded_checkpoint()
 
-    async def request(self, method: MethodSpec, params: Any) -> Any:
-        """Send the request ``method`` and wait for its decoded result.
+    def request(self, method: MethodSpec, params: Any) -> Coroutine[Any, Any, Any]:
+        """Send the request ``method``; await it for its decoded result.
 
         Raises :class:`~acp_trio.RequestError` for an error response,
         :class:`~acp_trio.CapabilityError` for a call the peer did not
@@ -651,11 +655,11 @@ class Connection:
         the peer goes away.  If the caller is cancelled while waiting and
         this version has ``$/cancel_request``, it is sent for the request.
         """
-        return await self._call(self.engine.start_call, method, params)
+        return self._call(self.engine.start_call, method, params)
 
-    async def ext_request(self, name: str, params: Any) -> Any:
-        """Call a ``_``-prefixed extension method; the result comes back as builtins."""
-        return await self._call(self.engine.start_ext_call, name, params)
+    def ext_request(self, name: str, params: Any) -> Coroutine[Any, Any, Any]:
+        """Call a ``_``-prefixed extension method; await it for its result (builtins)."""
+        return self._call(self.engine.start_ext_call, name, params)
 
     async def _call(self, start: Callable[..., Call], what: Any, params: Any) -> Any:
         """Register a call with ``start``, send it, wait for its answer."""
