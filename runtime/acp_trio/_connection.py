@@ -6,29 +6,41 @@ bounds) is :class:`acp_core.Engine`'s; this module only
 
 - reads and feeds the engine (``receive_data`` / ``next_event``, the
   adapter contract of :mod:`acp_core.adapter`), writing what it built;
-- runs the notification handlers one at a time, in the order received
-  (:meth:`Connection._take_queued`, the only place they start), and starts
-  the requests the engine held behind them from there;
-- runs each incoming request's handler inside a cancel scope
-  (``Running.handle``), started in the task that took it from the engine;
+- runs the notification handlers one at a time, in order
+  (:meth:`Connection._take_queued`, the only place they start), and each
+  request's handler in a cancel scope (``Running.handle``);
 - pauses reading while the engine says a bound is reached, and makes
   senders wait while ``Limits.write_buffer_bytes`` are queued;
 - keeps the clocks: ``HANDLER_GRACE`` after the peer closed its end,
   ``FLUSH_GRACE`` to flush on close.
 
-Reading and consuming are two *roles*, each held by one task of the
-connection's pool at a time.  A request starts in the task holding the
-role that took it from the engine (reading for ``next_event``, consuming
-for ``next_queued``): its first step runs right there, so a handler that
-answers without waiting on anything costs no task switch.  If the first
-step yields to trio, that task goes on with the request and hands its role
-to an idle task of the pool (or a new one) first, so reading and consuming
-never wait on a handler (:meth:`Connection._work`).  When a stretch of
-reading queued notifications and the consuming task waits idle, the reading
-task takes them itself (:meth:`Connection._take_queued`, the one place
-notification handlers start); one whose handler yields is finished by that
-task, reading handed over, and nothing more is taken from the queue until
-it is done.
+Roles, each held by one task at a time (the pool's tasks run
+:meth:`Connection._work`):
+
+==================  =============================  =================================
+role                which task holds it            when it is handed over
+==================  =============================  =================================
+reading             a task of the pool             a first step it ran yielded: to
+(``_read``)                                        an idle task of the pool, else a
+                                                   new one (this one goes on with it)
+consuming           a task of the pool             the same; while it waits idle,
+(``_consume``)                                     reading takes queued notifications
+a request's rest    the task that ran its first    never (its scope is the request's
+                    step                           handle); then it waits for a role
+a notification's    the task that ran its first    never; the queue waits for it
+rest                step
+writing             the sender                     the writer task (``_write_loop``)
+                    (``LineWriter.flush``)         writes what the pipe did not
+                                                   take at once
+our call's wait     the caller's task              released by the task that took
+                    (``CallWaiter``)               the answer (reading; consuming if
+                                                   held behind notifications)
+==================  =============================  =================================
+
+A request starts in the task whose role took it from the engine (reading
+for ``next_event``, consuming for ``next_queued``): a handler that answers
+without waiting on anything costs no task switch, and reading and
+consuming never wait on a handler.
 
 Every handler step runs through one trampoline (:meth:`Connection._step`,
 :meth:`Connection._drive`), in a copy of :meth:`Connection.run`'s context
@@ -144,9 +156,7 @@ class Connection:
         self._writer = LineWriter(stream, budget=limits.write_buffer_bytes)
         self._read_wakeup = Wakeup()  # the reading task, paused at a bound
         self._paused = False
-        self._stepping = (
-            False  # a handler's step runs in _step: sends are flushed after
-        )
+        self._stepping = False  # in a handler's step (_step): sends flushed after
         self._consumer = Wakeup()  # the consuming task, idle
         self._notifying = False  # a notification handler's first step yielded
         self._idle: list[Worker] = []
@@ -614,9 +624,7 @@ class Connection:
 
     # -- outgoing ----------------------------------------------------------------------
 
-    # notify, ext_notify, request and ext_request are plain functions that
-    # return the one coroutine that does the work: awaited as async methods
-    # are, one coroutine less per message (checked at the call, as before).
+    # Plain functions returning the one coroutine that sends: one less per message.
 
     def notify(self, method: MethodSpec, params: Any) -> Coroutine[Any, Any, None]:
         """Send the notification ``method`` (a method-table entry); await it.
