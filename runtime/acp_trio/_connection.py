@@ -122,6 +122,10 @@ NOTIFICATION_BURST: Final = 64
 #: Tasks of the pool kept waiting for a role (more end when done).
 MAX_IDLE_WORKERS: Final = 8
 
+# What a role's loop may return (tuples: ``A | B`` would build a union per test).
+_REQUEST_OR_SIGNAL: Final = (Started, Signal)
+_TAKEN: Final = (Started, Signal, Notifying)
+
 # Who makes an outgoing call: the engine's ReadGate exemptions and ordering.
 _origin: contextvars.ContextVar[int] = contextvars.ContextVar(
     "acp_trio_origin", default=ORIGIN_USER
@@ -334,12 +338,12 @@ class Connection:
                 self._end_of_input()
                 return None
             if engine.queue_ready:
-                if isinstance(event, Started | Signal):
+                if isinstance(event, _REQUEST_OR_SIGNAL):
                     self._consumer.wake()
                 elif (taken := self._take_queued_here(scope)) is not None:
                     event = taken
             self._writer.flush()  # before any wait: what this stretch built
-            if isinstance(event, Started | Signal | Notifying):
+            if isinstance(event, _TAKEN):
                 return event
             if event is PAUSED:
                 await self._pause_reading()
@@ -386,7 +390,7 @@ class Connection:
         if taken is BURST:
             consumer.wake()  # it goes on after a pass of trio's loop
             return None
-        if isinstance(taken, Started | Signal) and self.engine.queue_ready:
+        if isinstance(taken, _REQUEST_OR_SIGNAL) and self.engine.queue_ready:
             consumer.wake()  # this task goes on with a request: not the queue
         return taken
 
