@@ -171,7 +171,7 @@ class Engine(EngineState):
 
     @property
     def queue_ready(self) -> bool:
-        """:meth:`next_queued` has something for the consumer now: wake it."""
+        """``next_queued`` has something for the consumer now: wake it."""
         return bool(self.queue.items) and not _ordering.queue_blocked(self)
 
     @property

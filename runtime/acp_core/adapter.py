@@ -26,7 +26,7 @@ from here (or from ``acp_core``), never from a private ``acp_core._x``.
 write budget is one of the bounds).
 
 **The ordered queue** (notifications, and what waits behind them): one
-consumer task loops on :meth:`Engine.next_queued`; a
+consumer task loops on ``Engine.next_queued``; a
 :class:`QueuedNotification` is awaited (``await item.handler(item.params)``)
 then given back with :meth:`Engine.notification_done`; an
 :class:`IncomingRequest` is started like one ``next_event`` returned.
