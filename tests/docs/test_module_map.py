@@ -70,7 +70,8 @@ def missing_and_stale(
         f"{package}/{m}"
         for package, named in sections.items()
         for m in sorted(named)
-        if not (ROOT / package / m).is_file()
+        # a path from the repository's root (a test, a tool) may be cited too
+        if not (ROOT / package / m).is_file() and not (ROOT / m).is_file()
     ]
     return missing, stale
 

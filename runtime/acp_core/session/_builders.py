@@ -40,8 +40,8 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, overload
 
 from msgspec import UNSET, UnsetType
 
-from ._schema import is_schema_module, protocol_module, schema_module_of
-from ._vocabulary import Vocabulary, vocabulary
+from .._schema import is_schema_module, protocol_module, schema_module_of
+from .._vocabulary import Vocabulary, vocabulary
 
 if TYPE_CHECKING:
     from acp_schema import v1, v2, v2_alpha0
