@@ -42,6 +42,7 @@ def test_the_docstring_examples_are_found() -> None:
         for name in (
             "acp_schema._runtime",
             "acp_schema.v1",
+            "acp_core.session._blocks",
             "acp_core.session._builders",
             "acp_asyncio._serve",
         )

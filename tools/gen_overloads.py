@@ -10,7 +10,7 @@ written here, from one table, into each adapter's module between the
     python tools/gen_overloads.py          # rewrite the adapters' copies
     python tools/gen_overloads.py --check  # exit 1 if a copy is stale
 
-The session-update builders (``acp_core/session/_builders.py``) take
+The session-update builders (``acp_core/session/_blocks.py``, ``_builders.py``) take
 ``version=v1`` or ``version=v2`` and return that version's class: three
 ``@overload`` stubs and the implementation's signature each, written here
 from the second table (``BUILDERS``: each builder's parameters once, ``{v}``
@@ -181,7 +181,28 @@ def regenerate(text: str, module: Module) -> str:
 
 # --- the session-update builders ---------------------------------------------
 
-BUILDERS_PATH = "runtime/acp_core/session/_builders.py"
+#: Where each builder lives (the content blocks apart from the updates).
+BUILDER_MODULES = {
+    "runtime/acp_core/session/_blocks.py": (
+        "text_block",
+        "resource_link",
+        "embedded_text_resource",
+        "embedded_blob_resource",
+        "tool_content",
+        "diff",
+    ),
+    "runtime/acp_core/session/_builders.py": (
+        "agent_text",
+        "user_text",
+        "thought_text",
+        "tool_call",
+        "tool_call_update",
+        "plan_entry",
+        "plan",
+        "usage_update",
+        "notification",
+    ),
+}
 LINE_LENGTH = 88  # ruff's, so that `ruff format` leaves what is written here
 
 
@@ -199,8 +220,8 @@ class VersionRow:
 
 #: ``version=v1`` (or left out), ``version=v2``, any other module: ``Any``.
 BY_VERSION_ARGUMENT = (
-    VersionRow("v1", "version: _V1 = ...", 0),
-    VersionRow("v2", "version: _V2", 1),
+    VersionRow("v1", "version: V1Module = ...", 0),
+    VersionRow("v2", "version: V2Module", 1),
     VersionRow("v2", "version: types.ModuleType", 1, any_result=True),
 )
 #: By the class of what is wrapped (``notification``): one overload per module.
@@ -400,10 +421,11 @@ def render_builder(builder: Builder) -> str:
     return out + _def(builder.name, params, "Any", "")
 
 
-def regenerate_builders(text: str) -> str:
-    """``text`` (the builders' module) with each builder's signatures rewritten."""
-    for builder in BUILDERS:
-        name = builder.name
+def regenerate_builders(text: str, names: tuple[str, ...]) -> str:
+    """``text`` (a builders' module) with the signatures of ``names`` rewritten."""
+    by_name = {b.name: b for b in BUILDERS}
+    for name in names:
+        builder = by_name[name]
         start = text.find(MARKER.format(name=name) + "\n")
         if start < 0:  # first run: from the first overload
             start = text.find(f"@overload\ndef {name}(")
@@ -416,7 +438,7 @@ def regenerate_builders(text: str) -> str:
         end_line = ") -> Any:\n"
         end = text.find(end_line, impl)
         if start < 0 or impl < 0 or end < 0:
-            raise SystemExit(f"{BUILDERS_PATH}: no signature of {name} found")
+            raise SystemExit(f"builders: no signature of {name} found")
         text = text[:start] + render_builder(builder) + text[end + len(end_line) :]
     return text
 
@@ -424,7 +446,10 @@ def regenerate_builders(text: str) -> str:
 #: Every file written here, with what rewrites it.
 TARGETS: tuple[tuple[str, Callable[[str], str]], ...] = (
     *((m.path, lambda text, m=m: regenerate(text, m)) for m in MODULES),
-    (BUILDERS_PATH, regenerate_builders),
+    *(
+        (path, lambda text, names=names: regenerate_builders(text, names))
+        for path, names in BUILDER_MODULES.items()
+    ),
 )
 
 

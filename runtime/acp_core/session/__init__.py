@@ -18,23 +18,25 @@ The same names are :mod:`acp_core`'s and every adapter's
     transcript.apply(notification("s1", agent_text("Hello", message_id="m1")))
 """
 
+from ._blocks import (
+    diff,
+    embedded_blob_resource,
+    embedded_text_resource,
+    resource_link,
+    terminal,
+    text_block,
+    tool_content,
+)
 from ._builders import (
     agent_message,
     agent_text,
     agent_thought,
-    diff,
-    embedded_blob_resource,
-    embedded_text_resource,
     notification,
     plan,
     plan_entry,
-    resource_link,
-    terminal,
-    text_block,
     thought_text,
     tool_call,
     tool_call_update,
-    tool_content,
     usage_update,
     user_message,
     user_text,
