@@ -480,15 +480,15 @@ class Connection:
                     coro = item.handler(item.params).__await__()
                     trap = self._step(coro, context, RETURNED)
                 except Exception:
-                    trap = RETURNED
                     log.exception("notification handler for %s failed", item.name)
                 except BaseException:
                     engine.notification_done(item)
                     raise
-                if trap is not RETURNED:
-                    self._notifying = True
-                    self._writer.flush()  # this task yields to trio next
-                    return Notifying(item, coro, trap)
+                else:
+                    if trap is not RETURNED:
+                        self._notifying = True
+                        self._writer.flush()  # this task yields to trio next
+                        return Notifying(item, coro, trap)
                 engine.notification_done(item)
                 if self._paused:
                     self._unpause()
