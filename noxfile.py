@@ -22,6 +22,7 @@ TYPED_EXAMPLES = [
     "examples/simple_agent.py",
     "examples/simple_client.py",
     "examples/asyncio_echo_agent.py",
+    "examples/testing_in_memory.py",
 ]
 
 

@@ -20,7 +20,8 @@ def _modules() -> list[str]:
     for package in PACKAGES:
         names.append(package)
         path = importlib.import_module(package).__path__
-        names += [f"{package}.{m.name}" for m in pkgutil.iter_modules(path)]
+        # subpackages too (acp_core.session)
+        names += [m.name for m in pkgutil.walk_packages(path, f"{package}.")]
     return sorted(names)
 
 
@@ -41,7 +42,8 @@ def test_the_docstring_examples_are_found() -> None:
         for name in (
             "acp_schema._runtime",
             "acp_schema.v1",
-            "acp_core._builders",
+            "acp_core.session._blocks",
+            "acp_core.session._builders",
             "acp_asyncio._serve",
         )
     }

@@ -1,4 +1,4 @@
-"""Write the typed signatures every adapter shares, once.
+"""Write the typed signatures every adapter shares, and the builders' overloads, once.
 
 ``spawn_agent``, ``connect_to_agent`` and ``connect_to_client`` take the
 same offer (one client or agent class, or one per protocol version) and the
@@ -10,6 +10,12 @@ written here, from one table, into each adapter's module between the
     python tools/gen_overloads.py          # rewrite the adapters' copies
     python tools/gen_overloads.py --check  # exit 1 if a copy is stale
 
+The session-update builders (``acp_core/session/_blocks.py``, ``_builders.py``) take
+``version=v1`` or ``version=v2`` and return that version's class: three
+``@overload`` stubs and the implementation's signature each, written here
+from the second table (``BUILDERS``: each builder's parameters once, ``{v}``
+where the version's module goes) before each builder's docstring and body.
+
 ``tests/test_generated_overloads.py`` fails when a copy differs from what
 this writes (as trio's ``gen_exports`` check does).
 """
@@ -18,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -172,18 +179,292 @@ def regenerate(text: str, module: Module) -> str:
     return text
 
 
+# --- the session-update builders ---------------------------------------------
+
+#: Where each builder lives (the content blocks apart from the updates).
+BUILDER_MODULES = {
+    "runtime/acp_core/session/_blocks.py": (
+        "text_block",
+        "resource_link",
+        "embedded_text_resource",
+        "embedded_blob_resource",
+        "tool_content",
+        "diff",
+    ),
+    "runtime/acp_core/session/_builders.py": (
+        "agent_text",
+        "user_text",
+        "thought_text",
+        "tool_call",
+        "tool_call_update",
+        "plan_entry",
+        "plan",
+        "usage_update",
+        "notification",
+    ),
+}
+LINE_LENGTH = 88  # ruff's, so that `ruff format` leaves what is written here
+
+
+@dataclass(frozen=True)
+class VersionRow:
+    """One overload of a builder: the schema module ``{v}`` stands for, the
+    ``version`` parameter that selects it (or none: the argument's own class
+    does), and which form of a parameter written twice (v1, v2) it takes."""
+
+    module: str
+    version: str | None
+    form: int
+    any_result: bool = False  # a module known only at run time
+
+
+#: ``version=v1`` (or left out), ``version=v2``, any other module: ``Any``.
+BY_VERSION_ARGUMENT = (
+    VersionRow("v1", "version: V1Module = ...", 0),
+    VersionRow("v2", "version: V2Module", 1),
+    VersionRow("v2", "version: types.ModuleType", 1, any_result=True),
+)
+#: By the class of what is wrapped (``notification``): one overload per module.
+BY_ARGUMENT_CLASS = (
+    VersionRow("v1", None, 0),
+    VersionRow("v2", None, 1),
+    VersionRow("v2_alpha0", None, 1),
+)
+#: The implementation's own ``version`` parameter (it takes any module), per rows.
+_IMPLEMENTATION: dict[tuple[VersionRow, ...], str | None] = {
+    BY_VERSION_ARGUMENT: "version: object = None",
+    BY_ARGUMENT_CLASS: None,
+}
+
+#: A parameter: its text, ``{v}`` for the version's module; a pair where v1
+#: and v2 differ (v2 requires what v1 leaves optional).
+Param = str | tuple[str, str]
+
+
+@dataclass(frozen=True)
+class Builder:
+    """One builder's overloads: its parameters once, its result per row."""
+
+    name: str
+    params: tuple[Param, ...]
+    returns: tuple[str, ...]  # per row, ``Any`` rows left out; or "{v}.Class"
+    rows: tuple[VersionRow, ...] = BY_VERSION_ARGUMENT
+
+
+_META = "meta: Meta = UNSET"
+_MESSAGE_ID = ("message_id: str | None = None", "message_id: str")
+_MIME = "mime_type: str | UnsetType | None = UNSET"
+_RAW = ("raw_input: Any = UNSET", "raw_output: Any = UNSET", _META)
+
+BUILDERS = (
+    Builder("text_block", ("text: str", "*", _META), ("{v}.TextContent",)),
+    Builder(
+        "resource_link",
+        (
+            "uri: str",
+            "name: str | None = None",
+            "*",
+            "title: str | UnsetType | None = UNSET",
+            "description: str | UnsetType | None = UNSET",
+            _MIME,
+            "size: int | UnsetType | None = UNSET",
+            _META,
+        ),
+        ("{v}.ResourceLink",),
+    ),
+    Builder(
+        "embedded_text_resource",
+        ("uri: str", "text: str", "*", _MIME, _META),
+        ("{v}.EmbeddedResource",),
+    ),
+    Builder(
+        "embedded_blob_resource",
+        ("uri: str", "data: bytes", "*", _MIME, _META),
+        ("{v}.EmbeddedResource",),
+    ),
+    Builder(
+        "agent_text", ("text: str", "*", _MESSAGE_ID, _META), ("{v}.AgentMessageChunk",)
+    ),
+    Builder(
+        "user_text", ("text: str", "*", _MESSAGE_ID, _META), ("{v}.UserMessageChunk",)
+    ),
+    Builder(
+        "thought_text",
+        ("text: str", "*", _MESSAGE_ID, _META),
+        ("{v}.AgentThoughtChunk",),
+    ),
+    Builder("tool_content", ("content: str | {v}.ContentBlock", "*"), ("{v}.Content",)),
+    Builder(
+        "diff",
+        ("path: str", "old_text: str | None", "new_text: str", "*", _META),
+        ("{v}.Diff",),
+    ),
+    Builder(
+        "tool_call",
+        (
+            "tool_call_id: str",
+            "title: str",
+            "*",
+            "kind: {v}.ToolKind | UnsetType = UNSET",
+            'status: {v}.ToolCallStatus | UnsetType = "pending"',
+            "content: Sequence[{v}.ToolCallContent] | UnsetType = UNSET",
+            "locations: Sequence[str | {v}.ToolCallLocation] | UnsetType = UNSET",
+            *_RAW,
+        ),
+        # v2 has no ``tool_call``: a first ``tool_call_update`` creates the call
+        ("v1.ToolCall", "v2.SessionUpdateToolCallUpdate"),
+    ),
+    Builder(
+        "tool_call_update",
+        (
+            "tool_call_id: str",
+            "*",
+            "status: {v}.ToolCallStatus | UnsetType | None = UNSET",
+            "title: str | UnsetType | None = UNSET",
+            "kind: {v}.ToolKind | UnsetType | None = UNSET",
+            "content: Sequence[{v}.ToolCallContent] | UnsetType | None = UNSET",
+            "locations: Sequence[str | {v}.ToolCallLocation] | UnsetType | None = UNSET",
+            *_RAW,
+        ),
+        ("{v}.SessionUpdateToolCallUpdate",),
+    ),
+    Builder(
+        "plan_entry",
+        (
+            "content: str",
+            "*",
+            'priority: {v}.PlanEntryPriority = "medium"',
+            'status: {v}.PlanEntryStatus = "pending"',
+            _META,
+        ),
+        ("{v}.PlanEntry",),
+    ),
+    Builder(
+        "plan",
+        (
+            "entries: Sequence[{v}.PlanEntry | str]",
+            "*",
+            ("plan_id: str | None = None", "plan_id: str"),
+            _META,
+        ),
+        ("v1.Plan", "v2.PlanUpdate"),
+    ),
+    Builder(
+        "usage_update",
+        (
+            "used: int",
+            "size: int",
+            "*",
+            "cost: float | None = None",
+            'currency: str = "USD"',
+            _META,
+        ),
+        ("{v}.UsageUpdate",),
+    ),
+    Builder(
+        "notification",
+        ("session_id: str", "update: {v}.SessionUpdate", "*", _META),
+        (
+            "v1.SessionNotification",
+            "v2.UpdateSessionNotification",
+            "v2_alpha0.SessionNotification",
+        ),
+        BY_ARGUMENT_CLASS,
+    ),
+)
+
+
+def _param(param: Param, row: VersionRow | None) -> str:
+    """``param`` in ``row``'s overload; in the implementation (``row`` None) a
+    version-dependent type is ``Any``."""
+    text = param if isinstance(param, str) else param[row.form if row else 0]
+    if row is not None:
+        return text.replace("{v}", row.module)
+    if "{v}" not in text:
+        return text
+    name, _, default = text.partition(" = ")
+    return f"{name.split(':')[0]}: Any" + (f" = {default}" if default else "")
+
+
+def _def(name: str, params: list[str], result: str, tail: str) -> str:
+    """A ``def`` as ruff formats it: on one line if it fits, else the
+    parameters on one line of their own, else one per line."""
+    one_line = f"def {name}({', '.join(params)}) -> {result}:{tail}"
+    if len(one_line) <= LINE_LENGTH:
+        return one_line + "\n"
+    inner = "    " + ", ".join(params)
+    if len(inner) <= LINE_LENGTH:
+        return f"def {name}(\n{inner}\n) -> {result}:{tail}\n"
+    lines = "".join(f"    {p},\n" for p in params)
+    return f"def {name}(\n{lines}) -> {result}:{tail}\n"
+
+
+def render_builder(builder: Builder) -> str:
+    """The overloads and the implementation's signature of ``builder``."""
+    out = MARKER.format(name=builder.name) + "\n"
+    results = iter(builder.returns)
+    last = builder.returns[-1]
+    for row in builder.rows:
+        params = [_param(p, row) for p in builder.params]
+        if row.version:
+            params.append(row.version)
+        result = "Any" if row.any_result else next(results, last)
+        out += "@overload\n" + _def(
+            builder.name, params, result.replace("{v}", row.module), " ..."
+        )
+    params = [_param(p, None) for p in builder.params]
+    implementation = _IMPLEMENTATION[builder.rows]
+    if implementation:
+        params.append(implementation)
+    if params[-1] == "*":  # nothing keyword-only left
+        params.pop()
+    return out + _def(builder.name, params, "Any", "")
+
+
+def regenerate_builders(text: str, names: tuple[str, ...]) -> str:
+    """``text`` (a builders' module) with the signatures of ``names`` rewritten."""
+    by_name = {b.name: b for b in BUILDERS}
+    for name in names:
+        builder = by_name[name]
+        start = text.find(MARKER.format(name=name) + "\n")
+        if start < 0:  # first run: from the first overload
+            start = text.find(f"@overload\ndef {name}(")
+        # the implementation: the first ``def`` of the name not an overload
+        impl = start
+        while impl >= 0:
+            impl = text.find(f"\ndef {name}(", impl + 1)
+            if not text[:impl].endswith("@overload"):
+                break
+        end_line = ") -> Any:\n"
+        end = text.find(end_line, impl)
+        if start < 0 or impl < 0 or end < 0:
+            raise SystemExit(f"builders: no signature of {name} found")
+        text = text[:start] + render_builder(builder) + text[end + len(end_line) :]
+    return text
+
+
+#: Every file written here, with what rewrites it.
+TARGETS: tuple[tuple[str, Callable[[str], str]], ...] = (
+    *((m.path, lambda text, m=m: regenerate(text, m)) for m in MODULES),
+    *(
+        (path, lambda text, names=names: regenerate_builders(text, names))
+        for path, names in BUILDER_MODULES.items()
+    ),
+)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Rewrite the copies (or, with ``--check``, say which are stale)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--check", action="store_true", help="only check")
     args = parser.parse_args(argv)
     stale = []
-    for module in MODULES:
-        path = ROOT / module.path
+    for where, rewrite in TARGETS:
+        path = ROOT / where
         text = path.read_text()
-        new = regenerate(text, module)
+        new = rewrite(text)
         if new != text:
-            stale.append(module.path)
+            stale.append(where)
             if not args.check:
                 path.write_text(new)
     for stale_path in stale:

@@ -297,7 +297,7 @@ class Connection:
         if (
             self._eof
             and not self._tasks
-            and (self._grace_over or self.engine.backlog == 0)
+            and (self._grace_over or self.engine.queue_idle)
         ):
             self.close()
 
@@ -362,7 +362,7 @@ class Connection:
             item = engine.next_queued()
             self._flush_outbox()
             if item is None:
-                if self._eof and not engine.backlog:
+                if self._eof and engine.queue_idle:
                     self._finish_if_idle()
                     return
                 burst = 0

@@ -38,6 +38,7 @@ from acp_core import (
     Resolve,
     TypedPeer,
     Write,
+    attach_peers,
     judge_oversized,
     proxy_handlers,
     proxy_schema,
@@ -67,17 +68,20 @@ class _ProxyConnection:
         self.calls: dict[Any, asyncio.Future[Any]] = {}
         self.tasks: dict[Any, asyncio.Task[None]] = {}
         self.running: set[asyncio.Task[None]] = set()
-        proxy.successor = TypedPeer(
-            self.schema.AGENT_METHODS,
-            self.schema,
-            lambda m, p, r: self.send(FROM_SUCCESSOR, m, p, r),
-            lambda m, p, r: self.send(FROM_SUCCESSOR, m, p, r),
-        )
-        proxy.predecessor = TypedPeer(
-            self.schema.CLIENT_METHODS,
-            self.schema,
-            lambda m, p, r: self.send(FROM_PREDECESSOR, m, p, r),
-            lambda m, p, r: self.send(FROM_PREDECESSOR, m, p, r),
+        attach_peers(
+            proxy,
+            TypedPeer(
+                self.schema.AGENT_METHODS,
+                self.schema,
+                lambda m, p, r: self.send(FROM_SUCCESSOR, m, p, r),
+                lambda m, p, r: self.send(FROM_SUCCESSOR, m, p, r),
+            ),
+            TypedPeer(
+                self.schema.CLIENT_METHODS,
+                self.schema,
+                lambda m, p, r: self.send(FROM_PREDECESSOR, m, p, r),
+                lambda m, p, r: self.send(FROM_PREDECESSOR, m, p, r),
+            ),
         )
 
     async def write(self, data: bytes) -> None:

@@ -3,8 +3,10 @@
 Everything of ACP that is not reading, writing or waiting: the JSON-RPC
 envelope and its framing, correlation, batches, ordering, the initialize and
 version rules of both sides, capability and path rules, session-cancel
-bookkeeping and the bounds of :class:`Limits`; and the helpers that need no
-connection (builders of session updates, :class:`SessionTranscript`).  It
+bookkeeping and the bounds of :class:`Limits`; and, re-exported from their
+own namespace beside the engine (:mod:`acp_core.session`), the helpers that
+need no connection (builders of session updates, :class:`SessionTranscript`,
+:class:`ToolCallTracker`, :class:`PermissionBroker`).  It
 needs ``msgspec`` and ``acp_schema`` only: no trio, no asyncio.  The runtimes
 (``acp_trio``, ``acp_asyncio``) are thin adapters over it::
 
@@ -24,27 +26,6 @@ the capability rules (:class:`AgentCallChecks`, :func:`check_client_call`,
 ``acp_core._x`` module.
 """
 
-from ._builders import (
-    agent_message,
-    agent_text,
-    agent_thought,
-    diff,
-    embedded_blob_resource,
-    embedded_text_resource,
-    notification,
-    plan,
-    plan_entry,
-    resource_link,
-    terminal,
-    text_block,
-    thought_text,
-    tool_call,
-    tool_call_update,
-    tool_content,
-    usage_update,
-    user_message,
-    user_text,
-)
 from ._capabilities import (
     CLIENT_CHECKED,
     NONE_ADVERTISED,
@@ -91,7 +72,6 @@ from ._jsonrpc import (
 )
 from ._limits import DEFAULT_MAX_MESSAGE_SIZE, Limits
 from ._outgoing import OutgoingMessageError, set_check_outgoing_default
-from ._permissions import Permission, PermissionBroker, default_permission_options
 from ._proxy import Caller, PeerProxy
 from ._proxy_role import (
     FROM_PREDECESSOR,
@@ -104,6 +84,7 @@ from ._proxy_role import (
     Resolve,
     TypedPeer,
     Write,
+    attach_peers,
     proxy_handlers,
     proxy_schema,
 )
@@ -147,15 +128,37 @@ from ._successor import (
     wrap_notification,
     wrap_request,
 )
-from ._tool_calls import ToolCallTracker
-from ._transcript import (
+from ._version import __version__
+from .session import (
+    Permission,
+    PermissionBroker,
     PlanState,
     SessionInfoState,
     SessionTranscript,
     ToolCallState,
+    ToolCallTracker,
     TranscriptMessage,
+    agent_message,
+    agent_text,
+    agent_thought,
+    default_permission_options,
+    diff,
+    embedded_blob_resource,
+    embedded_text_resource,
+    notification,
+    plan,
+    plan_entry,
+    resource_link,
+    terminal,
+    text_block,
+    thought_text,
+    tool_call,
+    tool_call_update,
+    tool_content,
+    usage_update,
+    user_message,
+    user_text,
 )
-from ._version import __version__
 
 __all__ = [
     "CLIENT_CHECKED",
@@ -287,6 +290,7 @@ __all__ += [
     "SuccessorMessage",
     "TypedPeer",
     "Write",
+    "attach_peers",
     "plain_notification",
     "plain_request",
     "proxy_handlers",

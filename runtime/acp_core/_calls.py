@@ -43,36 +43,21 @@ from ._records import (
     Settable,
     VersionChosen,
 )
-from ._schema import MethodSpec, Schema
-from ._state import EMPTY_OBJECT, EngineState, log, size_of
+from ._schema import MethodSpec
+from ._state import EMPTY_OBJECT, EngineState, log, size_of, validation_data
 
 __all__ = [
     "call_finished",
     "ext_notification",
     "fail_call",
-    "fail_pending",
     "notification",
     "on_response",
     "release",
     "start_call",
     "start_ext_call",
-    "validation_data",
 ]
 
 _NULL: Final = b"null"
-
-
-def validation_data(
-    exc: msgspec.ValidationError, root: str, limit: int = 256
-) -> dict[str, str]:
-    """A bounded ``data`` for -32602: the failing path and a short message."""
-    text = str(exc)
-    path = "$"
-    head, sep, tail = text.rpartition(" - at `")
-    if sep and tail.endswith("`"):
-        text, path = head, tail[:-1]
-    path = root + path[1:]
-    return {"path": clip(path, limit), "message": clip(text, limit)}
 
 
 # -- outgoing ----------------------------------------------------------------------
@@ -108,11 +93,10 @@ def start_call(
         raise ConnectionClosed("connection closed")
     schema = state.schema
     data = _outgoing_params(state, method, params)
-    ident = state.next_id
-    state.next_id += 1
+    ident = state.calls.new_id()
     line = encode_request(ident, schema.wire_names[method.name], data)
     call = Call(ident, method, params, line, waiter, origin)
-    _register(state, call)
+    state.calls.register(call)
     state.rules.sent(schema, method, params)
     return call
 
@@ -129,20 +113,11 @@ def start_ext_call(
         raise ValueError("extension method names start with '_'")
     if state.closed or state.eof:
         raise ConnectionClosed("connection closed")
-    ident = state.next_id
-    state.next_id += 1
+    ident = state.calls.new_id()
     line = encode_request(ident, msgspec.json.encode(name), state.schema.encode(params))
     call = Call(ident, ExtMethod(name), params, line, waiter, origin)
-    _register(state, call)
+    state.calls.register(call)
     return call
-
-
-def _register(state: EngineState, call: Call) -> None:
-    state.pending[call.id] = call
-    if call.exempt:
-        state.waits_in_notifications += 1
-    elif call.in_request:
-        state.waits_in_requests += 1
 
 
 def call_finished(state: EngineState, call: Call) -> bytes | None:
@@ -153,15 +128,9 @@ def call_finished(state: EngineState, call: Call) -> bytes | None:
     turned false: wake the consumer.
     """
     line = None
-    if state.pending.pop(call.id, None) is not None:  # left before its answer
+    if state.calls.left(call):  # left before its answer
         line = _cancel_request_line(state, call.id)
-    if call.exempt:
-        state.waits_in_notifications -= 1
-    elif call.in_request:
-        state.waits_in_requests -= 1
-    call.waiting = False
-    if call.held:  # released: what came after it may be handled now
-        call.held = False
+    if call.resumed():  # released: what came after it may be handled now
         state.order.resume()
     try:
         state.rules.call_finished(call)
@@ -209,9 +178,7 @@ def ext_notification(state: EngineState, name: str, params: Any) -> bytes:
 def on_response(state: EngineState, env: Envelope) -> None:
     """A response arrived: find its call; release it now or behind the queue."""
     ident = env.id
-    call = (
-        None if isinstance(ident, msgspec.UnsetType) else state.pending.pop(ident, None)
-    )
+    call = None if isinstance(ident, msgspec.UnsetType) else state.calls.answered(ident)
     if call is None:  # a call cancelled here, or a peer's mistake
         log.info(
             "dropping response to unknown request id %s",
@@ -220,11 +187,11 @@ def on_response(state: EngineState, env: Envelope) -> None:
         return
     if env.result is not msgspec.UNSET and not _negotiated(state, call, env.result):
         return
-    if state.backlog == 0 or call.exempt:
+    if call.exempt or state.queue.idle:
         release(state, call, env)
     else:
         size = size_of(env.result if env.error is msgspec.UNSET else env.error)
-        state.enqueue(HeldResponse(call, env, size), size)
+        state.queue.push(HeldResponse(call, env, size))
 
 
 def _negotiated(state: EngineState, call: Call, result: msgspec.Raw) -> bool:
@@ -234,20 +201,17 @@ def _negotiated(state: EngineState, call: Call, result: msgspec.Raw) -> bool:
         version = rules.response_received(state.schema, call, result)
     except ProtocolVersionError as exc:
         call.fail(exc)
-        state.events.append(CloseConnection(str(exc)))
+        state.emit(CloseConnection(str(exc)))
         return False
     except Exception:
         log.exception("failed to handle the response to %s", call.method.name)
         call.fail(RequestError(INTERNAL_ERROR, "Internal error"))
         return False
     if version is not None and version != state.schema.version:
-        draft = rules.offer.drafts.get(version)
-        state.bind(
-            Schema.load(version, rules.side, unstable=state.unstable, draft=draft)
-        )
-        call.method = state.schema.outgoing[call.method.name]
+        state.speak(version)
+        call.respoken(state.schema.outgoing[call.method.name])
         rules.advertised(state.schema)
-        state.events.append(VersionChosen(version))
+        state.emit(VersionChosen(version))
     return True
 
 
@@ -255,26 +219,26 @@ def release(state: EngineState, call: Call, env: Envelope) -> None:
     """Decode the answer to ``call`` and wake its caller."""
     if call.answered:
         return
+    value: Any = None
+    failure: BaseException | None
     try:
         if env.error is not msgspec.UNSET:
-            call.failure = decode_error(env.error)
+            failure = decode_error(env.error)
         else:
-            call.value, call.failure = _decode_result(
+            value, failure = _decode_result(
                 state,
                 call.method,
                 env.result,  # type: ignore[arg-type]
             )
     except Exception:
         log.exception("failed to decode the response to %s", call.method.name)
-        call.value, call.failure = None, RequestError(INTERNAL_ERROR, "Internal error")
-    call.answered = True
+        value, failure = None, RequestError(INTERNAL_ERROR, "Internal error")
+    call.settle(value, failure)
     try:
         state.rules.call_released(call)
     except Exception:
         log.exception("failed to apply the response to %s", call.method.name)
-    call.waiter.set()
-    if call.waiting and not call.exempt:  # its caller runs before what came after
-        call.held = True
+    if call.wake():  # its caller runs before what came after
         state.order.hold()
 
 
@@ -304,13 +268,6 @@ def _decode_result(
 
 def fail_call(state: EngineState, ident: Id, message: str) -> None:
     """Fail the call of ours ``ident`` answers (an answer that was no valid message)."""
-    call = state.pending.pop(ident, None)
+    call = state.calls.answered(ident)
     if call is not None:
         call.fail(RequestError(INVALID_REQUEST, message))
-
-
-def fail_pending(state: EngineState, error: BaseException) -> None:
-    """Fail every call waiting for its answer."""
-    pending, state.pending = state.pending, {}
-    for call in pending.values():
-        call.fail(error)

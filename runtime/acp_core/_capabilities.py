@@ -42,7 +42,7 @@ from typing import Any
 
 import msgspec
 
-from ._errors import INVALID_PARAMS, METHOD_NOT_FOUND, CapabilityError, RequestError
+from ._errors import INVALID_PARAMS, CapabilityError, RequestError, method_not_found
 from ._support import support
 
 __all__ = [
@@ -584,9 +584,8 @@ class ReceivedCallChecks:
                 continue
             missing = _client_missing(method.handler, own_caps, checks)
             if missing is not None:
-                self.refusals[name] = RequestError(
-                    METHOD_NOT_FOUND,
-                    f"Method not found: {name}",
+                self.refusals[name] = method_not_found(
+                    name,
                     {
                         "method": name,
                         "message": missing.replace("the client", "this client"),

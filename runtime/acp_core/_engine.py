@@ -42,13 +42,10 @@ from ._jsonrpc import Id
 from ._limits import Limits
 from ._lines import on_line
 from ._records import END_OF_INPUT, NEED_DATA, PAUSED, HeldResponse, Running
-from ._rules import peek_protocol_version
 from ._schema import Schema
 from ._state import EngineState, Rules, log
 
-__all__ = ["Engine", "peek_protocol_version", "validation_data"]
-
-validation_data = _calls.validation_data
+__all__ = ["Engine"]
 
 
 class Engine(EngineState):
@@ -66,6 +63,9 @@ class Engine(EngineState):
         self._lines = LineBuffer(max_message_size=self.limits.max_message_size)
         self._incoming: collections.deque[bytes | Oversized] = collections.deque()
         self._eof_reported = False
+        #: Why :meth:`next_event` returned ``PAUSED`` (``WRITE_BUFFER``,
+        #: ``NOTIFICATIONS`` of ``acp_core.adapter``).
+        self.pause_reason: str | None = None
 
     # -- bytes in, events out ----------------------------------------------------
 
@@ -85,24 +85,26 @@ class Engine(EngineState):
         write budget is one of the bounds, checked before every line; what
         the outbox holds counts as written: a chunk of bad lines cannot
         build more answers than the write bound).  Returns ``NEED_DATA``,
-        ``PAUSED``, ``END_OF_INPUT`` or an event record; see core-api.
-        Lines that only queue notifications or build replies produce no
-        event: the loop goes on to the next one.
+        ``PAUSED``, ``END_OF_INPUT`` or an event record (the names of
+        :mod:`acp_core.adapter`).  Lines that only queue notifications or
+        build replies produce no event: the loop goes on to the next one.
         """
-        events, incoming, queue, full = (
+        events, incoming, queue, calls, full = (
             self.events,
             self._incoming,
             self.queue,
+            self.calls,
             self.gate.full,
         )
+        items = queue.items
         while True:
             if events:
                 return events.popleft()
             if full(
                 write_queued + self.outbox_bytes,
-                len(queue),
-                self.queued_bytes,
-                self.waits_in_notifications,
+                len(items),
+                queue.size,
+                calls.in_notifications,
             ):
                 self.pause_reason = self.read_gate(write_queued)
                 return PAUSED
@@ -123,16 +125,10 @@ class Engine(EngineState):
         ``acp_core.adapter``), or ``None``: read."""
         return self.gate.reason(
             write_queued=write_queued + self.outbox_bytes,
-            queued=len(self.queue),
-            queued_bytes=self.queued_bytes,
-            notifications_wait=self.waits_in_notifications,
+            queued=len(self.queue.items),
+            queued_bytes=self.queue.size,
+            notifications_wait=self.calls.in_notifications,
         )
-
-    def take_outbox(self) -> list[bytes]:
-        """The bytes built since the last call, to be written in order."""
-        out, self.outbox = self.outbox, []
-        self.outbox_bytes = 0
-        return out
 
     # -- the handler object ------------------------------------------------------
 
@@ -146,17 +142,9 @@ class Engine(EngineState):
         ``max_error_text``) when given, else -32601 if ``obj`` has no
         ``initialize``.
         """
-        self.handler_obj = obj
-        self.handlers = {}
-        self.receipts = {}
+        self.use_handler_object(obj)
         _handlers.warn_unmatched(obj, self.schema)
         _receipt.resume_initialize(self, failure)
-
-    @property
-    def handler_object(self) -> object | None:
-        return self.handler_obj
-
-    decode_params = _receipt.decode_params
 
     # -- incoming requests: answers --------------------------------------------
 
@@ -164,15 +152,14 @@ class Engine(EngineState):
     answer_exception = _requests.answer_exception
     answer_cancelled = _requests.answer_cancelled
     request_done = _requests.request_done
-    rules_start = _requests.started
 
     def running_requests(self) -> Mapping[Id, Running]:
-        """Incoming requests currently being handled, by id."""
-        return self.running
+        """Incoming requests currently being handled, by id (read-only)."""
+        return self.running.view
 
     # -- the ordered queue ---------------------------------------------------------
 
-    next_queued = _ordering.next_queued
+    # next_queued: OrderedQueue.next (EngineState), documented in adapter.py
     notification_done = _ordering.notification_done
     abandon_queued = _ordering.abandon_queued
 
@@ -184,8 +171,14 @@ class Engine(EngineState):
 
     @property
     def queue_ready(self) -> bool:
-        """:meth:`next_queued` has something for the consumer now: wake it."""
-        return bool(self.queue) and not _ordering.queue_blocked(self)
+        """``next_queued`` has something for the consumer now: wake it."""
+        return bool(self.queue.items) and not _ordering.queue_blocked(self)
+
+    @property
+    def queue_idle(self) -> bool:
+        """Nothing is queued and no notification handler runs: the consumer
+        may end once the input ended."""
+        return self.queue.idle
 
     # -- calls of ours ---------------------------------------------------------------
 
@@ -194,29 +187,34 @@ class Engine(EngineState):
     call_finished = _calls.call_finished
     notification = _calls.notification
     ext_notification = _calls.ext_notification
-    release = _calls.release
-
-    @property
-    def calls_pending(self) -> int:
-        """Calls of ours waiting for the peer's answer."""
-        return len(self.pending)
 
     # -- the end -------------------------------------------------------------------
 
     def end_of_input(self) -> None:
         """The peer closed its end: every pending call fails now, and every later one."""
-        self.eof = True
-        _calls.fail_pending(self, ConnectionClosed("the peer closed the connection"))
+        self.end_input()
+        self.calls.fail_all(ConnectionClosed("the peer closed the connection"))
 
     def close(self) -> None:
         """The connection is over: pending calls (held ones too) fail, nothing more is sent."""
-        if self.closed:
+        if not self.close_output():
             return
-        self.closed = True
-        self.outbox.clear()
-        self.outbox_bytes = 0
         error = ConnectionClosed("connection closed")
-        _calls.fail_pending(self, error)
+        self.calls.fail_all(error)
         for item in self.queue:
             if type(item) is HeldResponse:
                 item.call.fail(error)
+
+    # -- the steps one concern takes of another's (EngineState: the hub) ---------
+
+    on_notification = _receipt.on_notification
+    on_request = _receipt.on_request
+    on_response = _calls.on_response
+    fail_call = _calls.fail_call
+    release = _calls.release
+    ordered_head = _ordering.ordered_head
+    must_wait = _requests.must_wait
+    start = _requests.start
+    started = _requests.started
+    finish = _requests.finish
+    refuse_too_many = _requests.refuse_too_many

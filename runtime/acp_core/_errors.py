@@ -117,3 +117,10 @@ def not_initialized(method: str, hint: str) -> RequestError:
         f"Invalid request: the connection is not initialized ({hint})",
         {"method": method[:64]},
     )
+
+
+def method_not_found(method: str, data: Any = msgspec.UNSET) -> RequestError:
+    """The -32601 answering ``method``: not in the schema, no handler for it,
+    or (``data`` says why) not advertised by this side.  The one builder of
+    it: its message names the method, whoever refuses."""
+    return RequestError(METHOD_NOT_FOUND, f"Method not found: {method}", data)

@@ -17,7 +17,6 @@ from typing import Any, Final, cast
 
 import msgspec
 
-from ._calls import fail_call, on_response
 from ._errors import INVALID_REQUEST, PARSE_ERROR
 from ._framing import Oversized
 from ._jsonrpc import (
@@ -31,7 +30,6 @@ from ._jsonrpc import (
     judge_oversized,
     split_batch,
 )
-from ._receipt import on_notification, on_request
 from ._records import Batch
 from ._state import EngineState
 
@@ -71,12 +69,12 @@ def on_line(state: EngineState, line: bytes | Oversized, batch: Batch | None) ->
             _on_invalid(state, exc, line, batch)
             return True
     if env.id is _UNSET:  # (check_envelope: a response has an id)
-        on_notification(state, env)
+        state.on_notification(env)
         return False
     if env.method is _UNSET:
-        on_response(state, env)
+        state.on_response(env)
         return False
-    on_request(state, env, batch)
+    state.on_request(env, batch)
     return True
 
 
@@ -93,7 +91,7 @@ def _on_invalid(
     ident = exc.ident
     if exc.response:
         message = f"Invalid response from peer: {exc.message}"
-        fail_call(state, ident, clip(message, state.limits.max_error_text))
+        state.fail_call(ident, clip(message, state.limits.max_error_text))
         ident = None
     state.reply_error(ident, exc.code, exc.message, batch)
 
@@ -130,9 +128,8 @@ def _on_batch(state: EngineState, line: bytes) -> None:
     batch = Batch()
     for member in members:
         if on_line(state, bytes(member), batch):
-            batch.expected += 1
-    batch.sealed = True
-    done = batch.complete()
+            batch.expect()
+    done = batch.seal()
     if done is not None:
         state.send(done)
 
@@ -142,11 +139,11 @@ def on_oversized(state: EngineState, line: Oversized) -> None:
     verdict every reader takes (``judge_oversized``)."""
     limits = state.limits
     verdict = judge_oversized(
-        line, limits.max_message_size, limits.max_error_text, calls=state.pending
+        line, limits.max_message_size, limits.max_error_text, calls=state.calls
     )
     state.bad_input(verdict.log)
     if verdict.fails is not None:
-        fail_call(state, verdict.fails, verdict.message)
+        state.fail_call(verdict.fails, verdict.message)
     elif verdict.ident is not None:
         state.reply_error(
             verdict.ident,

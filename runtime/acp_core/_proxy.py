@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ._telemetry import traced_call
 
 if TYPE_CHECKING:
-    from ._engine import Engine
     from ._schema import MethodSpec
+    from ._state import EngineState
 
 __all__ = ["Caller", "PeerProxy"]
 
@@ -27,7 +27,7 @@ class Caller(Protocol):
     """What :class:`PeerProxy` needs of a connection (both adapters have it)."""
 
     @property
-    def engine(self) -> Engine:
+    def engine(self) -> EngineState:
         """The connection's protocol state (its ``by_handler`` table)."""
         ...
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final, cast
 
 import msgspec
 
@@ -38,6 +38,10 @@ from ._jsonrpc import (
     encode_error,
     encode_id,
 )
+
+if TYPE_CHECKING:
+    from acp_schema.v1 import AgentUnstable, ClientUnstable
+
 from ._successor import (
     CANCEL_REQUEST,
     PROXY_INITIALIZE,
@@ -354,8 +358,18 @@ class Proxy:
     handler is forwarded unchanged.
     """
 
-    successor: TypedPeer
-    predecessor: TypedPeer
+    #: The next component's methods, typed: ``acp_schema.v1.AgentUnstable``
+    #: (a :class:`TypedPeer` underneath).
+    successor: AgentUnstable
+    #: The previous component's methods: ``acp_schema.v1.ClientUnstable``.
+    predecessor: ClientUnstable
+
+
+def attach_peers(proxy: Proxy, successor: TypedPeer, predecessor: TypedPeer) -> None:
+    """Give ``proxy`` its two peers (an adapter's, once its connection exists):
+    typed for the proxy's author as the schema's Protocols."""
+    proxy.successor = cast("AgentUnstable", successor)
+    proxy.predecessor = cast("ClientUnstable", predecessor)
 
 
 def proxy_schema() -> Any:

@@ -21,22 +21,19 @@ built once per schema and handler object), then, in this order:
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
 from typing import Any, Final
 
 import msgspec
 
-from ._calls import validation_data
 from ._errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
-    METHOD_NOT_FOUND,
     PARSE_ERROR,
     RequestError,
+    method_not_found,
 )
 from ._jsonrpc import Envelope, Id, clip
-from ._ordering import resolve_at_start
 from ._records import (
     Batch,
     ExtMethod,
@@ -45,72 +42,42 @@ from ._records import (
     QueuedNotification,
     Running,
     VersionChosen,
+    resolve_at_start,
 )
-from ._requests import finish, internal_error, must_wait, start
-from ._schema import MethodSpec, Schema, other_draft
-from ._state import EMPTY_OBJECT, AwaitingHandler, EngineState, log, size_of
-from ._table import MethodRule
+from ._schema import MethodSpec, other_draft
+from ._state import (
+    EMPTY_OBJECT,
+    AwaitingHandler,
+    EngineState,
+    Receipt,
+    internal_error,
+    log,
+    size_of,
+    validation_data,
+)
 
 __all__ = [
-    "Receipt",
-    "decode_params",
+    "admit",
     "on_notification",
     "on_request",
-    "receipt_of",
     "resume_initialize",
 ]
 
 _UNKNOWN: Final[Any] = object()
 
 
-class Receipt(msgspec.Struct, frozen=True):
-    """One incoming method as this connection receives it (by wire name)."""
-
-    method: MethodSpec
-    rule: MethodRule
-    #: The params type of a request, and of the method sent as a
-    #: notification (``mcp/message`` is both).
-    request_type: Any
-    notification_type: Any
-    #: Their strict first-pass decoders (``Schema.decoder``).
-    request_decode: Callable[[Any], Any]
-    notification_decode: Callable[[Any], Any]
-    handler: Handler | None
-
-
-def receipt_of(state: EngineState, name: str) -> Receipt | None:
-    """The receipt of wire name ``name`` (``None``: not a method of the schema)."""
-    receipt = state.receipts.get(name)
-    if receipt is not None:
-        return receipt  # type: ignore[no-any-return]
-    schema = state.schema
-    method = schema.incoming.get(name)
-    if method is None:
-        return None
-    note_type = method.params
-    if method.result is not None:
-        note_type = getattr(method, "notification", None) or note_type
-    receipt = Receipt(
-        method,
-        state.rules.rule(method.handler),
-        method.params,
-        note_type,
-        schema.decoder(method.params),
-        schema.decoder(note_type),
-        state.handler_for(method),
-    )
-    state.receipts[name] = receipt
-    return receipt
-
-
 def _decode(
     state: EngineState,
     receipt: Receipt,
-    raw: msgspec.Raw | msgspec.UnsetType,
+    data: bytes | msgspec.Raw,
     notification: bool,
 ) -> Any:
-    """The params of one message, decoded and checked (raises as ``decode_params``)."""
-    data = EMPTY_OBJECT if raw is msgspec.UNSET else raw
+    """The params of one message (``data``: ``{}`` when absent), decoded into
+    its type and checked: the strict decoder first, the schema's
+    lenient rules if it refuses; then the side's receiver rules (absolute
+    paths, elicitation modes: :class:`RequestError` -32602) where the row
+    says ``check``.
+    """
     if notification:
         decode, type_ = receipt.notification_decode, receipt.notification_type
     else:
@@ -122,33 +89,6 @@ def _decode(
     if receipt.rule.check:
         state.rules.check_received(state.schema, receipt.method, params)
     return params
-
-
-def decode_params(
-    state: EngineState,
-    method: MethodSpec,
-    raw: msgspec.Raw | msgspec.UnsetType,
-    *,
-    notification: bool = False,
-) -> Any:
-    """Decode ``raw`` params into the method's type (absent params read as ``{}``).
-
-    ``notification``: the message had no id; a request that the schema also
-    defines as a notification (``mcp/message``) then decodes into that
-    form's type.  The side's receiver rules (absolute paths, elicitation
-    modes) raise :class:`RequestError` -32602.
-    """
-    receipt = receipt_of(state, method.name)
-    if receipt is None or receipt.method is not method:
-        type_ = method.params
-        if notification and method.result is not None:
-            type_ = getattr(method, "notification", None) or type_
-        schema = state.schema
-        params = schema.decode(EMPTY_OBJECT if raw is msgspec.UNSET else raw, type_)
-        if state.rules.rule(method.handler).check:
-            state.rules.check_received(schema, method, params)
-        return params
-    return _decode(state, receipt, raw, notification)
 
 
 # -- notifications -------------------------------------------------------------
@@ -164,7 +104,7 @@ def on_notification(state: EngineState, env: Envelope) -> None:
             if refusal is not None:
                 log.warning("dropping notification %s: %s", name, refusal.message)
                 return
-        receipt = state.receipts.get(name) or receipt_of(state, name)
+        receipt = state.receipts.get(name) or state.receipt(name)
         if receipt is None:
             _not_in_schema(state, name, env.params)
             return
@@ -174,26 +114,18 @@ def on_notification(state: EngineState, env: Envelope) -> None:
             data, size = EMPTY_OBJECT, 0
         else:
             data, size = raw, len(raw)
-        rule, decode = receipt.rule, receipt.notification_decode
-        try:  # _decode, written out: it runs once per session/update
-            try:
-                params = decode(data)
-            except Exception:  # the lenient rules may accept it, else the error
-                params = state.schema.decode(data, receipt.notification_type)
-            if rule.check:
-                rules.check_received(state.schema, receipt.method, params)
+        try:
+            params = _decode(state, receipt, data, True)
         except Exception as exc:  # msgspec's, RequestError, RecursionError
             state.bad_input(f"notification {name} dropped, invalid params: {exc}")
             return
-        if rule.watched:
+        if receipt.rule.watched:
             rules.notification_received(receipt.method, params)
         handler = receipt.handler
         if handler is None:
             log.debug("no handler for notification %s", name)
             return
-        state.backlog += 1
-        state.queued_bytes += size
-        state.queue.append(QueuedNotification(name, handler, params, size))
+        state.queue.push(QueuedNotification(name, handler, params, size))
     except Exception:
         log.exception("dropping notification %s", name[:64])
 
@@ -210,9 +142,8 @@ def _not_in_schema(
         ext = getattr(state.handler_obj, "ext_notification", None)
         if ext is not None:
             params = msgspec.json.decode(EMPTY_OBJECT if raw is msgspec.UNSET else raw)
-            size = size_of(raw)
-            note = QueuedNotification(name, functools.partial(ext, name), params, size)
-            state.enqueue(note, size)
+            handler = functools.partial(ext, name)
+            state.queue.push(QueuedNotification(name, handler, params, size_of(raw)))
             return
     log.debug(
         "ignoring unknown notification %s", clip(name, state.limits.max_error_text)
@@ -244,8 +175,9 @@ def on_request(state: EngineState, env: Envelope, batch: Batch | None) -> None:
     """A request: answered here (refused, bad params) or admitted."""
     ident: Id = env.id  # type: ignore[assignment]
     name: str = env.method  # type: ignore[assignment]
-    if state.waits_in_requests and state.gate.refuse_request(
-        len(state.running) - state.waiting, state.waits_in_requests
+    waits = state.calls.in_requests
+    if waits and state.gate.refuse_request(
+        len(state.running) - state.queue.waiting, waits
     ):  # at the bound, handlers wait for us: one waiting could wait for ever
         limit = state.limits.max_concurrent_requests
         log.warning("refused %s: %d requests running", clip(name, 64), limit)
@@ -274,16 +206,14 @@ def _accept(
     rules = state.rules
     refusal = rules.refuse(name, True)
     if refusal is not None:
-        state.reply_error(ident, refusal.code, refusal.message, batch, refusal.data)
+        state.refuse(ident, refusal, batch)
         return
-    receipt = receipt_of(state, name)
+    receipt = state.receipt(name)
     if receipt is None:
         if name.startswith("_"):
             _accept_ext(state, ident, name, raw, batch)
         else:
-            state.reply_error(
-                ident, METHOD_NOT_FOUND, f"Method not found: {name}", batch
-            )
+            state.refuse(ident, method_not_found(name), batch)
         return
     if ident in state.running:
         state.reply_error(
@@ -304,15 +234,13 @@ def _accept(
     method = receipt.method
     if version is not None:
         rules.begin_initialize(version, params)
-        state.awaiting_handler = AwaitingHandler(
-            ident, method, params, batch, size_of(raw)
-        )
-        state.events.append(VersionChosen(version))
+        state.await_handler(AwaitingHandler(ident, method, params, batch, size_of(raw)))
+        state.emit(VersionChosen(version))
         return
     # held (behind initialize): its handler object may come later (a batch)
     handler = resolve_at_start if rules.holds(method) else receipt.handler
     if handler is None:
-        state.reply_error(ident, METHOD_NOT_FOUND, f"Method not found: {name}", batch)
+        state.refuse(ident, method_not_found(name), batch)
         return
     admit(state, ident, method, params, handler, batch, size_of(raw))
 
@@ -330,13 +258,12 @@ def _speak(
     speaking the other one is refused here (why, as text), not misread later.
     """
     if version != state.schema.version:
-        draft = state.rules.offer.drafts.get(version)
-        state.bind(Schema.load(version, "agent", unstable=state.unstable, draft=draft))
+        state.speak(version)
     other = other_draft(state.schema.module, "params", raw)
     if other is not None:
         state.bad_input(f"initialize: {other}")
         return other
-    return receipt_of(state, name) or receipt
+    return state.receipt(name) or receipt
 
 
 def _params_or_reply(
@@ -349,7 +276,9 @@ def _params_or_reply(
     """The request's params, or ``_UNKNOWN`` once it was answered with why not."""
     name = receipt.method.name
     try:
-        return _decode(state, receipt, raw, False)
+        return _decode(
+            state, receipt, EMPTY_OBJECT if raw is msgspec.UNSET else raw, False
+        )
     except msgspec.ValidationError as exc:
         state.bad_input(f"invalid params for {name}: {exc}")
         data = validation_data(exc, "$.params", state.limits.max_error_text)
@@ -359,7 +288,7 @@ def _params_or_reply(
         state.reply_error(ident, PARSE_ERROR, "Parse error", batch)
     except RequestError as exc:
         state.bad_input(f"params of {name} refused: {exc.message}")
-        state.reply_error(ident, exc.code, exc.message, batch, exc.data)
+        state.refuse(ident, exc, batch)
     except RecursionError:  # a decoder that let it out: nested too deep
         state.bad_input(f"params of {name} nested too deep")
         message = "Invalid request: params nested too deep"
@@ -376,7 +305,7 @@ def _accept_ext(
 ) -> None:
     ext = getattr(state.handler_obj, "ext_method", None)
     if ext is None:
-        state.reply_error(ident, METHOD_NOT_FOUND, f"Method not found: {name}", batch)
+        state.refuse(ident, method_not_found(name), batch)
         return
     params = msgspec.json.decode(EMPTY_OBJECT if raw is msgspec.UNSET else raw)
     handler = functools.partial(ext, name)
@@ -397,39 +326,36 @@ def admit(
     """Run an accepted request now, or queue it (``first``: ahead of the queue)."""
     running = Running(method, getattr(params, "session_id", None))
     request = IncomingRequest(ident, running, handler, params, batch, size)
-    state.running[ident] = running
+    state.running.add(ident, running)
     try:
         state.rules.request_received(running)
     except Exception:
         log.exception("failed to handle request %s", method.name[:64])
-        finish(state, request, internal_error(ident))
+        state.finish(request, internal_error(ident))
         return
-    if (first or state.backlog == 0) and not must_wait(state, request, 1):
-        start(state, request)
+    if (first or state.queue.idle) and not state.must_wait(request, 1):
+        state.start(request)
     else:  # once what came before it was handled, and it may start (must_wait)
-        state.waiting += 1
-        state.enqueue(request, size)
+        state.queue.push_request(request)
 
 
 def resume_initialize(state: EngineState, failure: str | None) -> None:
     """The handler object was given after ``VersionChosen``: run ``initialize``,
     or answer it -32603 (``failure``: why no handler object) or -32601."""
-    awaiting, state.awaiting_handler = state.awaiting_handler, None
+    awaiting = state.await_handler(None)
     if awaiting is None:
         return
     method = awaiting.method
     handler = None if failure is not None else state.handler_for(method)
     if handler is None:
         state.rules.reset()
-        state.handler_obj = None
-        state.handlers = {}
-        state.receipts = {}
-        if failure is not None:
-            code, text = INTERNAL_ERROR, f"Internal error: {failure}"
+        state.use_handler_object(None)
+        if failure is not None:  # one line
+            text = " ".join(failure.split())
+            error = RequestError(INTERNAL_ERROR, f"Internal error: {text}")
         else:
-            code, text = METHOD_NOT_FOUND, f"Method not found: {method.name}"
-        text = clip(" ".join(text.split()), state.limits.max_error_text)
-        state.reply_error(awaiting.id, code, text, awaiting.batch)
+            error = method_not_found(method.name)
+        state.refuse(awaiting.id, error, awaiting.batch)
         return
     # received before whatever was queued since: it goes first
     admit(

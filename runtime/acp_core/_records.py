@@ -47,6 +47,12 @@ __all__ = [
 Handler = Callable[[Any], Awaitable[Any]]
 
 
+async def resolve_at_start(params: object) -> object:
+    """The handler of a request accepted before its handler object was set
+    (held behind ``initialize``): found when it starts (``_requests.started``)."""
+    raise AssertionError("resolved before the request starts")
+
+
 class Settable(Protocol):
     """What waits for an answer: the engine calls ``set()`` once."""
 
@@ -144,6 +150,30 @@ class Call:
         self.waiting = True  # its caller still waits
         self.held = False  # released, its caller has not resumed yet
 
+    def respoken(self, method: MethodSpec) -> None:
+        """The version changed while it waited: ``method`` in the version spoken now."""
+        self.method = method
+
+    def settle(self, value: Any, failure: BaseException | None) -> None:
+        """Its answer is final (``value``, or ``failure``); :meth:`wake` next."""
+        self.value, self.failure = value, failure
+        self.answered = True
+
+    def wake(self) -> bool:
+        """Wake its caller; whether what came after must wait for it to resume
+        (it still waits, and is not the notification handler: ``ResumeOrder``)."""
+        self.waiter.set()
+        if self.waiting and not self.exempt:
+            self.held = True
+            return True
+        return False
+
+    def resumed(self) -> bool:
+        """Its caller resumed or left; whether it was held (``ResumeOrder.resume``)."""
+        self.waiting = False
+        held, self.held = self.held, False
+        return held
+
     def fail(self, error: BaseException) -> None:
         """Fail the call (unless answered already) and wake its caller."""
         if not self.answered:
@@ -196,6 +226,15 @@ class Batch:
         self.lines: list[bytes] = []
         self.expected = 0
         self.sealed = False
+
+    def expect(self) -> None:
+        """One more member will be answered."""
+        self.expected += 1
+
+    def seal(self) -> bytes | None:
+        """Every member was read; the whole array if all are answered already."""
+        self.sealed = True
+        return self.complete()
 
     def add(self, line: bytes) -> bytes | None:
         """Take one member's answer; the whole array once complete."""

@@ -13,18 +13,17 @@ from typing import Any
 
 import msgspec
 
-from ._errors import INTERNAL_ERROR, REQUEST_CANCELLED, RequestError
-from ._jsonrpc import Id, clip, encode_error, encode_id, encode_result
+from ._errors import INTERNAL_ERROR, REQUEST_CANCELLED, RequestError, method_not_found
+from ._jsonrpc import clip, encode_error, encode_id, encode_result
 from ._outgoing import check_outgoing_message
-from ._records import ExtMethod, IncomingRequest
-from ._state import EngineState, log
+from ._records import ExtMethod, IncomingRequest, resolve_at_start
+from ._state import EngineState, internal_error, log
 
 __all__ = [
     "answer",
     "answer_cancelled",
     "answer_exception",
     "finish",
-    "internal_error",
     "must_wait",
     "refuse_too_many",
     "request_done",
@@ -44,21 +43,28 @@ def must_wait(state: EngineState, request: IncomingRequest, new: int = 0) -> boo
     """
     if state.rules.holds(request.running.method):
         return True
-    others = len(state.running) - state.waiting - new
-    return others >= state.gate.max_requests and not state.waits_in_requests
+    others = len(state.running) - state.queue.waiting - new
+    return others >= state.gate.max_requests and not state.calls.in_requests
 
 
 def start(state: EngineState, request: IncomingRequest) -> None:
     """``request`` may run now: the next event (unless the rules refuse it)."""
     if started(state, request):
-        state.events.append(request)
+        state.emit(request)
 
 
 def started(state: EngineState, request: IncomingRequest) -> bool:
-    """The side's rules at a request's start (``False``: answered already)."""
+    """The side's rules at a request's start, and its handler if it was held
+    before the handler object was set (``False``: answered already)."""
     try:
-        state.rules.request_started(request.running)
-    except RequestError as exc:  # not initialized after all
+        running = request.running
+        state.rules.request_started(running)
+        if request.handler is resolve_at_start:
+            handler = state.handler_for(running.method)
+            if handler is None:
+                raise method_not_found(running.method.name)
+            request.handler = handler
+    except RequestError as exc:  # not initialized after all, or no handler
         line = encode_error(encode_id(request.id), exc.code, exc.message, exc.data)
         finish(state, request, line)
         return False
@@ -159,9 +165,8 @@ def request_done(
     ``line`` ``None``: no answer (the connection is closing).  A batch
     member's answer is held until the whole batch's array is complete.
     """
-    ident, running = request.id, request.running
-    if state.running.get(ident) is running:
-        del state.running[ident]
+    running = request.running
+    state.running.remove(request.id, running)
     try:
         state.rules.request_finished(running)
     except Exception:
@@ -178,10 +183,4 @@ def finish(state: EngineState, request: IncomingRequest, line: bytes) -> None:
     """:func:`request_done` for an answer the engine built: to the outbox."""
     out = request_done(state, request, line)
     if out is not None:
-        state.outbox.append(out)
-        state.outbox_bytes += len(out)
-
-
-def internal_error(ident: Id) -> bytes:
-    """The -32603 line answering ``ident``."""
-    return encode_error(encode_id(ident), INTERNAL_ERROR, "Internal error")
+        state.send(out)

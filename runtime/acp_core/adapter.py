@@ -26,13 +26,14 @@ from here (or from ``acp_core``), never from a private ``acp_core._x``.
 write budget is one of the bounds).
 
 **The ordered queue** (notifications, and what waits behind them): one
-consumer task loops on :meth:`Engine.next_queued`; a
+consumer task loops on ``Engine.next_queued``; a
 :class:`QueuedNotification` is awaited (``await item.handler(item.params)``)
 then given back with :meth:`Engine.notification_done`; an
 :class:`IncomingRequest` is started like one ``next_event`` returned.
 ``None``: nothing can be taken now; wait until :attr:`Engine.queue_ready`
 may have turned true (after ``next_event``, after a request's answer, after
-:meth:`Engine.call_finished`).
+:meth:`Engine.call_finished`).  :attr:`Engine.queue_idle`: nothing is queued and no
+notification handler runs (after the end of input, the consumer may end).
 
 **A request's life**: run ``await request.handler(request.params)`` with a
 cancellation handle in ``request.running.handle`` (anything with

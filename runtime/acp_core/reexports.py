@@ -8,10 +8,37 @@ records, ``__version__``.  Part of the adapter contract (:mod:`acp_core.adapter`
     __all__ += reexports.__all__
 """
 
-from ._builders import (
+from ._errors import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    REQUEST_CANCELLED,
+    CapabilityError,
+    ConnectionClosed,
+    ProtocolVersionError,
+    RequestError,
+    VersionUnavailableError,
+)
+from ._limits import DEFAULT_MAX_MESSAGE_SIZE, Limits
+from ._outgoing import OutgoingMessageError
+from ._proxy import PeerProxy
+from ._sides import Offer
+from ._version import __version__
+from .session import (
+    Permission,
+    PermissionBroker,
+    PlanState,
+    SessionInfoState,
+    SessionTranscript,
+    ToolCallState,
+    ToolCallTracker,
+    TranscriptMessage,
     agent_message,
     agent_text,
     agent_thought,
+    default_permission_options,
     diff,
     embedded_blob_resource,
     embedded_text_resource,
@@ -29,33 +56,6 @@ from ._builders import (
     user_message,
     user_text,
 )
-from ._errors import (
-    INTERNAL_ERROR,
-    INVALID_PARAMS,
-    INVALID_REQUEST,
-    METHOD_NOT_FOUND,
-    PARSE_ERROR,
-    REQUEST_CANCELLED,
-    CapabilityError,
-    ConnectionClosed,
-    ProtocolVersionError,
-    RequestError,
-    VersionUnavailableError,
-)
-from ._limits import DEFAULT_MAX_MESSAGE_SIZE, Limits
-from ._outgoing import OutgoingMessageError
-from ._permissions import Permission, PermissionBroker, default_permission_options
-from ._proxy import PeerProxy
-from ._sides import Offer
-from ._tool_calls import ToolCallTracker
-from ._transcript import (
-    PlanState,
-    SessionInfoState,
-    SessionTranscript,
-    ToolCallState,
-    TranscriptMessage,
-)
-from ._version import __version__
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_SIZE",

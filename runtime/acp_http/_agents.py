@@ -12,6 +12,7 @@ JSON-RPC to it over a byte stream:
 
 from __future__ import annotations
 
+import logging
 import subprocess
 from collections.abc import Mapping, Sequence
 from math import inf
@@ -27,6 +28,8 @@ from anyio.streams.stapled import StapledByteStream
 from ._seam import SeamStream
 
 __all__ = ["AgentHandle", "AgentLauncher", "CommandAgent", "InProcessAgent"]
+
+log = logging.getLogger("acp_http")
 
 
 class AgentHandle(Protocol):
@@ -162,9 +165,18 @@ class _CommandHandle:
                 while step.group and group_alive(pgid):  # noqa: ASYNC110
                     await anyio.sleep(GROUP_POLL)
 
+        signalled = False
         with anyio.CancelScope(shield=True):
-            await ShutdownPlan(pgid, self._grace).carry_out(
+            signalled = await ShutdownPlan(pgid, self._grace).carry_out(
                 process, await_exit=await_exit, close_input=close_input
+            )
+        if signalled:  # as every tool says a stuck child: one bounded line
+            log.warning(
+                "agent process %d did not exit %g s after its stdin closed:"
+                " its process group was signalled (exit status %s)",
+                pgid,
+                self._grace,
+                process.returncode,
             )
 
 

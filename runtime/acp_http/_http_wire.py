@@ -5,7 +5,7 @@ one; it opens the connection-scoped SSE stream after ``initialize`` and a
 session's stream before the first message naming that session (as the RFD's
 flows show, so nothing for the session is sent before its stream is open), and
 writes every event back as a line.  The connection itself (``acp_trio`` or
-``acp_asyncio``) runs on the other end of a socket pair: :mod:`acp_http._client`.
+``acp_asyncio``) runs on the other end of the in-memory seam: :mod:`acp_http._client`.
 
 HTTP failures are clear: a request whose POST is refused is answered with a
 JSON-RPC error whose ``data`` holds the status and (truncated) body; 401, 403,
@@ -20,15 +20,16 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
+from functools import partial
 
 import anyio
 import anyio.abc
 import httpx
 import msgspec
 
-from ._lines import read_lines
+from ._lines import hand_on, read_lines
 from ._routing import Envelope, MessageError, decode_envelope, id_key
-from ._sse import EventTooLarge, SseReader
+from ._sse import SseReader
 
 __all__ = ["HttpError", "HttpWire"]
 
@@ -244,19 +245,30 @@ class HttpWire:
                         f"the {scope} stream was refused: {body.decode('utf-8', 'replace')}",
                     )
                 ready.set()
+                deliver = partial(self._deliver_events, session)
+                answer = partial(self._answer_server, session)
                 async for chunk in response.aiter_raw():
                     events = reader.feed(chunk)
-                    if events:
-                        for data in events:
-                            self._on_event(data, session)
-                        await self._deliver(b"\n".join(events))  # one write
+                    if events:  # an over-long one judged as every reader does
+                        await hand_on(events, deliver, self.max_message_bytes, answer)
         except httpx.HTTPError as error:
             raise HttpError(0, f"the {scope} stream failed: {error!r}"[:300]) from None
-        except EventTooLarge as error:
-            raise HttpError(0, str(error)) from None
         finally:
             ready.set()
         raise HttpError(0, f"the server ended the {scope} stream")
+
+    async def _deliver_events(self, session: str | None, events: list[bytes]) -> None:
+        for data in events:
+            self._on_event(data, session)
+        await self._deliver(b"\n".join(events))  # one write
+
+    async def _answer_server(self, session: str | None, line: bytes) -> None:
+        """The wire's own answer to a request of the agent's stream ``session``
+        (an over-long request's -32600), POSTed as the client's answers are."""
+        key = id_key(decode_envelope(line).id)
+        if session is not None and key is not None:
+            self._answer_sessions[key] = session
+        await self._post(line)
 
     def _on_event(self, data: bytes, stream_session: str | None) -> None:
         """What an event tells the wire (answers' sessions, streams to open)."""

@@ -8,13 +8,15 @@ through :func:`read_lines`: a line over the bound is discarded while it
 streams and takes the engine's verdict (:func:`acp_core.judge_oversized`): a
 request is answered -32600 to its sender, a response becomes an error answer
 for its requester, a notification is dropped; each says so on one bounded log
-line.
+line.  The wires' other direction, the server's messages (SSE events,
+WebSocket text messages, framed by the same ``LineBuffer`` and bound), takes
+the same verdict through :func:`hand_on`: the wire goes on.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 
 import anyio
 import anyio.abc
@@ -27,7 +29,7 @@ from acp_core import (
     judge_oversized,
 )
 
-__all__ = ["READ_CHUNK", "read_lines"]
+__all__ = ["READ_CHUNK", "hand_on", "read_lines"]
 
 log = logging.getLogger("acp_http")
 
@@ -59,17 +61,23 @@ async def read_lines(
             anyio.ClosedResourceError,
             anyio.BrokenResourceError,
         ):
-            await _hand_on(buffer.feed_eof(), send, max_message_size, answer_sender)
+            await hand_on(buffer.feed_eof(), send, max_message_size, answer_sender)
             return
-        await _hand_on(buffer.feed(chunk), send, max_message_size, answer_sender)
+        await hand_on(buffer.feed(chunk), send, max_message_size, answer_sender)
 
 
-async def _hand_on(
-    lines: list[bytes | Oversized],
+async def hand_on(
+    lines: Sequence[bytes | Oversized],
     send: Send,
     limit: int,
     answer_sender: Callable[[bytes], Awaitable[None]],
 ) -> None:
+    """Give ``send`` the ``lines`` in order, each over-long one (an
+    :class:`~acp_core.Oversized` record of a framer with bound ``limit``)
+    judged as the engine judges it: a request answered to ``answer_sender``,
+    an answer turned into an error for its requester (on to ``send``), a
+    notification dropped; one bounded log line each.  Every reader of
+    acp_http takes this one path, whichever way its lines go."""
     batch: list[bytes] = []
     for line in lines:
         if not isinstance(line, Oversized):

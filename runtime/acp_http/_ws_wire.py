@@ -4,8 +4,11 @@
 with the bearer token and the cookie jar's cookies on the upgrade, keeps the
 ``Set-Cookie`` it answers with, then carries each line of the local
 connection as one text message, and each text message back as a line.
-Binary messages are ignored; a message over ``max_message_bytes`` ends the
-wire (close code 1009).
+Binary messages are ignored.  A text message over ``max_message_bytes`` is
+judged as every reader judges an over-long line (``_lines.hand_on``: framed
+by ``acp_core.LineBuffer``, discarded while it streams; a request answered
+-32600 to the server, an answer an error for its local caller, a
+notification dropped); the wire goes on.
 """
 
 from __future__ import annotations
@@ -21,9 +24,10 @@ import anyio.abc
 import httpx
 import wsproto
 import wsproto.events as ws
+from acp_core import LineBuffer, Oversized
 
 from ._http_wire import HttpError
-from ._lines import READ_CHUNK, read_lines
+from ._lines import READ_CHUNK, hand_on, read_lines
 
 __all__ = ["WebSocketWire"]
 
@@ -167,8 +171,11 @@ class WebSocketWire:
     async def _inbound(
         self, local: anyio.abc.ByteStream, scope: anyio.CancelScope
     ) -> None:
-        parts: list[str] = []
-        size = 0
+        # the server's text messages as lines, by the one framer: one past the
+        # bound is discarded while it streams (its ends kept for the verdict)
+        lines = LineBuffer(max_message_size=self.max_message_bytes)
+        to_local = partial(self._lines_to_local, local)
+        limit = self.max_message_bytes
         while True:
             data = await self._receive_raw()
             if not data:
@@ -176,23 +183,12 @@ class WebSocketWire:
                 scope.cancel()
                 return
             self._ws.receive_data(data)
-            out: list[bytes] = []
+            out: list[bytes | Oversized] = []
             for event in self._ws.events():
                 if isinstance(event, ws.TextMessage):
-                    size += len(event.data)
-                    if size > self.max_message_bytes:
-                        await self._send_raw(
-                            self._ws.send(ws.CloseConnection(code=1009))
-                        )
-                        raise HttpError(
-                            0,
-                            f"a WebSocket message is over {self.max_message_bytes} bytes",
-                        )
-                    parts.append(event.data)
+                    out += lines.feed(event.data.encode())
                     if event.message_finished:
-                        out.append("".join(parts).encode() + b"\n")
-                        parts = []
-                        size = 0
+                        out += lines.feed(b"\n")
                 elif isinstance(event, ws.Ping):
                     await self._send_raw(self._ws.send(event.response()))
                 elif isinstance(event, ws.CloseConnection):
@@ -204,12 +200,20 @@ class WebSocketWire:
                     self.error = HttpError(
                         0, f"the server closed the WebSocket ({event.code})"
                     )
-                    if out:
-                        await self._to_local(local, b"".join(out))
+                    await hand_on(out, to_local, limit, self._answer_server)
                     scope.cancel()
                     return
-            if out:
-                await self._to_local(local, b"".join(out))
+            await hand_on(out, to_local, limit, self._answer_server)
+
+    async def _answer_server(self, line: bytes) -> None:
+        """The wire's own answer to the server (an over-long request's -32600)."""
+        await self._send_lines([line])
+
+    async def _lines_to_local(
+        self, local: anyio.abc.ByteStream, lines: list[bytes]
+    ) -> None:
+        """Lines for the local connection, in one write."""
+        await self._to_local(local, b"\n".join(lines))
 
     async def _to_local(self, local: anyio.abc.ByteStream, data: bytes) -> None:
         """Write ``data`` to the local connection (a line without its

@@ -24,6 +24,7 @@ from ._check import (
 )
 from ._driver import Budget
 from ._html import check_html, trace_html
+from ._inspector import DEFAULT_MAX_LINE
 from ._observer import DEFAULT_MAX_REPORTS
 from ._proxy import DEFAULT_GRACE, DEFAULT_KILL_AFTER, DEFAULT_MAX_BACKLOG, run_proxy
 from ._trace import DEFAULT_MAX_TRACE_BYTES, read_traces
@@ -67,6 +68,12 @@ def _parser() -> argparse.ArgumentParser:
         type=int,
         default=DEFAULT_MAX_BACKLOG,
         help="bytes forwarded but not yet checked before forwarding waits for the checks",
+    )
+    proxy.add_argument(
+        "--max-line",
+        type=int,
+        default=DEFAULT_MAX_LINE,
+        help=f"longest line checked, in bytes; a longer one is forwarded, discarded from the check while it streams (default {DEFAULT_MAX_LINE})",
     )
     proxy.add_argument("agent", nargs=argparse.REMAINDER, help="-- AGENT_CMD ...")
     check = sub.add_parser("check", help="run the conformance suite against an agent")
@@ -150,6 +157,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 max_trace_bytes=args.max_trace_bytes,
                 max_reports=args.max_reports,
                 max_backlog=args.max_backlog,
+                max_line=args.max_line,
             )
         )
     if args.command == "check":

@@ -377,12 +377,16 @@ class AgentUnderTest:
                 skipped = self._splitter.skipped
                 for line in self._splitter.feed(bytes(data)):
                     self._line(t, line)
+                for verdict in self._splitter.take_discarded():
+                    self.note(f"from the agent: {verdict.log}: not parsed")
                 if self._splitter.skipped != skipped:
                     self.too_long = True
                     self.last_received = f"a line over {self.budget.max_line} bytes (--max-line) at {t:.2f} s"
                     self._arrived.set()
         for rest in self._splitter.rest():
             self._line(self.now(), rest)
+        for verdict in self._splitter.take_discarded():
+            self.note(f"from the agent: {verdict.log}: not parsed")
         self.note("the agent closed its stdout")
         self._eof = True
         self._arrived.set()

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from acp_core import LineBuffer, Oversized
+from acp_core import LineBuffer, Oversized, OversizedVerdict, judge_oversized
 
 from ._message import (
     CLIENT,
@@ -209,7 +209,9 @@ class LineSplitter:
     """Bytes of one direction in, whole lines out: ``acp_core.LineBuffer`` (the
     one framer of the runtime), verbatim (a recorder keeps blank lines and
     ``\\r``), with the lines longer than ``max_line`` discarded while they
-    stream and counted in ``skipped``."""
+    stream and counted in ``skipped``; each one's verdict
+    (``acp_core.judge_oversized``, the rule of every reader) waits in
+    :meth:`take_discarded` until the caller says it (its ``log`` line)."""
 
     def __init__(self, max_line: int = DEFAULT_MAX_LINE) -> None:
         self.max_line = max_line
@@ -217,6 +219,14 @@ class LineSplitter:
         self.skipped = 0
         # the streaming oversized line was counted already (told at once)
         self._counted = False
+        # verdicts of the lines discarded since take_discarded: one per
+        # over-long line, each more than max_line bytes of input
+        self._discarded: list[OversizedVerdict] = []
+
+    def take_discarded(self) -> list[OversizedVerdict]:
+        """The verdicts of the lines discarded since the last call."""
+        taken, self._discarded = self._discarded, []
+        return taken
 
     def feed(self, data: bytes) -> list[bytes]:
         """The lines ``data`` completes (without their ``\\n``);
@@ -235,6 +245,7 @@ class LineSplitter:
         kept: list[bytes] = []
         for line in lines:
             if isinstance(line, Oversized):
+                self._discarded.append(judge_oversized(line, self.max_line))
                 if self._counted:
                     self._counted = False
                 else:

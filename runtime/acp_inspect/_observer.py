@@ -38,6 +38,12 @@ class Reporter:
             return
         self._write("acp-inspect: " + finding.line())
 
+    def note(self, text: str) -> None:
+        """One line that is no finding (a discarded line), within ``max_reports``."""
+        self.count += 1
+        if self.count <= self.max_reports:
+            self._write("acp-inspect: " + text)
+
     def _write(self, text: str) -> None:
         if len(text) > self.width:
             text = text[: self.width - 3] + "..."
@@ -83,6 +89,18 @@ class Observer:
             splitter = self.splitters[direction] = LineSplitter(self.max_line)
         return splitter.feed(data)
 
+    def discarded(self, direction: Direction) -> list[str]:
+        """The log lines of the lines of ``direction`` over ``max_line``
+        discarded since the last call (``acp_core.judge_oversized``'s, as
+        every reader says them)."""
+        splitter = self.splitters.get(direction)
+        if splitter is None:
+            return []
+        return [
+            f"{direction}: {verdict.log}: forwarded, not traced or checked"
+            for verdict in splitter.take_discarded()
+        ]
+
     def line(self, direction: Direction, line: bytes, t: float) -> None:
         if self.trace is not None:
             self.trace.line(t, direction, self.inspector.index + 1, line)
@@ -94,7 +112,15 @@ class Observer:
         splitter = self.splitters.get(direction)
         for rest in splitter.rest() if splitter is not None else []:
             self.line(direction, rest, self.now())
+        for text in self.discarded(direction):  # cut by the end
+            self.say(text)
         self.event(f"EOF {direction}")
+
+    def say(self, text: str) -> None:
+        """An event of the proxy's own, in the trace and on stderr (bounded)."""
+        self.event(text)
+        if self.reporter is not None:
+            self.reporter.note(text)
 
     def event(self, text: str) -> None:
         if self.trace is not None:

@@ -37,7 +37,7 @@ from typing import cast
 
 import trio
 
-from ._inspector import Finding
+from ._inspector import DEFAULT_MAX_LINE, Finding
 from ._message import AGENT, CLIENT, Direction
 from ._observer import DEFAULT_MAX_REPORTS, Observer, Reporter
 from ._process import (
@@ -96,12 +96,12 @@ class Backlog:
     def push(self, direction: Direction, data: bytes, t: float) -> None:
         """A chunk forwarded at ``t``."""
         observer = self.observer
-        skipped = observer.skipped(direction)
         for line in observer.split(direction, data):
             self._add(len(line), partial(observer.line, direction, line, t))
-        if observer.skipped(direction) != skipped:  # said once, in the trace
-            text = f"{direction}: a line over {observer.max_line} bytes: forwarded, not traced or checked"
-            self.call(partial(observer.event, text))
+        # each line over max_line, once it ended: the verdict every reader
+        # gives (acp_core.judge_oversized), one bounded line
+        for text in observer.discarded(direction):
+            self.call(partial(observer.say, text))
 
     def call(self, fn: Callable[[], object]) -> None:
         """Anything else to record in order (EOF, events, findings of the proxy)."""
@@ -237,6 +237,7 @@ async def run_proxy(
     max_reports: int = DEFAULT_MAX_REPORTS,
     max_backlog: int = DEFAULT_MAX_BACKLOG,
     max_trace_bytes: int = DEFAULT_MAX_TRACE_BYTES,
+    max_line: int = DEFAULT_MAX_LINE,
     quiet: float = DEFAULT_QUIET,
     stdin_fd: int = 0,
     stdout_fd: int = 1,
@@ -252,14 +253,18 @@ async def run_proxy(
     SIGKILL (the proxy's own SIGTERM, SIGHUP or SIGINT: SIGTERM to the group
     at once); ``max_reports``: findings written to ``report_fd`` at most;
     ``max_backlog``: bytes forwarded but not yet checked before forwarding
-    waits for the checks; ``quiet``: seconds the wire must be still before
+    waits for the checks; ``max_line``: the longest line checked (a longer
+    one is forwarded, discarded from the check while it streams and said in
+    one bounded line); ``quiet``: seconds the wire must be still before
     the backlog is checked.
     """
     trace_file = trace.open("ab") if trace is not None else None
     writer = (
         TraceWriter(trace_file, max_trace_bytes) if trace_file is not None else None
     )
-    observer = Observer(trace=writer, reporter=Reporter(report_fd, max_reports))
+    observer = Observer(
+        trace=writer, reporter=Reporter(report_fd, max_reports), max_line=max_line
+    )
     backlog = Backlog(observer, max_backlog)
     backlog.quiet = quiet
     if writer is not None:

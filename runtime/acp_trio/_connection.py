@@ -6,29 +6,41 @@ bounds) is :class:`acp_core.Engine`'s; this module only
 
 - reads and feeds the engine (``receive_data`` / ``next_event``, the
   adapter contract of :mod:`acp_core.adapter`), writing what it built;
-- runs the notification handlers one at a time, in the order received
-  (:meth:`Connection._take_queued`, the only place they start), and starts
-  the requests the engine held behind them from there;
-- runs each incoming request's handler inside a cancel scope
-  (``Running.handle``), started in the task that took it from the engine;
+- runs the notification handlers one at a time, in order
+  (:meth:`Connection._take_queued`, the only place they start), and each
+  request's handler in a cancel scope (``Running.handle``);
 - pauses reading while the engine says a bound is reached, and makes
   senders wait while ``Limits.write_buffer_bytes`` are queued;
 - keeps the clocks: ``HANDLER_GRACE`` after the peer closed its end,
   ``FLUSH_GRACE`` to flush on close.
 
-Reading and consuming are two *roles*, each held by one task of the
-connection's pool at a time.  A request starts in the task holding the
-role that took it from the engine (reading for ``next_event``, consuming
-for ``next_queued``): its first step runs right there, so a handler that
-answers without waiting on anything costs no task switch.  If the first
-step yields to trio, that task goes on with the request and hands its role
-to an idle task of the pool (or a new one) first, so reading and consuming
-never wait on a handler (:meth:`Connection._work`).  When a stretch of
-reading queued notifications and the consuming task waits idle, the reading
-task takes them itself (:meth:`Connection._take_queued`, the one place
-notification handlers start); one whose handler yields is finished by that
-task, reading handed over, and nothing more is taken from the queue until
-it is done.
+Roles, each held by one task at a time (the pool's tasks run
+:meth:`Connection._work`):
+
+==================  =============================  =================================
+role                which task holds it            when it is handed over
+==================  =============================  =================================
+reading             a task of the pool             a first step it ran yielded: to
+(``_read``)                                        an idle task of the pool, else a
+                                                   new one (this one goes on with it)
+consuming           a task of the pool             the same; while it waits idle,
+(``_consume``)                                     reading takes queued notifications
+a request's rest    the task that ran its first    never (its scope is the request's
+                    step                           handle); then it waits for a role
+a notification's    the task that ran its first    never; the queue waits for it
+rest                step
+writing             the sender                     the writer task (``_write_loop``)
+                    (``LineWriter.flush``)         writes what the pipe did not
+                                                   take at once
+our call's wait     the caller's task              released by the task that took
+                    (``CallWaiter``)               the answer (reading; consuming if
+                                                   held behind notifications)
+==================  =============================  =================================
+
+A request starts in the task whose role took it from the engine (reading
+for ``next_event``, consuming for ``next_queued``): a handler that answers
+without waiting on anything costs no task switch, and reading and
+consuming never wait on a handler.
 
 Every handler step runs through one trampoline (:meth:`Connection._step`,
 :meth:`Connection._drive`), in a copy of :meth:`Connection.run`'s context
@@ -55,7 +67,7 @@ from __future__ import annotations
 import contextvars
 import logging
 import types
-from collections.abc import Callable, Generator, Mapping
+from collections.abc import Callable, Coroutine, Generator, Mapping
 from typing import Any, Final
 
 import trio
@@ -84,7 +96,17 @@ from acp_core.adapter import (
 )
 
 from ._framing import CallWaiter, LineReader, LineWriter, Wakeup
-from ._pool import BURST, RETIRE, Notifying, Role, Signal, Started, Taken, Worker
+from ._pool import (
+    BURST,
+    RETIRE,
+    RETURNED,
+    Notifying,
+    Role,
+    Signal,
+    Started,
+    Taken,
+    Worker,
+)
 
 __all__ = ["FLUSH_GRACE", "HANDLER_GRACE", "Connection", "Running"]
 
@@ -99,6 +121,10 @@ HANDLER_GRACE: Final = 1.0
 NOTIFICATION_BURST: Final = 64
 #: Tasks of the pool kept waiting for a role (more end when done).
 MAX_IDLE_WORKERS: Final = 8
+
+# What a role's loop may return (tuples: ``A | B`` would build a union per test).
+_REQUEST_OR_SIGNAL: Final = (Started, Signal)
+_TAKEN: Final = (Started, Signal, Notifying)
 
 # Who makes an outgoing call: the engine's ReadGate exemptions and ordering.
 _origin: contextvars.ContextVar[int] = contextvars.ContextVar(
@@ -134,9 +160,7 @@ class Connection:
         self._writer = LineWriter(stream, budget=limits.write_buffer_bytes)
         self._read_wakeup = Wakeup()  # the reading task, paused at a bound
         self._paused = False
-        self._stepping = (
-            False  # a handler's step runs in _step: sends are flushed after
-        )
+        self._stepping = False  # in a handler's step (_step): sends flushed after
         self._consumer = Wakeup()  # the consuming task, idle
         self._notifying = False  # a notification handler's first step yielded
         self._idle: list[Worker] = []
@@ -314,12 +338,12 @@ class Connection:
                 self._end_of_input()
                 return None
             if engine.queue_ready:
-                if isinstance(event, Started | Signal):
+                if isinstance(event, _REQUEST_OR_SIGNAL):
                     self._consumer.wake()
                 elif (taken := self._take_queued_here(scope)) is not None:
                     event = taken
             self._writer.flush()  # before any wait: what this stretch built
-            if isinstance(event, Started | Signal | Notifying):
+            if isinstance(event, _TAKEN):
                 return event
             if event is PAUSED:
                 await self._pause_reading()
@@ -366,7 +390,7 @@ class Connection:
         if taken is BURST:
             consumer.wake()  # it goes on after a pass of trio's loop
             return None
-        if isinstance(taken, Started | Signal) and self.engine.queue_ready:
+        if isinstance(taken, _REQUEST_OR_SIGNAL) and self.engine.queue_ready:
             consumer.wake()  # this task goes on with a request: not the queue
         return taken
 
@@ -420,7 +444,7 @@ class Connection:
             taken = self._take_queued(scope)
             if taken is None:
                 self._writer.flush()
-                if self._eof and not engine.backlog:
+                if self._eof and engine.queue_idle:
                     return None
                 await self._consumer.wait()
             elif taken is BURST:
@@ -454,19 +478,18 @@ class Connection:
             if type(item) is QueuedNotification:
                 try:
                     coro = item.handler(item.params).__await__()
-                    trap = self._step(coro, context)
-                except StopIteration:
-                    engine.notification_done(item)  # it returned in its first step
+                    trap = self._step(coro, context, RETURNED)
                 except Exception:
-                    engine.notification_done(item)
                     log.exception("notification handler for %s failed", item.name)
                 except BaseException:
                     engine.notification_done(item)
                     raise
                 else:
-                    self._notifying = True
-                    self._writer.flush()  # this task yields to trio next
-                    return Notifying(item, coro, trap)
+                    if trap is not RETURNED:
+                        self._notifying = True
+                        self._writer.flush()  # this task yields to trio next
+                        return Notifying(item, coro, trap)
+                engine.notification_done(item)
                 if self._paused:
                     self._unpause()
             else:  # a request held behind earlier notifications
@@ -505,14 +528,20 @@ class Connection:
     ) -> Any:
         """Run one step of a handler in its ``context``: what it yields to trio.
 
-        ``StopIteration`` when it returned.  While the step runs its sends
-        are only queued (``_stepping``); the caller flushes them.
+        ``StopIteration`` when it returned; but a first step given
+        ``RETURNED`` as ``value`` (a notification's: its result is not
+        wanted) returns ``RETURNED`` then, as ``next(coro, RETURNED)`` does
+        without building an exception for a ``None`` result.  While the step
+        runs its sends are only queued (``_stepping``); the caller flushes
+        them.
         """
         self._stepping = True
         try:
-            if error is None:
-                return context.run(coro.send, value)
-            return context.run(coro.throw, error)
+            if error is not None:
+                return context.run(coro.throw, error)
+            if value is RETURNED:
+                return context.run(next, coro, RETURNED)
+            return context.run(coro.send, value)
         finally:
             self._stepping = False
 
@@ -599,18 +628,20 @@ class Connection:
 
     # -- outgoing ----------------------------------------------------------------------
 
-    async def notify(self, method: MethodSpec, params: Any) -> None:
-        """Send the notification ``method`` (a method-table entry).
+    # Plain functions returning the one coroutine that sends: one less per message.
+
+    def notify(self, method: MethodSpec, params: Any) -> Coroutine[Any, Any, None]:
+        """Send the notification ``method`` (a method-table entry); await it.
 
         A checkpoint, as every trio ``await``: it raises ``Cancelled``
         (having sent nothing) in a cancelled scope, waits while
         ``Limits.write_buffer_bytes`` are queued, and lets other tasks run.
         """
-        await self._send(self.engine.notification(method, params))
+        return self._send(self.engine.notification(method, params))
 
-    async def ext_notify(self, name: str, params: Any) -> None:
-        """Send a ``_``-prefixed extension notification."""
-        await self._send(self.engine.ext_notification(name, params))
+    def ext_notify(self, name: str, params: Any) -> Coroutine[Any, Any, None]:
+        """Send a ``_``-prefixed extension notification; await it."""
+        return self._send(self.engine.ext_notification(name, params))
 
     async def _send(self, line: bytes) -> None:
         # LineWriter.send, but a handler's step only queues (_drive flushes).
@@ -627,8 +658,8 @@ class Connection:
         if writer.schedule_point.needed():
             await trio.lowlevel.cancel_shielded_checkpoint()
 
-    async def request(self, method: MethodSpec, params: Any) -> Any:
-        """Send the request ``method`` and wait for its decoded result.
+    def request(self, method: MethodSpec, params: Any) -> Coroutine[Any, Any, Any]:
+        """Send the request ``method``; await it for its decoded result.
 
         Raises :class:`~acp_trio.RequestError` for an error response,
         :class:`~acp_trio.CapabilityError` for a call the peer did not
@@ -636,11 +667,11 @@ class Connection:
         the peer goes away.  If the caller is cancelled while waiting and
         this version has ``$/cancel_request``, it is sent for the request.
         """
-        return await self._call(self.engine.start_call, method, params)
+        return self._call(self.engine.start_call, method, params)
 
-    async def ext_request(self, name: str, params: Any) -> Any:
-        """Call a ``_``-prefixed extension method; the result comes back as builtins."""
-        return await self._call(self.engine.start_ext_call, name, params)
+    def ext_request(self, name: str, params: Any) -> Coroutine[Any, Any, Any]:
+        """Call a ``_``-prefixed extension method; await it for its result (builtins)."""
+        return self._call(self.engine.start_ext_call, name, params)
 
     async def _call(self, start: Callable[..., Call], what: Any, params: Any) -> Any:
         """Register a call with ``start``, send it, wait for its answer."""

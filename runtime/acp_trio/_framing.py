@@ -115,7 +115,7 @@ class CallWaiter(Wakeup):
     __slots__ = ("flag",)
 
     def __init__(self) -> None:
-        super().__init__()
+        self.task: trio.lowlevel.Task | None = None  # Wakeup's (no super() call)
         self.flag = False
 
     def set(self) -> None:

@@ -19,6 +19,7 @@ from ._framing import Wakeup
 __all__ = [
     "BURST",
     "RETIRE",
+    "RETURNED",
     "Notifying",
     "Role",
     "Signal",
@@ -65,6 +66,14 @@ class Signal(enum.Enum):
 
 RETIRE: Final = Signal.RETIRE
 BURST: Final = Signal.BURST
+
+
+class _Returned(enum.Enum):
+    RETURNED = "returned"
+
+
+#: What a notification handler's first step gives when the handler returned.
+RETURNED: Final = _Returned.RETURNED
 
 #: What a role's task took that it must go on with itself (``None``: nothing).
 Taken: TypeAlias = Started | Notifying | Signal | None

@@ -38,6 +38,7 @@ from acp_core import (
     Resolve,
     TypedPeer,
     Write,
+    attach_peers,
     judge_oversized,
     proxy_handlers,
     proxy_schema,
@@ -68,17 +69,20 @@ class _ProxyConnection:
         self.lock = trio.StrictFIFOLock()
         self.calls: dict[Any, _Pending] = {}
         self.scopes: dict[Any, trio.CancelScope] = {}
-        proxy.successor = TypedPeer(
-            {**self.schema.AGENT_METHODS},
-            self.schema,
-            lambda m, p, r: self.send(FROM_SUCCESSOR, m, p, r),
-            lambda m, p, r: self.send(FROM_SUCCESSOR, m, p, r),
-        )
-        proxy.predecessor = TypedPeer(
-            self.schema.CLIENT_METHODS,
-            self.schema,
-            lambda m, p, r: self.send(FROM_PREDECESSOR, m, p, r),
-            lambda m, p, r: self.send(FROM_PREDECESSOR, m, p, r),
+        attach_peers(
+            proxy,
+            TypedPeer(
+                {**self.schema.AGENT_METHODS},
+                self.schema,
+                lambda m, p, r: self.send(FROM_SUCCESSOR, m, p, r),
+                lambda m, p, r: self.send(FROM_SUCCESSOR, m, p, r),
+            ),
+            TypedPeer(
+                self.schema.CLIENT_METHODS,
+                self.schema,
+                lambda m, p, r: self.send(FROM_PREDECESSOR, m, p, r),
+                lambda m, p, r: self.send(FROM_PREDECESSOR, m, p, r),
+            ),
         )
 
     async def write(self, data: bytes) -> None:

@@ -33,6 +33,7 @@ checkpoints.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Final
 
 import trio
@@ -119,22 +120,22 @@ class SchedulePoint:
     :class:`BatchWatch` once the first call (inside ``trio.run``) found it.
     """
 
-    __slots__ = ("watch",)
+    __slots__ = ("needed", "watch")
 
     def __init__(self) -> None:
         self.watch: BatchWatch | None = None
+        #: Whether a real pass must be made now (if so, the caller makes it):
+        #: ``if point.needed(): await trio.lowlevel.cancel_shielded_checkpoint()``
+        #: is ``await point()`` without a coroutine when none is needed.  The
+        #: run's ``BatchWatch.needed`` itself once the first call found it
+        #: (one call per send, not two).
+        self.needed: Callable[[], bool] = self._first_needed
 
     async def __call__(self) -> None:
         if self.needed():
             await trio.lowlevel.cancel_shielded_checkpoint()
 
-    def needed(self) -> bool:
-        """Whether a real pass must be made now (if so, the caller makes it).
-
-        ``if point.needed(): await trio.lowlevel.cancel_shielded_checkpoint()``
-        is ``await point()`` without a coroutine when none is needed.
-        """
-        watch = self.watch
-        if watch is None:
-            watch = self.watch = batch_watch()
+    def _first_needed(self) -> bool:
+        watch = self.watch = batch_watch()
+        self.needed = watch.needed
         return watch.needed()

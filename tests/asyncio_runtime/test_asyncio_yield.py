@@ -9,7 +9,6 @@ at every notification, and a remote transport got one message per write).
 from __future__ import annotations
 
 import asyncio
-import socket
 from typing import Any
 
 import acp_asyncio
@@ -61,9 +60,7 @@ def test_a_sender_yields_after_an_interval_of_its_own_running(
         return await real_sleep(delay, result)
 
     async def main() -> int:
-        ours, theirs = socket.socketpair()
-        agent_end = await asyncio.open_connection(sock=theirs)
-        client_end = await asyncio.open_connection(sock=ours)
+        agent_end, client_end = acp_asyncio.memory_stream_pair()
         async with acp_asyncio.connect_to_client(*agent_end, Agent):
             async with acp_asyncio.connect_to_agent(*client_end, Client) as conn:
                 await conn.agent.initialize(v1.InitializeRequest(protocol_version=1))

@@ -62,12 +62,12 @@ def test_a_request_past_the_bound_waits_in_the_queue_and_reading_goes_on() -> No
     engine.receive_data(line(prompt(1, "a")) + line(prompt(2, "b")))
     (first,) = events(engine)  # the second waits: no PAUSED, no event
     assert isinstance(first, IncomingRequest) and first.id == 1
-    assert engine.waiting == 1 and engine.queue_blocked and not engine.queue_ready
+    assert engine.queue.waiting == 1 and engine.queue_blocked and not engine.queue_ready
     assert engine.next_queued() is None
     finish(engine, first)
     second = engine.next_queued()
     assert isinstance(second, IncomingRequest) and second.id == 2
-    assert engine.waiting == 0 and len(engine.running) == 1
+    assert engine.queue.waiting == 0 and len(engine.running_requests()) == 1
 
 
 def test_at_the_request_bound_session_cancel_is_read_and_acts_at_once() -> None:
@@ -104,7 +104,7 @@ def test_requests_waiting_for_a_slot_count_in_the_queue_bounds() -> None:
     engine.receive_data(b"".join(line(prompt(i, str(i))) for i in range(1, 5)))
     (first, paused) = events(engine)
     assert first.id == 1 and paused is PAUSED
-    assert engine.waiting == 2 and engine.pause_reason == "notifications"
+    assert engine.queue.waiting == 2 and engine.pause_reason == "notifications"
 
 
 def test_a_request_waiting_while_a_running_handler_waits_on_the_peer_is_refused() -> (
@@ -139,7 +139,7 @@ def test_requests_pipelined_behind_initialize_wait_for_its_answer() -> None:
     assert isinstance(engine.next_event(), VersionChosen)
     engine.set_handler(Agent())  # as an adapter does, before the next event
     (init,) = events(engine)  # session/new read, accepted, waiting
-    assert engine.waiting == 1 and engine.take_outbox() == []
+    assert engine.queue.waiting == 1 and engine.take_outbox() == []
     assert engine.next_queued() is None
     answer = engine.answer(init, v1.InitializeResponse(protocol_version=1))
     engine.request_done(init, answer)

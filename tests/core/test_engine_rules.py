@@ -165,7 +165,7 @@ def test_a_request_waits_behind_the_notifications_received_before_it() -> None:
     first = engine.next_queued()
     assert isinstance(first, QueuedNotification) and first.name == "session/cancel"
     assert (
-        engine.backlog == 2
+        engine.queue.backlog == 2
     )  # one consumer: the next item once this one's handler returned
     engine.notification_done(first)
     request = engine.next_queued()
@@ -349,11 +349,11 @@ def test_a_caller_that_left_before_its_answer_sends_cancel_request() -> None:
         Flag(),
         ORIGIN_REQUEST,
     )
-    assert client.waits_in_requests == 1
+    assert client.calls.in_requests == 1
     cancel = client.call_finished(call)
     assert cancel is not None
     assert msgspec.json.decode(cancel)["params"] == {"requestId": call.id}
-    assert client.waits_in_requests == 0
+    assert client.calls.in_requests == 0
 
 
 def test_end_of_input_fails_every_pending_call() -> None:

@@ -108,12 +108,12 @@ def test_next_queued_takes_the_handled_notification_as_done() -> None:
     feed(engine, update("a"), update("b"))
     first = engine.next_queued()
     assert isinstance(first, QueuedNotification)
-    assert engine.backlog == 2
+    assert engine.queue.backlog == 2
     second = engine.next_queued(first)  # first handled: one call, not two
     assert isinstance(second, QueuedNotification)
-    assert engine.backlog == 1
+    assert engine.queue.backlog == 1
     assert engine.next_queued(second) is None
-    assert engine.backlog == 0  # a request read now runs at once
+    assert engine.queue.backlog == 0  # a request read now runs at once
     engine.receive_data(
         b'{"jsonrpc":"2.0","id":5,"method":"session/request_permission","params":'
         b'{"sessionId":"s1","toolCall":{"toolCallId":"t"},"options":[]}}\n'
@@ -132,7 +132,7 @@ def test_a_notification_with_invalid_params_is_dropped_and_logged(
     drain(engine)
     assert client.seen == ["a", "c"]
     assert "invalid params" in caplog.text
-    assert engine.backlog == 0 and engine.queued_bytes == 0
+    assert engine.queue.backlog == 0 and engine.queue.size == 0
 
 
 def test_the_gate_is_asked_whether_the_rules_serve_on_every_notification() -> None:
@@ -208,15 +208,15 @@ def test_a_queued_notification_counts_the_bytes_of_its_params() -> None:
     client = Client()
     engine = initialized_client(client)
     feed(engine, update("a"))
-    queued = engine.queued_bytes
+    queued = engine.queue.size
     assert queued == len(update("a")) - len(PREFIX) - 1  # the params object
     feed(engine, update("bb"))
     feed(engine, update("ccc"))
     sizes = [queued, *(len(update(t)) - len(PREFIX) - 1 for t in ("bb", "ccc"))]
     assert [item.size for item in engine.queue] == sizes  # type: ignore[union-attr]
-    assert engine.queued_bytes == sum(sizes)
+    assert engine.queue.size == sum(sizes)
     drain(engine)
-    assert engine.queued_bytes == 0 and engine.backlog == 0
+    assert engine.queue.size == 0 and engine.queue.backlog == 0
 
 
 def test_reading_stops_at_the_notification_bounds_within_a_chunk() -> None:
@@ -258,7 +258,7 @@ def test_each_line_of_a_chunk_is_read_under_its_own_rules(
     assert "invalid params" in caplog.text and "discarded a" in caplog.text
     (answer,) = engine.take_outbox()
     assert msgspec.json.decode(answer)["id"] == 3  # a request: answered
-    assert engine.backlog == 0 and engine.queued_bytes == 0
+    assert engine.queue.backlog == 0 and engine.queue.size == 0
 
 
 def per_line_rules(data: bytes, limit: int) -> list[Any]:

@@ -105,12 +105,27 @@ async def test_ctrl_c_in_the_simple_client_cancels_the_turn(agent: list[str]) ->
     assert b"eight" not in out
 
 
+async def test_the_in_memory_testing_example_passes() -> None:
+    with trio.fail_after(TIMEOUT):
+        done = await trio.run_process(
+            [PYTHON, str(ROOT / "examples" / "testing_in_memory.py")],
+            stdin=subprocess.DEVNULL,
+            capture_stdout=True,
+            capture_stderr=True,
+            check=False,
+            env=child_env(),
+        )
+    assert done.returncode == 0, done.stderr.decode()
+    assert done.stdout == b"ok\n"
+
+
 # Typed programs: the examples (acp_client and acp_echo are checked with the
 # runtime by `nox -s typecheck`).
 EXAMPLES = [
     SIMPLE_AGENT,
     SIMPLE_CLIENT,
     str(ROOT / "examples" / "asyncio_echo_agent.py"),
+    str(ROOT / "examples" / "testing_in_memory.py"),
 ]
 
 

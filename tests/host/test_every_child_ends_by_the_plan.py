@@ -15,6 +15,7 @@ from pathlib import Path
 
 import acp_http
 import anyio
+import pytest
 import trio
 from acp_client.terminals import Terminal, Terminals
 from acp_host import group_alive
@@ -34,7 +35,9 @@ time.sleep(60)
 GRACE = 0.2
 
 
-async def test_a_stuck_command_agent_of_acp_http_is_killed_after_the_grace() -> None:
+async def test_a_stuck_command_agent_of_acp_http_is_killed_after_the_grace(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     launcher = acp_http.CommandAgent([sys.executable, "-c", STUCK])
     async with anyio.create_task_group() as task_group:
         handle = await launcher.launch(task_group, GRACE)
@@ -43,6 +46,9 @@ async def test_a_stuck_command_agent_of_acp_http_is_killed_after_the_grace() -> 
         await handle.aclose()
     assert handle._process.returncode == -signal.SIGKILL  # type: ignore[attr-defined]  # pyright: ignore
     assert not group_alive(pid)
+    # said in one bounded line, as the inspector says it (its eof-ignored finding)
+    [said] = [r.getMessage() for r in caplog.records if r.name == "acp_http"]
+    assert f"agent process {pid} did not exit" in said and len(said) < 200
 
 
 async def test_a_stuck_agent_of_acp_inspect_is_killed_after_the_grace() -> None:

@@ -10,7 +10,7 @@ import pytest
 from acp_http import HttpLimits
 from acp_http._outbox import Outbox
 from acp_http._routing import MessageError, Scope, decode_envelope, id_key, post_rule
-from acp_http._sse import EventTooLarge, SseReader
+from acp_http._sse import SseReader
 
 
 def rule(
@@ -147,10 +147,29 @@ def test_the_sse_reader_joins_data_lines_and_is_bounded() -> None:
     reader = SseReader(64)
     assert reader.feed(b': keepalive\n\ndata: {"a"') == []
     assert reader.feed(b":1}\n\nevent: x\ndata:2\r\n\r\n") == [b'{"a":1}', b"2"]
-    with pytest.raises(EventTooLarge):
-        SseReader(8).feed(b"data: 0123456789\n")
-    with pytest.raises(EventTooLarge):
-        SseReader(8).feed(b"x" * 20)  # a line that never ends
+
+
+def test_an_over_long_sse_event_is_discarded_while_it_streams_and_given_by_its_ends() -> (
+    None
+):
+    # the verdict every reader takes needs the message's ends, not the field name
+    reader = SseReader(8)
+    assert reader.feed(b"data: 0123456789") == []
+    assert reader.feed(b"x" * 100_000) == []
+    assert reader._lines.buffered == 0  # discarded while it streams
+    assert reader.feed(b"\n\ndata: ok\n\n") == [
+        # the head: what the framer held when the line went past the bound
+        acp_core.Oversized(100_010, b"0123456789", b"x" * 4096),
+        b"ok",  # the next event read as usual
+    ]
+    # data lines within the bound, an event past it: the same record
+    assert SseReader(10).feed(b"data:01234\ndata:56789\n\n") == [
+        acp_core.Oversized(11, b"01234\n56789", b"01234\n56789")
+    ]
+    assert SseReader(8).feed(b"data: 0123456789\n\n") == [
+        acp_core.Oversized(10, b"0123456789", b"0123456789")
+    ]
+    assert SseReader(8).feed(b": " + b"x" * 20 + b"\n\n") == []  # no message
 
 
 def test_an_outbox_is_full_by_count_or_bytes_but_takes_one_large_line() -> None:

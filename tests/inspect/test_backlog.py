@@ -90,7 +90,8 @@ def test_a_line_over_the_limit_is_said_in_the_trace_not_checked() -> None:
     records = [msgspec.json.decode(r) for r in out.getvalue().splitlines()]
     events = [r["event"] for r in records if "event" in r]
     assert events == [
-        f"to_agent: a line over {len(NEW_2)} bytes: forwarded, not traced or checked"
+        f"to_agent: discarded a {len(NEW_2) + 2}-byte message (limit {len(NEW_2)},"
+        " id=2): forwarded, not traced or checked"
     ]
     assert [r["n"] for r in records if "dir" in r] == [1]  # NEW only
     assert observer.inspector.index == 1

@@ -381,7 +381,7 @@ async def test_a_prompt_cancelled_before_its_handler_started_is_answered_cancell
 ):
     GatedAgent.gate = trio.Event()
     async with trio.open_nursery() as nursery:
-        a, b = trio.testing.memory_stream_pair()
+        a, b = acp_trio.memory_stream_pair()
         agent_conn = await nursery.start(acp_trio.serve_agent, a, GatedAgent)
         peer = RawPeer(b)
         await peer.initialize()
@@ -415,7 +415,7 @@ class SignallingAgent(EchoAgent):
 
 async def test_a_prompt_that_returned_before_the_cancel_keeps_its_answer() -> None:
     async with trio.open_nursery() as nursery:
-        a, b = trio.testing.memory_stream_pair()
+        a, b = acp_trio.memory_stream_pair()
         agent_conn = await nursery.start(acp_trio.serve_agent, a, SignallingAgent)
         peer = RawPeer(b)
         await peer.initialize()

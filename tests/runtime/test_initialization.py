@@ -75,7 +75,7 @@ async def test_notifications_before_initialize_are_dropped() -> None:
 async def test_a_second_initialize_is_refused_and_does_not_renegotiate() -> None:
     CountingAgent.instances = 0
     async with trio.open_nursery() as nursery:
-        a, b = trio.testing.memory_stream_pair()
+        a, b = acp_trio.memory_stream_pair()
         conn = await nursery.start(
             acp_trio.serve_agent, a, {1: CountingAgent, 2: EchoAgentV2}
         )

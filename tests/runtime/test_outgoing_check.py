@@ -84,7 +84,7 @@ async def test_a_typed_call_with_a_wrong_field_raises_before_anything_is_sent() 
             await client.agent.session_prompt(
                 v1.PromptRequest(session_id=BAD_ID, prompt=[])
             )
-        assert not client.engine.pending  # nothing registered, nothing sent
+        assert not client.engine.calls  # nothing registered, nothing sent
 
 
 async def test_a_handler_result_with_a_wrong_field_is_answered_32603_and_logged(

@@ -258,7 +258,7 @@ async def test_the_agent_refuses_before_sending_fs_paths_absolute_nowhere(
     path: str, sent: bool
 ) -> None:
     async with trio.open_nursery() as nursery:
-        a, b = trio.testing.memory_stream_pair()
+        a, b = acp_trio.memory_stream_pair()
         agent_conn = await nursery.start(acp_trio.serve_agent, a, EchoAgent)
         peer = RawPeer(b)
         caps = msgspec.to_builtins(ALL)

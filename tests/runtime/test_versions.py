@@ -407,7 +407,7 @@ async def test_the_agent_refuses_elicitation_modes_the_client_did_not_advertise(
 ) -> None:
     caps: dict[str, Any] = {} if elicitation is None else {"elicitation": elicitation}
     async with trio.open_nursery() as nursery:
-        a, b = trio.testing.memory_stream_pair()
+        a, b = acp_trio.memory_stream_pair()
         agent_conn = await nursery.start(acp_trio.serve_agent, a, EchoAgent)
         peer = RawPeer(b)
         init = {"protocolVersion": 1, "clientCapabilities": caps}

@@ -15,7 +15,7 @@ from typing import Any
 import acp_trio
 import msgspec
 import pytest
-from acp_core import _transcript
+from acp_core.session import _transcript
 from acp_schema import v1
 from acp_schema import v2_alpha0 as v2
 

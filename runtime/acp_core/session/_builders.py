@@ -29,19 +29,23 @@ plan is a ``plan_update`` with a plan id, chunks need a ``messageId``, and
 ``terminal`` content and ``current_mode_update`` do not exist; the v2
 message upserts (``user_message``, ``agent_message``, ``agent_thought``)
 exist only in v2.
+
+Each builder's ``@overload`` stubs and signature are written by
+``tools/gen_overloads.py`` from its table (edit there, then run it;
+``tests/test_generated_overloads.py`` fails on a stale copy).
 """
 
 from __future__ import annotations
 
-import base64
 import types
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, overload
+from typing import TYPE_CHECKING, Any, TypeAlias, overload
 
 from msgspec import UNSET, UnsetType
 
-from ._schema import is_schema_module, protocol_module, schema_module_of
-from ._vocabulary import Vocabulary, vocabulary
+from .._schema import schema_module_of
+from .._vocabulary import Vocabulary, vocabulary
+from ._versions import Meta, V1Module, V2Module, v2_vocab, vocab_of
 
 if TYPE_CHECKING:
     from acp_schema import v1, v2, v2_alpha0
@@ -50,238 +54,16 @@ __all__ = [
     "agent_message",
     "agent_text",
     "agent_thought",
-    "diff",
-    "embedded_blob_resource",
-    "embedded_text_resource",
     "notification",
     "plan",
     "plan_entry",
-    "resource_link",
-    "terminal",
-    "text_block",
     "thought_text",
     "tool_call",
     "tool_call_update",
-    "tool_content",
     "usage_update",
     "user_message",
     "user_text",
 ]
-
-Meta: TypeAlias = dict[str, Any] | UnsetType | None
-
-
-class _V1(Protocol):
-    """Matches the module ``acp_schema.v1`` (by a concrete class of its own:
-    pyright does not match a Protocol class against ``type[...]``)."""
-
-    @property
-    def InitializeRequest(self) -> type[v1.InitializeRequest]: ...
-
-
-class _V2(Protocol):
-    """Matches the module ``acp_schema.v2``."""
-
-    @property
-    def InitializeRequest(self) -> type[v2.InitializeRequest]: ...
-
-
-def _vocab(version: object) -> Vocabulary:
-    """The classes of ``version`` (a generated module; None: protocol v1),
-    found through its method tables and tags (see `_vocabulary`)."""
-    if version is None:
-        version = protocol_module(1)
-    if isinstance(version, types.ModuleType) and is_schema_module(version):
-        return vocabulary(version)
-    raise ValueError(f"version must be acp_schema.v1 or acp_schema.v2, not {version!r}")
-
-
-def _v2() -> Vocabulary:
-    return _vocab(protocol_module(2))
-
-
-# --- content blocks ----------------------------------------------------------
-
-
-@overload
-def text_block(
-    text: str, *, meta: Meta = UNSET, version: _V1 = ...
-) -> v1.TextContent: ...
-@overload
-def text_block(text: str, *, meta: Meta = UNSET, version: _V2) -> v2.TextContent: ...
-@overload
-def text_block(text: str, *, meta: Meta = UNSET, version: types.ModuleType) -> Any: ...
-def text_block(text: str, *, meta: Meta = UNSET, version: object = None) -> Any:
-    """A text content block: ``text_block("hi")`` -> ``TextContent(text="hi")``."""
-    return _vocab(version).content("text")(text=text, meta=meta)
-
-
-@overload
-def resource_link(
-    uri: str,
-    name: str | None = None,
-    *,
-    title: str | UnsetType | None = UNSET,
-    description: str | UnsetType | None = UNSET,
-    mime_type: str | UnsetType | None = UNSET,
-    size: int | UnsetType | None = UNSET,
-    meta: Meta = UNSET,
-    version: _V1 = ...,
-) -> v1.ResourceLink: ...
-@overload
-def resource_link(
-    uri: str,
-    name: str | None = None,
-    *,
-    title: str | UnsetType | None = UNSET,
-    description: str | UnsetType | None = UNSET,
-    mime_type: str | UnsetType | None = UNSET,
-    size: int | UnsetType | None = UNSET,
-    meta: Meta = UNSET,
-    version: _V2,
-) -> v2.ResourceLink: ...
-@overload
-def resource_link(
-    uri: str,
-    name: str | None = None,
-    *,
-    title: str | UnsetType | None = UNSET,
-    description: str | UnsetType | None = UNSET,
-    mime_type: str | UnsetType | None = UNSET,
-    size: int | UnsetType | None = UNSET,
-    meta: Meta = UNSET,
-    version: types.ModuleType,
-) -> Any: ...
-def resource_link(
-    uri: str,
-    name: str | None = None,
-    *,
-    title: str | UnsetType | None = UNSET,
-    description: str | UnsetType | None = UNSET,
-    mime_type: str | UnsetType | None = UNSET,
-    size: int | UnsetType | None = UNSET,
-    meta: Meta = UNSET,
-    version: object = None,
-) -> Any:
-    """A link to a resource; ``name`` defaults to the last segment of ``uri``.
-
-    >>> resource_link("file:///src/main.py").name
-    'main.py'
-    """
-    if name is None:
-        name = uri.rstrip("/").rsplit("/", 1)[-1] or uri
-    return _vocab(version).content("resource_link")(
-        uri=uri,
-        name=name,
-        title=title,
-        description=description,
-        mime_type=mime_type,
-        size=size,
-        meta=meta,
-    )
-
-
-@overload
-def embedded_text_resource(
-    uri: str,
-    text: str,
-    *,
-    mime_type: str | UnsetType | None = UNSET,
-    meta: Meta = UNSET,
-    version: _V1 = ...,
-) -> v1.EmbeddedResource: ...
-@overload
-def embedded_text_resource(
-    uri: str,
-    text: str,
-    *,
-    mime_type: str | UnsetType | None = UNSET,
-    meta: Meta = UNSET,
-    version: _V2,
-) -> v2.EmbeddedResource: ...
-@overload
-def embedded_text_resource(
-    uri: str,
-    text: str,
-    *,
-    mime_type: str | UnsetType | None = UNSET,
-    meta: Meta = UNSET,
-    version: types.ModuleType,
-) -> Any: ...
-def embedded_text_resource(
-    uri: str,
-    text: str,
-    *,
-    mime_type: str | UnsetType | None = UNSET,
-    meta: Meta = UNSET,
-    version: object = None,
-) -> Any:
-    """A resource embedded with its text.
-
-    >>> embedded_text_resource("file:///a.py", "x = 1", mime_type="text/x-python").resource.text
-    'x = 1'
-    """
-    embedded, contents = _embedded(_vocab(version), "text")
-    return embedded(
-        resource=contents(uri=uri, text=text, mime_type=mime_type), meta=meta
-    )
-
-
-@overload
-def embedded_blob_resource(
-    uri: str,
-    data: bytes,
-    *,
-    mime_type: str | UnsetType | None = UNSET,
-    meta: Meta = UNSET,
-    version: _V1 = ...,
-) -> v1.EmbeddedResource: ...
-@overload
-def embedded_blob_resource(
-    uri: str,
-    data: bytes,
-    *,
-    mime_type: str | UnsetType | None = UNSET,
-    meta: Meta = UNSET,
-    version: _V2,
-) -> v2.EmbeddedResource: ...
-@overload
-def embedded_blob_resource(
-    uri: str,
-    data: bytes,
-    *,
-    mime_type: str | UnsetType | None = UNSET,
-    meta: Meta = UNSET,
-    version: types.ModuleType,
-) -> Any: ...
-def embedded_blob_resource(
-    uri: str,
-    data: bytes,
-    *,
-    mime_type: str | UnsetType | None = UNSET,
-    meta: Meta = UNSET,
-    version: object = None,
-) -> Any:
-    """A binary resource embedded as base64.
-
-    >>> embedded_blob_resource("file:///a.bin", b"\\x00\\x01").resource.blob
-    'AAE='
-    """
-    embedded, contents = _embedded(_vocab(version), "blob")
-    blob = base64.b64encode(data).decode("ascii")
-    return embedded(
-        resource=contents(uri=uri, blob=blob, mime_type=mime_type), meta=meta
-    )
-
-
-def _embedded(vocab: Vocabulary, body: str) -> tuple[Any, Any]:
-    """The embedded resource block and its contents class holding ``body``."""
-    embedded = vocab.content("resource")
-    contents = vocab.with_field(
-        vocab.field(embedded, "resource"), body, "embedded resource contents"
-    )
-    return embedded, contents
-
 
 # --- message chunks and upserts ----------------------------------------------
 
@@ -296,13 +78,18 @@ def _chunk(
     return cls(content=vocab.content("text")(text=text), message_id=mid, meta=meta)
 
 
+# generated by tools/gen_overloads.py (edit there): agent_text
 @overload
 def agent_text(
-    text: str, *, message_id: str | None = None, meta: Meta = UNSET, version: _V1 = ...
+    text: str,
+    *,
+    message_id: str | None = None,
+    meta: Meta = UNSET,
+    version: V1Module = ...,
 ) -> v1.AgentMessageChunk: ...
 @overload
 def agent_text(
-    text: str, *, message_id: str, meta: Meta = UNSET, version: _V2
+    text: str, *, message_id: str, meta: Meta = UNSET, version: V2Module
 ) -> v2.AgentMessageChunk: ...
 @overload
 def agent_text(
@@ -320,16 +107,21 @@ def agent_text(
     >>> agent_text("Hello", message_id="m1").content.text
     'Hello'
     """
-    return _chunk("agent_message_chunk", text, message_id, meta, _vocab(version))
+    return _chunk("agent_message_chunk", text, message_id, meta, vocab_of(version))
 
 
+# generated by tools/gen_overloads.py (edit there): user_text
 @overload
 def user_text(
-    text: str, *, message_id: str | None = None, meta: Meta = UNSET, version: _V1 = ...
+    text: str,
+    *,
+    message_id: str | None = None,
+    meta: Meta = UNSET,
+    version: V1Module = ...,
 ) -> v1.UserMessageChunk: ...
 @overload
 def user_text(
-    text: str, *, message_id: str, meta: Meta = UNSET, version: _V2
+    text: str, *, message_id: str, meta: Meta = UNSET, version: V2Module
 ) -> v2.UserMessageChunk: ...
 @overload
 def user_text(
@@ -343,16 +135,21 @@ def user_text(
     version: object = None,
 ) -> Any:
     """A ``user_message_chunk`` carrying text (e.g. when replaying a session)."""
-    return _chunk("user_message_chunk", text, message_id, meta, _vocab(version))
+    return _chunk("user_message_chunk", text, message_id, meta, vocab_of(version))
 
 
+# generated by tools/gen_overloads.py (edit there): thought_text
 @overload
 def thought_text(
-    text: str, *, message_id: str | None = None, meta: Meta = UNSET, version: _V1 = ...
+    text: str,
+    *,
+    message_id: str | None = None,
+    meta: Meta = UNSET,
+    version: V1Module = ...,
 ) -> v1.AgentThoughtChunk: ...
 @overload
 def thought_text(
-    text: str, *, message_id: str, meta: Meta = UNSET, version: _V2
+    text: str, *, message_id: str, meta: Meta = UNSET, version: V2Module
 ) -> v2.AgentThoughtChunk: ...
 @overload
 def thought_text(
@@ -366,7 +163,7 @@ def thought_text(
     version: object = None,
 ) -> Any:
     """An ``agent_thought_chunk`` carrying text."""
-    return _chunk("agent_thought_chunk", text, message_id, meta, _vocab(version))
+    return _chunk("agent_thought_chunk", text, message_id, meta, vocab_of(version))
 
 
 MessageContent: TypeAlias = "str | Sequence[v2.ContentBlock] | UnsetType | None"
@@ -374,7 +171,7 @@ MessageContent: TypeAlias = "str | Sequence[v2.ContentBlock] | UnsetType | None"
 
 def _blocks(content: MessageContent) -> list[v2.ContentBlock] | UnsetType | None:
     if isinstance(content, str):
-        return [_v2().content("text")(text=content)]
+        return [v2_vocab().content("text")(text=content)]
     if content is None or isinstance(content, UnsetType):
         return content
     return list(content)
@@ -387,7 +184,7 @@ def _message_vocab(content: MessageContent) -> Vocabulary:
         module = schema_module_of(content[0])
         if module is not None:
             return vocabulary(module)
-    return _v2()
+    return v2_vocab()
 
 
 def user_message(
@@ -421,82 +218,6 @@ def agent_thought(
     return cls(message_id=message_id, content=_blocks(content), meta=meta)  # type: ignore[no-any-return]
 
 
-# --- tool calls --------------------------------------------------------------
-
-
-@overload
-def tool_content(
-    content: str | v1.ContentBlock, *, version: _V1 = ...
-) -> v1.Content: ...
-@overload
-def tool_content(content: str | v2.ContentBlock, *, version: _V2) -> v2.Content: ...
-@overload
-def tool_content(
-    content: str | v2.ContentBlock, *, version: types.ModuleType
-) -> Any: ...
-def tool_content(content: Any, *, version: object = None) -> Any:
-    """Tool call content wrapping a content block (a string becomes text).
-
-    >>> tool_content("3 files found").content.text
-    '3 files found'
-    """
-    vocab = _vocab(version)
-    block = vocab.content("text")(text=content) if isinstance(content, str) else content
-    return vocab.tool_content("content")(content=block)
-
-
-@overload
-def diff(
-    path: str,
-    old_text: str | None,
-    new_text: str,
-    *,
-    meta: Meta = UNSET,
-    version: _V1 = ...,
-) -> v1.Diff: ...
-@overload
-def diff(
-    path: str, old_text: str | None, new_text: str, *, meta: Meta = UNSET, version: _V2
-) -> v2.Diff: ...
-@overload
-def diff(
-    path: str,
-    old_text: str | None,
-    new_text: str,
-    *,
-    meta: Meta = UNSET,
-    version: types.ModuleType,
-) -> Any: ...
-def diff(
-    path: str,
-    old_text: str | None,
-    new_text: str,
-    *,
-    meta: Meta = UNSET,
-    version: object = None,
-) -> Any:
-    """Diff content for a tool call; ``old_text=None`` for a new file.
-
-    >>> diff("/src/config.json", '{"debug": false}', '{"debug": true}').path
-    '/src/config.json'
-    """
-    return _vocab(version).tool_content("diff")(
-        path=path, old_text=old_text, new_text=new_text, meta=meta
-    )
-
-
-def terminal(terminal_id: str, *, meta: Meta = UNSET) -> v1.Terminal:
-    """v1 tool call content embedding a terminal made with ``terminal/create``.
-
-    (v2 has no terminal content.)
-
-    >>> terminal("term_1").terminal_id
-    'term_1'
-    """
-    cls = _vocab(None).tool_content("terminal")
-    return cls(terminal_id=terminal_id, meta=meta)  # type: ignore[no-any-return]
-
-
 def _locations(vocab: Vocabulary, locations: Any) -> Any:
     if locations is None or isinstance(locations, UnsetType):
         return locations
@@ -510,6 +231,7 @@ def _seq(items: Any) -> Any:
     return list(items)
 
 
+# generated by tools/gen_overloads.py (edit there): tool_call
 @overload
 def tool_call(
     tool_call_id: str,
@@ -522,7 +244,7 @@ def tool_call(
     raw_input: Any = UNSET,
     raw_output: Any = UNSET,
     meta: Meta = UNSET,
-    version: _V1 = ...,
+    version: V1Module = ...,
 ) -> v1.ToolCall: ...
 @overload
 def tool_call(
@@ -536,7 +258,7 @@ def tool_call(
     raw_input: Any = UNSET,
     raw_output: Any = UNSET,
     meta: Meta = UNSET,
-    version: _V2,
+    version: V2Module,
 ) -> v2.SessionUpdateToolCallUpdate: ...
 @overload
 def tool_call(
@@ -573,7 +295,7 @@ def tool_call(
     >>> call.status, call.locations[0].path
     ('pending', '/etc/app.toml')
     """
-    vocab = _vocab(version)
+    vocab = vocab_of(version)
     # Where there is no ``tool_call`` update (v2), a first ``tool_call_update``
     # creates the tool call.
     tag = "tool_call" if vocab.has_update("tool_call") else "tool_call_update"
@@ -590,6 +312,7 @@ def tool_call(
     )
 
 
+# generated by tools/gen_overloads.py (edit there): tool_call_update
 @overload
 def tool_call_update(
     tool_call_id: str,
@@ -602,7 +325,7 @@ def tool_call_update(
     raw_input: Any = UNSET,
     raw_output: Any = UNSET,
     meta: Meta = UNSET,
-    version: _V1 = ...,
+    version: V1Module = ...,
 ) -> v1.SessionUpdateToolCallUpdate: ...
 @overload
 def tool_call_update(
@@ -616,7 +339,7 @@ def tool_call_update(
     raw_input: Any = UNSET,
     raw_output: Any = UNSET,
     meta: Meta = UNSET,
-    version: _V2,
+    version: V2Module,
 ) -> v2.SessionUpdateToolCallUpdate: ...
 @overload
 def tool_call_update(
@@ -636,7 +359,7 @@ def tool_call_update(
     tool_call_id: str,
     *,
     status: Any = UNSET,
-    title: Any = UNSET,
+    title: str | UnsetType | None = UNSET,
     kind: Any = UNSET,
     content: Any = UNSET,
     locations: Any = UNSET,
@@ -647,11 +370,12 @@ def tool_call_update(
 ) -> Any:
     """A ``tool_call_update`` patch: fields left out stay unchanged, ``None`` clears.
 
+    >>> from acp_core import tool_content
     >>> update = tool_call_update("call_1", status="completed", content=[tool_content("ok")])
     >>> update.status, update.title
     ('completed', UNSET)
     """
-    vocab = _vocab(version)
+    vocab = vocab_of(version)
     return vocab.update("tool_call_update")(
         tool_call_id=tool_call_id,
         status=status,
@@ -668,6 +392,7 @@ def tool_call_update(
 # --- plan and usage ----------------------------------------------------------
 
 
+# generated by tools/gen_overloads.py (edit there): plan_entry
 @overload
 def plan_entry(
     content: str,
@@ -675,7 +400,7 @@ def plan_entry(
     priority: v1.PlanEntryPriority = "medium",
     status: v1.PlanEntryStatus = "pending",
     meta: Meta = UNSET,
-    version: _V1 = ...,
+    version: V1Module = ...,
 ) -> v1.PlanEntry: ...
 @overload
 def plan_entry(
@@ -684,7 +409,7 @@ def plan_entry(
     priority: v2.PlanEntryPriority = "medium",
     status: v2.PlanEntryStatus = "pending",
     meta: Meta = UNSET,
-    version: _V2,
+    version: V2Module,
 ) -> v2.PlanEntry: ...
 @overload
 def plan_entry(
@@ -698,8 +423,8 @@ def plan_entry(
 def plan_entry(
     content: str,
     *,
-    priority: str = "medium",
-    status: str = "pending",
+    priority: Any = "medium",
+    status: Any = "pending",
     meta: Meta = UNSET,
     version: object = None,
 ) -> Any:
@@ -708,7 +433,7 @@ def plan_entry(
     >>> plan_entry("Write tests", priority="high").priority
     'high'
     """
-    return _plan_entry(_vocab(version))(
+    return _plan_entry(vocab_of(version))(
         content=content, priority=priority, status=status, meta=meta
     )
 
@@ -725,13 +450,14 @@ def _plan_entry(vocab: Vocabulary) -> Any:
     return vocab.member(_plan_items(vocab), "entries")
 
 
+# generated by tools/gen_overloads.py (edit there): plan
 @overload
 def plan(
     entries: Sequence[v1.PlanEntry | str],
     *,
     plan_id: str | None = None,
     meta: Meta = UNSET,
-    version: _V1 = ...,
+    version: V1Module = ...,
 ) -> v1.Plan: ...
 @overload
 def plan(
@@ -739,7 +465,7 @@ def plan(
     *,
     plan_id: str,
     meta: Meta = UNSET,
-    version: _V2,
+    version: V2Module,
 ) -> v2.PlanUpdate: ...
 @overload
 def plan(
@@ -750,7 +476,7 @@ def plan(
     version: types.ModuleType,
 ) -> Any: ...
 def plan(
-    entries: Sequence[Any],
+    entries: Any,
     *,
     plan_id: str | None = None,
     meta: Meta = UNSET,
@@ -763,7 +489,7 @@ def plan(
     >>> [e.content for e in plan(["Read", plan_entry("Fix", status="in_progress")]).entries]
     ['Read', 'Fix']
     """
-    vocab = _vocab(version)
+    vocab = vocab_of(version)
     entry = _plan_entry(vocab)
     items = [
         entry(content=e, priority="medium", status="pending")
@@ -782,6 +508,7 @@ def plan(
     return vocab.update("plan_update")(plan=plan_items, meta=meta)
 
 
+# generated by tools/gen_overloads.py (edit there): usage_update
 @overload
 def usage_update(
     used: int,
@@ -790,7 +517,7 @@ def usage_update(
     cost: float | None = None,
     currency: str = "USD",
     meta: Meta = UNSET,
-    version: _V1 = ...,
+    version: V1Module = ...,
 ) -> v1.UsageUpdate: ...
 @overload
 def usage_update(
@@ -800,7 +527,7 @@ def usage_update(
     cost: float | None = None,
     currency: str = "USD",
     meta: Meta = UNSET,
-    version: _V2,
+    version: V2Module,
 ) -> v2.UsageUpdate: ...
 @overload
 def usage_update(
@@ -826,7 +553,7 @@ def usage_update(
     >>> usage_update(53000, 200000, cost=0.045).cost.currency
     'USD'
     """
-    vocab = _vocab(version)
+    vocab = vocab_of(version)
     usage = vocab.update("usage_update")
     cost_class = vocab.member(usage, "cost")
     cost_value = UNSET if cost is None else cost_class(amount=cost, currency=currency)
@@ -836,6 +563,7 @@ def usage_update(
 # --- the notification --------------------------------------------------------
 
 
+# generated by tools/gen_overloads.py (edit there): notification
 @overload
 def notification(
     session_id: str, update: v1.SessionUpdate, *, meta: Meta = UNSET

@@ -62,8 +62,8 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
 import msgspec
 from msgspec import UnsetType
 
-from ._schema import is_schema_module, schema_module_of
-from ._vocabulary import NotInSchema, variant_tag, vocabulary
+from .._schema import is_schema_module, schema_module_of
+from .._vocabulary import NotInSchema, variant_tag, vocabulary
 
 if TYPE_CHECKING:
     from acp_schema import v1, v2, v2_alpha0

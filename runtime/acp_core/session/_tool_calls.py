@@ -26,8 +26,9 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from ._builders import tool_call, tool_call_update, tool_content
-from ._schema import protocol_module
+from .._schema import protocol_module
+from ._blocks import tool_content
+from ._builders import tool_call, tool_call_update
 from ._transcript import ToolCallState, patch_tool_call_state, tool_call_state
 
 if TYPE_CHECKING:  # acp_schema.v1 is imported with the first tracker, not acp_core

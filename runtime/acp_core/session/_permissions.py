@@ -25,7 +25,7 @@ import dataclasses
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
-from ._schema import protocol_module
+from .._schema import protocol_module
 from ._tool_calls import ToolCallTracker
 
 if TYPE_CHECKING:  # acp_schema.v1 is imported with the first broker, not acp_core
