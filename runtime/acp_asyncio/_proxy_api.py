@@ -9,8 +9,9 @@ The shape of ``acp_trio``'s (the rules are ``acp_core.ProxyCore``'s)::
 
     asyncio.run(acp_asyncio.serve_proxy_stdio(Notes()))
 
-Reading through ``acp_core.LineBuffer``, one writer lock (``drain`` after
-each line: the transport's bound), a task per handled request (cancelled by
+Read and written through the wires every asyncio connection uses
+(``acp_asyncio._wire``: stdio of any kind, a reader/writer pair), framed by
+``acp_core.LineBuffer``; a task per handled request (cancelled by
 ``$/cancel_request``), notification handlers awaited in the reading task
 (wire order kept).
 """
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
+from collections import deque
 from typing import Any
 
 from acp_core import (
@@ -45,26 +46,35 @@ from acp_core import (
 )
 from acp_host import protocol_stdio
 
+from ._wire import PipeWire, StreamWire, Wire
+
 __all__ = ["serve_proxy", "serve_proxy_stdio"]
 
 log = logging.getLogger("acp_asyncio.proxy")
 
 
 class _ProxyConnection:
-    def __init__(
-        self,
-        reader: asyncio.StreamReader,
-        writer: asyncio.StreamWriter,
-        proxy: Proxy,
-        limits: Limits,
-    ) -> None:
-        self.reader = reader
-        self.writer = writer
+    """A proxy's end of its conductor connection: the callbacks of one wire
+    (:mod:`acp_asyncio._wire`, as every asyncio connection reads and writes).
+
+    The wire hands input over in chunks; its lines wait in ``inbox`` for the
+    task of :meth:`run`, which takes them in order.  Past
+    ``notification_queue_bytes`` of waiting lines the wire stops reading, so
+    a proxy slower than its conductor holds a bounded amount.
+    """
+
+    def __init__(self, proxy: Proxy, limits: Limits) -> None:
         self.limits = limits
         self.schema = proxy_schema()
         self.handlers = proxy_handlers(proxy, self.schema)
         self.core = ProxyCore({name for _, name in self.handlers})
-        self.lock = asyncio.Lock()
+        self.wire: Wire | None = None
+        self.lines = LineBuffer(max_message_size=limits.max_message_size)
+        self.inbox: deque[bytes | Oversized] = deque()
+        self.inbox_bytes = 0
+        self.paused = False
+        self.ended = False
+        self.arrived = asyncio.Event()
         self.calls: dict[Any, asyncio.Future[Any]] = {}
         self.tasks: dict[Any, asyncio.Task[None]] = {}
         self.running: set[asyncio.Task[None]] = set()
@@ -84,10 +94,40 @@ class _ProxyConnection:
             ),
         )
 
+    # -- the wire's callbacks ------------------------------------------------------------
+
+    def on_data(self, data: bytes) -> None:
+        self._put(self.lines.feed(data))
+        if self.inbox_bytes > self.limits.notification_queue_bytes and not self.paused:
+            self.paused = True
+            assert self.wire is not None
+            self.wire.pause_reading()
+
+    def on_eof(self) -> None:
+        self._put(self.lines.feed_eof())
+        self.ended = True
+        self.arrived.set()
+
+    def on_broken(self) -> None:
+        log.debug("the conductor stopped reading; closing")
+        self.ended = True
+        self.inbox.clear()
+        self.arrived.set()
+
+    def _put(self, lines: list[bytes | Oversized]) -> None:
+        for line in lines:
+            self.inbox.append(line)
+            self.inbox_bytes += len(line) if isinstance(line, bytes) else 0
+        if self.inbox:
+            self.arrived.set()
+
+    # -- writing -------------------------------------------------------------------------
+
     async def write(self, data: bytes) -> None:
-        async with self.lock:
-            self.writer.write(data)
-            await self.writer.drain()
+        wire = self.wire
+        assert wire is not None
+        wire.write(data)
+        await wire.wait_for_space()
 
     async def send(
         self, to: str, method: str, params: bytes | None, request: bool
@@ -104,25 +144,36 @@ class _ProxyConnection:
             self.calls.pop(ident, None)
             if not future.done():
                 cancel = self.core.abandon(ident)
-                if cancel is not None:
-                    self.writer.write(cancel)
+                if cancel is not None and self.wire is not None:
+                    self.wire.write(cancel)
 
-    async def run(self) -> None:
-        lines = LineBuffer(max_message_size=self.limits.max_message_size)
+    # -- reading -------------------------------------------------------------------------
+
+    async def run(self, wire: Wire) -> None:
+        self.wire = wire
         try:
             while True:
-                chunk = await self.reader.read(65536)
-                for line in lines.feed(chunk) if chunk else lines.feed_eof():
-                    if isinstance(line, Oversized):
-                        verdict = judge_oversized(line, self.limits.max_message_size)
-                        log.warning("%s", verdict.log)
-                        if verdict.answer is not None:
-                            await self.write(verdict.answer)
-                        continue
-                    for action in self.core.receive(line):
-                        await self.act(action)
-                if not chunk:
-                    return
+                while not self.inbox:
+                    if self.ended:
+                        return
+                    self.arrived.clear()
+                    await self.arrived.wait()
+                line = self.inbox.popleft()
+                if isinstance(line, Oversized):
+                    verdict = judge_oversized(line, self.limits.max_message_size)
+                    log.warning("%s", verdict.log)
+                    if verdict.answer is not None:
+                        await self.write(verdict.answer)
+                    continue
+                self.inbox_bytes -= len(line)
+                if (
+                    self.paused
+                    and self.inbox_bytes <= self.limits.notification_queue_bytes
+                ):
+                    self.paused = False
+                    wire.resume_reading()
+                for action in self.core.receive(line):
+                    await self.act(action)
         finally:  # the conductor is gone: so are the handlers
             for task in list(self.running):
                 task.cancel()
@@ -195,23 +246,25 @@ async def serve_proxy(
     limits: Limits | None = None,
 ) -> None:
     """Serve ``proxy`` to its conductor over ``reader`` / ``writer`` until it closes."""
-    try:
-        await _ProxyConnection(reader, writer, proxy, limits or Limits()).run()
-    finally:
-        writer.close()
+    connection = _ProxyConnection(proxy, limits or Limits())
+    await _serve(connection, StreamWire(reader, writer, connection))
 
 
 async def serve_proxy_stdio(proxy: Proxy, *, limits: Limits | None = None) -> None:
-    """Serve ``proxy`` on stdin/stdout (a proxy program a conductor starts; pipes)."""
-    loop = asyncio.get_running_loop()
+    """Serve ``proxy`` on stdin/stdout (a proxy program a conductor starts).
+
+    Stdio is taken and given back by ``acp_host.protocol_stdio`` and read as
+    every asyncio connection reads it (pipes, sockets, terminals, files,
+    ``/dev/null``).
+    """
+    connection = _ProxyConnection(proxy, limits or Limits())
     with protocol_stdio() as fds:
-        reader = asyncio.StreamReader()
-        await loop.connect_read_pipe(
-            lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(fds.input, "rb", 0)
-        )
-        transport, protocol = await loop.connect_write_pipe(
-            lambda: asyncio.StreamReaderProtocol(asyncio.StreamReader()),
-            os.fdopen(fds.output, "wb", 0),
-        )
-        writer = asyncio.StreamWriter(transport, protocol, None, loop)
-        await serve_proxy(reader, writer, proxy, limits=limits)
+        await _serve(connection, await PipeWire.open(fds.input, fds.output, connection))
+
+
+async def _serve(connection: _ProxyConnection, wire: Wire) -> None:
+    try:
+        await connection.run(wire)
+    finally:
+        wire.close()
+        await wire.wait_closed()

@@ -23,14 +23,36 @@ from __future__ import annotations
 
 import asyncio
 import os
-from typing import TYPE_CHECKING, Final, TypeAlias
+from typing import TYPE_CHECKING, Final, Protocol, TypeAlias
 
 from acp_host import pollable, reader_gone
 
 if TYPE_CHECKING:
-    from ._connection import Connection
+    from acp_core import Limits
 
-__all__ = ["PipeWire", "StreamWire", "Wire"]
+__all__ = ["PipeWire", "StreamWire", "Wire", "WireCallbacks"]
+
+
+class WireCallbacks(Protocol):
+    """What a wire tells its owner (a connection, a proxy's connection)."""
+
+    @property
+    def limits(self) -> Limits:
+        """``write_buffer_bytes`` is the wire's write budget."""
+        ...
+
+    def on_data(self, data: bytes) -> None:
+        """Input arrived (never empty)."""
+        ...
+
+    def on_eof(self) -> None:
+        """Input ended."""
+        ...
+
+    def on_broken(self) -> None:
+        """The peer stopped reading: writing failed."""
+        ...
+
 
 #: Bytes asked for per read of a stream (the pipe transports read 256 KiB).
 READ_CHUNK: Final = 64 * 1024
@@ -81,7 +103,7 @@ class PipeWire:
     Built with :meth:`open`; the fds are the wire's own (closed with it).
     """
 
-    def __init__(self, callbacks: Connection) -> None:
+    def __init__(self, callbacks: WireCallbacks) -> None:
         self.callbacks = callbacks
         self.budget = callbacks.limits.write_buffer_bytes
         self.space = asyncio.Event()
@@ -96,7 +118,9 @@ class PipeWire:
         self._write: asyncio.WriteTransport
 
     @classmethod
-    async def open(cls, read_fd: int, write_fd: int, callbacks: Connection) -> PipeWire:
+    async def open(
+        cls, read_fd: int, write_fd: int, callbacks: WireCallbacks
+    ) -> PipeWire:
         """Take ``read_fd`` / ``write_fd`` (closed with the wire).
 
         Pipes, sockets and terminals go through asyncio's pipe transports;
@@ -177,7 +201,7 @@ class StreamWire:
         self,
         reader: asyncio.StreamReader,
         writer: asyncio.StreamWriter,
-        callbacks: Connection,
+        callbacks: WireCallbacks,
     ) -> None:
         self.callbacks = callbacks
         self.budget = budget = callbacks.limits.write_buffer_bytes

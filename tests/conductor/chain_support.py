@@ -53,15 +53,33 @@ SCRIPT = [
 ]
 
 
-def scripted_client(command: list[str], timeout: float = 30) -> bytes:
-    """Run :data:`SCRIPT` against ``command`` one request at a time; every byte
-    the client read, up to the last answer."""
+def prompts_script(*texts: str) -> list[dict[str, object]]:
+    """:data:`SCRIPT` with one ``session/prompt`` per text instead of its own."""
+    prompts = [
+        {
+            "jsonrpc": "2.0",
+            "id": 3 + n,
+            "method": "session/prompt",
+            "params": {"sessionId": "$SID", "prompt": [{"type": "text", "text": t}]},
+        }
+        for n, t in enumerate(texts)
+    ]
+    return [*SCRIPT[:2], *prompts]
+
+
+def scripted_client(
+    command: list[str],
+    timeout: float = 30,
+    script: list[dict[str, object]] | None = None,
+) -> bytes:
+    """Run ``script`` (:data:`SCRIPT`) against ``command`` one request at a
+    time; every byte the client read, up to the last answer."""
     proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     assert proc.stdin is not None and proc.stdout is not None
     seen = bytearray()
     sid = None
     try:
-        for message in SCRIPT:
+        for message in script or SCRIPT:
             text = json.dumps(message).replace("$SID", sid or "")
             proc.stdin.write(text.encode() + b"\n")
             proc.stdin.flush()
