@@ -61,6 +61,12 @@ BENCHES: tuple[Bench, ...] = (
         "the latency `python -m acp_inspect proxy` adds beside a direct connection",
     ),
     Bench(
+        "conductor_bench.py",
+        "Proxy chains",
+        "what each hop of a proxy chain (acp_conductor) adds, in process and as a "
+        "subprocess, beside the agent alone and acp_inspect's proxy",
+    ),
+    Bench(
         "http_bench.py",
         "HTTP",
         "ACP over HTTP (acp_http) against stdio and the official SDK's HTTP transport",
