@@ -23,13 +23,14 @@ for it (hop-local); for a handled one, the adapter cancels the handler.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, cast
 
 import msgspec
 
-from ._errors import INVALID_REQUEST, RequestError
+from ._errors import INTERNAL_ERROR, INVALID_REQUEST, RequestError
 from ._jsonrpc import (
     Envelope,
     Id,
@@ -38,6 +39,7 @@ from ._jsonrpc import (
     encode_error,
     encode_id,
 )
+from ._limits import Limits
 
 if TYPE_CHECKING:
     from acp_schema.v1 import AgentUnstable, ClientUnstable
@@ -74,6 +76,9 @@ TERMINAL_MESSAGE: Final = (
     "this component is a proxy: it needs a successor, so it is initialized with "
     "proxy/initialize by a conductor (python -m acp_conductor), not with initialize"
 )
+
+log = logging.getLogger("acp_core.proxy")
+_DEFAULT_MAX_HANDLING = Limits().max_concurrent_requests
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,11 +135,21 @@ class ProxyCore:
     """The routing state of one proxy: its calls, what it forwarded, its role.
 
     ``handled``: the wire names the proxy has a handler for (either
-    direction); everything else is forwarded.
+    direction); everything else is forwarded.  A handled request is
+    finished by :meth:`answer` or :meth:`answer_error`.
     """
 
-    def __init__(self, handled: Collection[str]) -> None:
+    def __init__(
+        self,
+        handled: Collection[str],
+        max_handling: int = _DEFAULT_MAX_HANDLING,
+    ) -> None:
         self.handled = frozenset(handled)
+        #: handled requests running at once past which one is refused -32603
+        #: (``Limits.max_concurrent_requests``): a proxy's handler mostly waits
+        #: for its successor, whose answer may be behind the requests waiting
+        self.max_handling = max_handling
+        self._handling: set[Id] = set()
         self.ids = HopIds()
         self._forwards: dict[Id, _Forward] = {}
         self._by_origin: dict[Id, Id] = {}  # the id we were asked with -> ours
@@ -178,7 +193,12 @@ class ProxyCore:
         self, origin: str, method: str, env: Envelope, params: msgspec.Raw | None
     ) -> list[Action]:
         if method in self.handled:
-            return [Handle(origin, method, env.id, params)]
+            ident = env.id
+            if ident is not msgspec.UNSET:
+                if len(self._handling) >= self.max_handling:
+                    return [Write(self._too_many(ident))]
+                self._handling.add(ident)
+            return [Handle(origin, method, ident, params)]
         if method == PROXY_INITIALIZE:
             method = "initialize"  # unhandled: forwarded as the successor's initialize
         if env.id is msgspec.UNSET:
@@ -263,16 +283,25 @@ class ProxyCore:
             return wrap_notification(method, params)
         return plain_notification(method, params)
 
-    @staticmethod
-    def answer(ident: Id, result: bytes) -> bytes:
-        """The answer line of a handled request."""
+    def answer(self, ident: Id, result: bytes) -> bytes:
+        """The answer line of a handled request (which is then finished)."""
+        self._handling.discard(ident)
         return response_line(encode_id(ident), result)
 
-    @staticmethod
-    def answer_error(ident: Id, error: RequestError) -> bytes:
-        """The error line of a handled request."""
+    def answer_error(self, ident: Id, error: RequestError) -> bytes:
+        """The error line of a handled request (which is then finished)."""
+        self._handling.discard(ident)
         return encode_error(
             encode_id(ident), error.code, str(error.message), error.data
+        )
+
+    def _too_many(self, ident: Id) -> bytes:
+        log.warning("refused a request: %d handled requests running", self.max_handling)
+        return encode_error(
+            encode_id(ident),
+            INTERNAL_ERROR,
+            "Too many concurrent requests",
+            {"maxConcurrentRequests": self.max_handling},
         )
 
 

@@ -231,6 +231,37 @@ def test_a_proxy_forwards_what_it_does_not_handle_raw_and_hands_what_it_does() -
     ) == [CancelHandler(2)]
 
 
+def test_handled_requests_past_max_concurrent_requests_are_refused_until_one_is_answered() -> (
+    None
+):
+    core = ProxyCore({"session/prompt"}, max_handling=2)
+
+    def prompt(ident: int) -> bytes:
+        return (
+            b'{"jsonrpc":"2.0","id":%d,"method":"session/prompt","params":{}}' % ident
+        )
+
+    assert isinstance(core.receive(prompt(1))[0], Handle)
+    assert isinstance(core.receive(prompt(2))[0], Handle)
+    (refused,) = core.receive(prompt(3))
+    assert isinstance(refused, Write)
+    assert _json(refused.data) == {
+        "jsonrpc": "2.0",
+        "id": 3,
+        "error": {
+            "code": -32603,
+            "message": "Too many concurrent requests",
+            "data": {"maxConcurrentRequests": 2},
+        },
+    }
+    # forwarding and notifications are not counted: they go on
+    assert isinstance(
+        core.receive(b'{"jsonrpc":"2.0","id":9,"method":"session/new"}')[0], Write
+    )
+    core.answer(1, b"{}")
+    assert isinstance(core.receive(prompt(4))[0], Handle)
+
+
 def test_a_proxy_initialized_with_initialize_is_terminal_and_says_so() -> None:
     (write,) = ProxyCore(()).receive(INIT)
     assert isinstance(write, Write)
