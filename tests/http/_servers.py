@@ -40,10 +40,14 @@ def serving(
 
 @contextmanager
 def serve_command(
-    agent: Sequence[str], *options: str, env: Mapping[str, str] | None = None
+    agent: Sequence[str],
+    *options: str,
+    env: Mapping[str, str] | None = None,
+    stderr: int | None = None,
 ) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """``python -m acp_http serve OPTIONS -- AGENT`` on a socket of 127.0.0.1
-    (``--listen fd://N``); its ``/acp`` URL and its process (stopped at the end)."""
+    (``--listen fd://N``); its ``/acp`` URL and its process (stopped at the end;
+    ``stderr``: as ``subprocess.Popen``'s)."""
     sock = listening_socket()
     fd = sock.fileno()
     port = sock.getsockname()[1]
@@ -52,6 +56,7 @@ def serve_command(
         [*argv, *options, "--", *agent],
         pass_fds=[fd],
         env={**os.environ, **(env or {})},
+        stderr=stderr,
         start_new_session=True,
     )
     sock.close()

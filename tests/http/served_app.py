@@ -3,7 +3,9 @@
 ``ACP_HTTP_AGENT``: ``inprocess`` (the default: :class:`remote_agent.RemoteAgent`
 in the server's event loop) or a command line; ``ACP_HTTP_TOKEN``: a bearer
 token; ``ACP_HTTP_COOKIE``: an affinity cookie; ``ACP_HTTP_LIMITS``: JSON of
-:class:`acp_http.HttpLimits` fields.
+:class:`acp_http.HttpLimits` fields; ``ACP_HTTP_ALLOWED_HOSTS``,
+``ACP_HTTP_ALLOWED_ORIGINS``: JSON lists (the app's ``allowed_hosts``,
+``allowed_origins``; unset: the defaults).
 """
 
 from __future__ import annotations
@@ -26,9 +28,17 @@ _launcher: acp_http.AgentLauncher = (
 )
 _limits = msgspec.json.decode(os.environ.get("ACP_HTTP_LIMITS", "{}").encode())
 
+
+def _list(name: str) -> list[str] | None:
+    value = os.environ.get(name)
+    return None if value is None else msgspec.json.decode(value.encode())
+
+
 app = acp_http.asgi_app(
     _launcher,
     limits=acp_http.HttpLimits(**_limits),
     token=os.environ.get("ACP_HTTP_TOKEN") or None,
     affinity_cookie=os.environ.get("ACP_HTTP_COOKIE") or None,
+    allowed_hosts=_list("ACP_HTTP_ALLOWED_HOSTS"),
+    allowed_origins=_list("ACP_HTTP_ALLOWED_ORIGINS"),
 )
