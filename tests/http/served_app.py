@@ -27,18 +27,19 @@ _launcher: acp_http.AgentLauncher = (
     else acp_http.CommandAgent(shlex.split(_agent))
 )
 _limits = msgspec.json.decode(os.environ.get("ACP_HTTP_LIMITS", "{}").encode())
-
-
-def _list(name: str) -> list[str] | None:
-    value = os.environ.get(name)
-    return None if value is None else msgspec.json.decode(value.encode())
-
+_guard = {  # passed only when set: the defaults otherwise
+    option: msgspec.json.decode(os.environ[name].encode())
+    for option, name in (
+        ("allowed_hosts", "ACP_HTTP_ALLOWED_HOSTS"),
+        ("allowed_origins", "ACP_HTTP_ALLOWED_ORIGINS"),
+    )
+    if name in os.environ
+}
 
 app = acp_http.asgi_app(
     _launcher,
     limits=acp_http.HttpLimits(**_limits),
     token=os.environ.get("ACP_HTTP_TOKEN") or None,
     affinity_cookie=os.environ.get("ACP_HTTP_COOKIE") or None,
-    allowed_hosts=_list("ACP_HTTP_ALLOWED_HOSTS"),
-    allowed_origins=_list("ACP_HTTP_ALLOWED_ORIGINS"),
+    **_guard,
 )
