@@ -119,6 +119,10 @@ class Connection:
         self._closing = False
         self._done: asyncio.Future[None] | None = None
         self._last_yield = 0.0
+        # the context of _serving's caller, with the handler's origin: each
+        # request task gets a copy of it (never the consumer's, which the
+        # notification handlers change), as acp_trio's request context
+        self._request_context = contextvars.Context()
 
     # -- the wire's callbacks ------------------------------------------------------------
 
@@ -143,6 +147,8 @@ class Connection:
         wire ``FLUSH_GRACE`` to write what is queued."""
         loop = self._loop = asyncio.get_running_loop()
         self._wire = wire
+        self._request_context = contextvars.copy_context()
+        self._request_context.run(_origin.set, ORIGIN_REQUEST)
         self._done = loop.create_future()
         self._consumer = loop.create_task(self._consume())
         self._consumer.add_done_callback(lambda _: self._maybe_done())
@@ -308,8 +314,13 @@ class Connection:
     # -- incoming requests -----------------------------------------------------------------
 
     def _start_request(self, request: IncomingRequest) -> None:
+        """A task for ``request``, in a copy of the connection's request context
+        (``create_task`` copies the context it runs in): what a notification
+        handler set on the consumer's context is not seen there."""
         assert self._loop is not None
-        task = self._loop.create_task(self._run_request(request))
+        task = self._request_context.run(
+            self._loop.create_task, self._run_request(request)
+        )
         self._tasks.add(task)
         task.add_done_callback(self._request_task_done)
 
@@ -323,7 +334,6 @@ class Connection:
     async def _run_request(self, request: IncomingRequest) -> None:
         # The handle is set here, not at create_task: a task cancelled before
         # its first step would never run this function (no answer at all).
-        _origin.set(ORIGIN_REQUEST)
         engine = self.engine
         running = request.running
         line: bytes | None

@@ -30,7 +30,9 @@ from acp_client.workspace import Workspace
 MAX_TERMINAL_OUTPUT = 1024 * 1024
 #: Seconds between SIGTERM and SIGKILL when a terminal is killed.
 KILL_GRACE = 2.0
-#: Terminals alive at once at most (released ones count until they exit).
+#: Terminals alive at once at most (released ones count until they exit, and
+#: one being created counts from its check on: the question and the start
+#: are awaited, and concurrent creates must not all pass the check).
 MAX_TERMINALS = 16
 
 
@@ -100,6 +102,7 @@ class Terminals:
         self.grants = grants
         self.running: dict[str, Terminal] = {}
         self.released: set[Terminal] = set()  # until they exit: killed at exit too
+        self.starting = 0  # creates past the bound's check, not running yet
         self.nursery: trio.Nursery | None = None
 
     async def create(
@@ -113,12 +116,31 @@ class Terminals:
     ) -> str:
         assert self.nursery is not None
         where = self.workspace.inside(cwd) if cwd is not None else self.cwd
-        if len(self.running) + len(self.released) >= MAX_TERMINALS:
+        if len(self.running) + len(self.released) + self.starting >= MAX_TERMINALS:
             raise acp_trio.RequestError(
                 acp_trio.INVALID_REQUEST,
                 f"Invalid request: {MAX_TERMINALS} terminals at once at most",
                 {"command": command[:200]},
             )
+        self.starting += 1  # reserved: counted from here
+        try:
+            return await self._start(
+                session_id, command, args, env, where, output_byte_limit
+            )
+        finally:
+            self.starting -= 1
+
+    async def _start(
+        self,
+        session_id: str,
+        command: str,
+        args: list[str] | None,
+        env: dict[str, str],
+        where: str,
+        output_byte_limit: int | None,
+    ) -> str:
+        """Ask, then start the terminal's process (its room reserved)."""
+        assert self.nursery is not None
         argv = program_of(command, args, user_shell(os.environ))
         if args:
             what = f"run {shlex.join(argv)} (in {where})"

@@ -18,7 +18,8 @@ GET       Upgrade: websocket   a new connection over one WebSocket
 DELETE    Acp-Connection-Id    202: the connection and its agent end
 ========  ===================  ====================================================
 
-Every request (and the upgrade) first passes ``authorize``; the server's
+Every request (and the upgrade) first passes the ``Host`` and ``Origin``
+checks (:mod:`acp_http._guard`: 403, nothing started), then ``authorize``; the server's
 connections run in a task group opened by the ASGI lifespan, which both
 hypercorn and uvicorn run.
 """
@@ -27,7 +28,7 @@ from __future__ import annotations
 
 import hmac
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
 import anyio
@@ -35,6 +36,7 @@ import msgspec
 
 from ._agents import AgentLauncher
 from ._connection import Connection, Refusal, Registry
+from ._guard import HostGuard
 from ._limits import HttpLimits
 from ._outbox import Outbox
 from ._routing import MessageError, Scope, decode_envelope, post_rule
@@ -92,6 +94,14 @@ class AcpHttpApp:
     asked on every request and WebSocket upgrade; ``affinity_cookie``
     (``name=value``) is set on ``initialize`` answers and upgrades so that a
     load balancer can send a connection's requests to this worker.
+
+    ``allowed_hosts`` and ``allowed_origins`` replace the default rules of the
+    ``Host`` and ``Origin`` headers (a request on a loopback address must name
+    a loopback host, and come from no browser page but a loopback one;
+    elsewhere any ``Host``, no browser page): a request outside them is
+    answered 403 (an upgrade refused) before anything starts.  Host names
+    (``agents.example``, ``agents.example:8443``) and origins
+    (``https://app.example``); ``"*"`` allows any.
     """
 
     def __init__(
@@ -103,6 +113,8 @@ class AcpHttpApp:
         token: str | None = None,
         affinity_cookie: str | None = None,
         path: str = "/acp",
+        allowed_hosts: Iterable[str] | None = None,
+        allowed_origins: Iterable[str] | None = None,
     ) -> None:
         if authorize is not None and token is not None:
             raise ValueError("give authorize or token, not both")
@@ -110,6 +122,7 @@ class AcpHttpApp:
         self.registry = Registry(launcher, self.limits)
         self.authorize = bearer_token(token) if token is not None else authorize
         self.path = path
+        self.guard = HostGuard(allowed_hosts, allowed_origins)
         self._cookie: list[tuple[bytes, bytes]] = []
         if affinity_cookie is not None:
             cookie = f"{affinity_cookie}; Path=/; HttpOnly; SameSite=Strict"
@@ -150,6 +163,9 @@ class AcpHttpApp:
         try:
             if scope["path"] != self.path:
                 raise Refusal(404, -32600, f"no ACP endpoint at {scope['path'][:100]}")
+            forbidden = self.guard.refusal(headers, scope.get("server"))
+            if forbidden is not None:
+                raise Refusal(403, -32000, forbidden)
             if self.authorize is not None and not self.authorize(headers):
                 raise Refusal(401, -32000, "Unauthorized")
             method = scope["method"]
@@ -308,8 +324,10 @@ class AcpHttpApp:
         if (await receive())["type"] != "websocket.connect":
             return
         headers = _headers(scope)
-        if scope["path"] != self.path or (
-            self.authorize is not None and not self.authorize(headers)
+        if (
+            scope["path"] != self.path
+            or self.guard.refusal(headers, scope.get("server")) is not None
+            or (self.authorize is not None and not self.authorize(headers))
         ):
             await send({"type": "websocket.close", "code": 1008})  # before accept: 403
             return

@@ -5,7 +5,11 @@
     HTTP/2 or HTTP/1.1, and WebSocket), on hypercorn: one agent process per
     connection, its process group ended with the connection.  The default
     listen address is ``127.0.0.1:8000``; ``--listen fd://N`` serves a socket
-    already listening on descriptor N.
+    already listening on descriptor N.  Without a token it warns (every local
+    program may run the agent), and on an address other than loopback it
+    refuses to start unless ``--insecure-no-token`` says so.  Browsers are
+    kept out by the ``Host`` and ``Origin`` checks (``--allow-host``,
+    ``--allow-origin`` widen them; see :mod:`acp_http._guard`).
 
 ``connect [--token TOKEN] URL``
     is a stdio agent that forwards to the remote endpoint ``URL`` (``http(s)://``:
@@ -24,6 +28,7 @@ import importlib
 import logging
 import os
 import signal
+import socket
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -36,6 +41,7 @@ import trio.lowlevel
 from ._agents import CommandAgent
 from ._asgi import asgi_app
 from ._client import http_client
+from ._guard import host_of, is_loopback
 from ._http_wire import HttpWire
 from ._limits import HttpLimits
 from ._ws_wire import WebSocketWire
@@ -69,6 +75,26 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--max-connections", type=int, default=HttpLimits().max_connections
     )
+    serve.add_argument(
+        "--allow-host",
+        action="append",
+        metavar="HOST",
+        help="a Host a request may name (repeatable; default: loopback names"
+        " on a loopback address, any elsewhere; * for any)",
+    )
+    serve.add_argument(
+        "--allow-origin",
+        action="append",
+        metavar="ORIGIN",
+        help="a browser Origin allowed in (repeatable, e.g. https://app.example;"
+        " default: loopback origins on a loopback address, none elsewhere)",
+    )
+    serve.add_argument(
+        "--insecure-no-token",
+        action="store_true",
+        help="serve on an address other than loopback without a token"
+        " (anyone reaching it runs the agent as you)",
+    )
     serve.add_argument("agent", nargs=argparse.REMAINDER, help="-- AGENT_CMD [ARGS...]")
     connect = commands.add_parser(
         "connect", help="a stdio agent forwarding to a remote endpoint"
@@ -96,6 +122,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             command = command[1:]
         if not command:
             _parser().error("serve needs an agent command after --")
+        if token is None:
+            _no_token(args.listen, args.insecure_no_token)
         trio.run(
             _serve,
             args.listen,
@@ -103,10 +131,48 @@ def main(argv: Sequence[str] | None = None) -> int:
             token,
             args.affinity_cookie,
             args.max_connections,
+            args.allow_host,
+            args.allow_origin,
         )
         return 0
     trio.run(_connect, args.url, token, not args.http1)
     return 0
+
+
+def listens_locally(listen: str) -> bool:
+    """Whether ``--listen`` is a loopback address or a Unix socket (``fd://N``:
+    the address the socket is bound to)."""
+    if listen.startswith("fd://"):
+        with socket.socket(fileno=os.dup(int(listen[5:]))) as sock:
+            if sock.family == socket.AF_UNIX:
+                return True
+            return is_loopback(sock.getsockname()[0])
+    if listen.startswith("unix:"):
+        return True
+    return is_loopback(host_of(listen))
+
+
+def _no_token(listen: str, insecure: bool) -> None:
+    """Refuse to serve a network address without a token unless ``insecure``;
+    warn otherwise."""
+    if listens_locally(listen):
+        log.warning(
+            "serving %s without a token: every program of this machine may run"
+            " the agent as you (browsers are kept out by the Host and Origin"
+            " checks); give --token or $ACP_HTTP_TOKEN",
+            listen,
+        )
+    elif insecure:
+        log.warning(
+            "serving %s without a token (--insecure-no-token): anyone who"
+            " reaches it runs the agent as you",
+            listen,
+        )
+    else:
+        _parser().error(
+            f"--listen {listen} is not a loopback address: give --token (or"
+            " $ACP_HTTP_TOKEN), or --insecure-no-token to serve it to anyone"
+        )
 
 
 async def _serve(
@@ -115,6 +181,8 @@ async def _serve(
     token: str | None,
     affinity_cookie: str | None,
     max_connections: int,
+    allowed_hosts: list[str] | None,
+    allowed_origins: list[str] | None,
 ) -> None:
     from hypercorn.config import Config
 
@@ -127,6 +195,8 @@ async def _serve(
         limits=limits,
         token=token,
         affinity_cookie=affinity_cookie,
+        allowed_hosts=allowed_hosts,
+        allowed_origins=allowed_origins,
     )
     config = Config()
     config.bind = [listen]

@@ -36,6 +36,10 @@ __all__ = ["Connection", "Refusal", "Registry"]
 
 log = logging.getLogger("acp_http")
 
+#: Methods whose answer makes a new session (its id unknown until then): each
+#: one pending holds a room of ``max_sessions_per_connection``.
+_MAKING = ESTABLISHING - REATTACHING
+
 
 class Refusal(Exception):
     """A message the connection does not take: HTTP status, JSON-RPC code, text."""
@@ -81,6 +85,8 @@ class Connection:
         self.outbox = Outbox(limits.max_queued_events, limits.max_queued_bytes)
         self.sessions: dict[str, _Session] = {}
         self.pending: dict[str, _Pending] = {}
+        # pending requests of _MAKING: sessions reserved, not yet named
+        self._making = 0
         self.closed = anyio.Event()
         self.open_streams = 0
         self.last_active = anyio.current_time()
@@ -163,6 +169,8 @@ class Connection:
         return self.outbox
 
     def _answer_target(self, pending: _Pending, envelope: Envelope) -> Outbox:
+        if pending.method in _MAKING:
+            self._making -= 1  # the room it held becomes its session, or is freed
         if pending.method in ESTABLISHING:
             if envelope.is_error:
                 self._drop_unowned(pending.session)
@@ -223,12 +231,19 @@ class Connection:
                 )
             if key in self.pending:
                 raise Refusal(400, -32600, "a request with this id is pending")
-            if envelope.method in ESTABLISHING and session not in self.sessions:
+            method = envelope.method
+            if method in _MAKING or (
+                method in ESTABLISHING and session not in self.sessions
+            ):
                 self._check_session_room()
 
     def _check_session_room(self) -> None:
+        """Refuse one more session: those named and those reserved (a
+        session-scoped GET or a ``session/load`` not answered yet, a
+        ``session/new`` or ``session/fork`` pending) count alike, so
+        concurrent requests never get past the bound."""
         limit = self.limits.max_sessions_per_connection
-        if len(self.sessions) >= limit:
+        if len(self.sessions) + self._making >= limit:
             raise Refusal(429, -32600, f"over {limit} sessions on this connection")
 
     def reserve(self, session: str) -> Outbox:
@@ -259,6 +274,8 @@ class Connection:
                 self.reserve(rule.session)
             if key is not None:
                 self.pending[key] = _Pending(envelope.method, rule.session)
+                if envelope.method in _MAKING:
+                    self._making += 1
         await self.write(line)
 
     async def write(self, line: bytes) -> None:
@@ -303,6 +320,8 @@ class Registry:
         self.launcher = launcher
         self.limits = limits
         self.connections: dict[str, Connection] = {}
+        #: connections whose agent is starting: counted against ``max_connections``
+        self.launching = 0
         self.task_group: anyio.abc.TaskGroup | None = None
 
     def get(self, connection_id: str | None) -> Connection | None:
@@ -323,11 +342,19 @@ class Registry:
                 -32603,
                 "the server was not started (the ASGI lifespan did not run)",
             )
-        if len(self.connections) >= self.limits.max_connections:
+        # counted when reserved: the launch awaits (a process starting), and
+        # every create meanwhile sees this one
+        if len(self.connections) + self.launching >= self.limits.max_connections:
             raise Refusal(
                 503, -32600, f"over {self.limits.max_connections} connections"
             )
-        handle = await self.launcher.launch(task_group, self.limits.close_grace_seconds)
+        self.launching += 1
+        try:
+            handle = await self.launcher.launch(
+                task_group, self.limits.close_grace_seconds
+            )
+        finally:
+            self.launching -= 1
         connection = Connection(
             secrets.token_urlsafe(18), handle, self.limits, single_stream=single_stream
         )
@@ -352,6 +379,10 @@ class Registry:
                     await connection.close(f"idle for {idle} s")
 
     async def close_all(self) -> None:
-        """Close every connection (server shutdown)."""
-        for connection in list(self.connections.values()):
-            await connection.close("the server is shutting down")
+        """Close every connection at once (server shutdown): each agent is
+        ended by its own ``acp_host.ShutdownPlan`` concurrently, so the whole
+        takes one agent's plan (at most twice ``close_grace_seconds``), not
+        the sum of them, within the server's shutdown timeout."""
+        async with anyio.create_task_group() as task_group:
+            for connection in list(self.connections.values()):
+                task_group.start_soon(connection.close, "the server is shutting down")

@@ -25,10 +25,12 @@ class HttpLimits:
             answer turned into an error for the client, a notification
             dropped; the connection goes on).
         max_connections: ACP connections (HTTP or WebSocket) a server holds at
-            once; one more ``initialize`` (or upgrade) is answered ``503``.
+            once, counted from the moment one's agent starts launching; one
+            more ``initialize`` (or upgrade) is answered ``503``.
         max_sessions_per_connection: sessions a connection may own or reserve
-            (a session-scoped GET before its ``session/load``); one more is
-            answered ``429``.
+            (a session-scoped GET before its ``session/load``, a pending
+            ``session/new`` or ``session/fork``); one more is answered
+            ``429``.
         max_pending_requests: client requests a connection forwards to its
             agent and still waits to answer; one more is answered ``429``.
         max_queued_events: messages queued for one SSE stream (or WebSocket)

@@ -10,10 +10,15 @@ says what the turn does:
 - ``flood``: updates until cancelled (each text its number);
 - ``ask``: asks ``session/request_permission`` and ends ``end_turn`` after
   an update saying the outcome.
+
+The extension notification ``_context/set`` sets a ``ContextVar`` to its
+``value``; the extension request ``_context/get`` answers what that variable
+holds in the request handler (``{"value": null}`` when unset).
 """
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import sys
 from typing import Any
@@ -22,6 +27,10 @@ from acp_schema import v1
 from acp_schema import v2_alpha0 as v2
 
 ADAPTER = sys.argv[1]
+#: set by a notification handler; a request handler must never see it
+CONTEXT_PROBE: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "context_probe", default=None
+)
 
 
 def option(name: str) -> int | None:
@@ -100,6 +109,14 @@ def make_agent(schema: Any) -> type:
                 )
                 await self.say(sid, answer.outcome.outcome)
             return schema.PromptResponse(stop_reason="end_turn")
+
+        async def ext_notification(self, method: str, params: Any) -> None:
+            if method == "_context/set":
+                CONTEXT_PROBE.set(params["value"])
+
+        async def ext_method(self, method: str, params: Any) -> Any:
+            assert method == "_context/get"
+            return {"value": CONTEXT_PROBE.get()}
 
     return RuleAgent
 

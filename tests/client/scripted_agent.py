@@ -10,6 +10,7 @@
 - ``read PATH LINE LIMIT``: ``fs/read_text_file``, replies with its length
   and first 40 characters;
 - ``terminals N``: N terminals (``sleep 30`` with args) without asking;
+- ``terminals_at_once N``: the same N ``terminal/create`` sent all at once;
 - ``orphan PIDFILE``: a terminal that ignores SIGTERM, released at once;
 - ``which``: the mode and model chosen (``session/set_config_option``);
 - ``hang``: a turn that runs until cancelled;
@@ -175,6 +176,22 @@ class ScriptedAgent(v1.Agent):
                 made += 1
         finally:
             await self.say(f"made {made}")
+
+    async def do_terminals_at_once(self, count: str) -> None:
+        made = refused = 0
+
+        async def one() -> None:
+            nonlocal made, refused
+            try:
+                await self.terminal("sleep", ["30"])
+                made += 1
+            except acp_trio.RequestError:
+                refused += 1
+
+        async with trio.open_nursery() as nursery:
+            for _ in range(int(count)):
+                nursery.start_soon(one)
+        await self.say(f"made {made}, refused {refused}")
 
     async def do_orphan(self, pidfile: str) -> None:
         script = f"trap '' TERM; echo $$ > {shlex.quote(pidfile)}; echo ready; exec sleep 300"

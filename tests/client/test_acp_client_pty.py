@@ -82,6 +82,17 @@ def test_terminals_at_once_are_bounded(tmp_path: Path, run: list[Pty]) -> None:
     assert "made 16" in p.text()
 
 
+def test_terminals_created_at_once_are_bounded_when_reserved(
+    tmp_path: Path, run: list[Pty]
+) -> None:
+    # issue 29 item 5: a terminal/create counts from its check on, not from
+    # its process started: 40 at once run 16, the rest are refused
+    prompt = "terminals_at_once 40"
+    p = client(run, tmp_path, "--yes", "--prompt", prompt, agent=SCRIPTED)
+    assert p.wait() == 0, p.text()
+    assert "made 16, refused 24" in p.text()
+
+
 def test_a_released_terminal_is_ended_when_the_client_exits(
     tmp_path: Path, run: list[Pty]
 ) -> None:

@@ -3,7 +3,9 @@
 ``ACP_HTTP_AGENT``: ``inprocess`` (the default: :class:`remote_agent.RemoteAgent`
 in the server's event loop) or a command line; ``ACP_HTTP_TOKEN``: a bearer
 token; ``ACP_HTTP_COOKIE``: an affinity cookie; ``ACP_HTTP_LIMITS``: JSON of
-:class:`acp_http.HttpLimits` fields.
+:class:`acp_http.HttpLimits` fields; ``ACP_HTTP_ALLOWED_HOSTS``,
+``ACP_HTTP_ALLOWED_ORIGINS``: JSON lists (the app's ``allowed_hosts``,
+``allowed_origins``; unset: the defaults).
 """
 
 from __future__ import annotations
@@ -25,10 +27,19 @@ _launcher: acp_http.AgentLauncher = (
     else acp_http.CommandAgent(shlex.split(_agent))
 )
 _limits = msgspec.json.decode(os.environ.get("ACP_HTTP_LIMITS", "{}").encode())
+_guard = {  # passed only when set: the defaults otherwise
+    option: msgspec.json.decode(os.environ[name].encode())
+    for option, name in (
+        ("allowed_hosts", "ACP_HTTP_ALLOWED_HOSTS"),
+        ("allowed_origins", "ACP_HTTP_ALLOWED_ORIGINS"),
+    )
+    if name in os.environ
+}
 
 app = acp_http.asgi_app(
     _launcher,
     limits=acp_http.HttpLimits(**_limits),
     token=os.environ.get("ACP_HTTP_TOKEN") or None,
     affinity_cookie=os.environ.get("ACP_HTTP_COOKIE") or None,
+    **_guard,
 )

@@ -56,6 +56,7 @@ http {{
             proxy_http_version 1.1;
             proxy_set_header Upgrade $http_upgrade;
             proxy_set_header Connection $connection_upgrade;
+            proxy_set_header Host $host;  # the client's, checked by the workers
             proxy_buffering off;
             proxy_read_timeout 1h;
         }}
