@@ -76,6 +76,7 @@ class MemoryStream(trio.abc.Stream):
             await trio.lowlevel.checkpoint_if_cancelled()
             pipe = self.end.outgoing
             view = memoryview(data)
+            parked = False
             while True:
                 if self._closed:
                     raise trio.ClosedResourceError("this end of the seam is closed")
@@ -88,7 +89,9 @@ class MemoryStream(trio.abc.Stream):
                 if not view:
                     break
                 await self._writable.lot.park()
-            await trio.lowlevel.cancel_shielded_checkpoint()
+                parked = True
+            if not parked:  # a park was this call's schedule point already
+                await trio.lowlevel.cancel_shielded_checkpoint()
         finally:
             self._sending = False
 
@@ -109,6 +112,7 @@ class MemoryStream(trio.abc.Stream):
         try:
             await trio.lowlevel.checkpoint_if_cancelled()
             pipe = self.end.incoming
+            parked = False
             while True:
                 if self._closed:
                     raise trio.ClosedResourceError("this end of the seam is closed")
@@ -116,7 +120,9 @@ class MemoryStream(trio.abc.Stream):
                 if data is not None:
                     break
                 await self._readable.lot.park()
-            await trio.lowlevel.cancel_shielded_checkpoint()
+                parked = True
+            if not parked:  # a park was this call's schedule point already
+                await trio.lowlevel.cancel_shielded_checkpoint()
             return data
         finally:
             self._receiving = False
