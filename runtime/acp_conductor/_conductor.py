@@ -79,12 +79,20 @@ class _Outbox:
         self._empty = trio.lowlevel.ParkingLot()
         self.writing = 0
 
-    async def put(self, data: bytes) -> None:
-        while self._items and self._bytes + self.writing >= self._budget:
-            await self._space.park()
+    @property
+    def full(self) -> bool:
+        return bool(self._items) and self._bytes + self.writing >= self._budget
+
+    def put_nowait(self, data: bytes) -> None:
+        """Queue ``data`` (the caller saw the box not :attr:`full`)."""
         self._items.append(data)
         self._bytes += len(data)
         self._writer.unpark_all()
+
+    async def put(self, data: bytes) -> None:
+        while self.full:
+            await self._space.park()
+        self.put_nowait(data)
 
     async def take(self) -> bytes:
         """Everything queued, joined (one write); counted until :meth:`done`."""
@@ -134,6 +142,9 @@ class _Chain:
     async def send(self, sends: list[Send]) -> None:
         for send in sends:
             box = self.outboxes[send.hop]
+            if not box.full:  # the common case: no wait, no timer
+                box.put_nowait(send.data)
+                continue
             if send.hop == CLIENT or math.isinf(self.stall_timeout):
                 await box.put(send.data)
                 continue
