@@ -7,10 +7,14 @@
     listen address is ``127.0.0.1:8000``; ``--listen fd://N`` serves a socket
     already listening on descriptor N.
 
-``connect [--token TOKEN] URL``
+``connect [--token TOKEN] [--http1 | --http2] URL``
     is a stdio agent that forwards to the remote endpoint ``URL`` (``http(s)://``:
     Streamable HTTP; ``ws(s)://``: WebSocket), so an editor that launches only
-    local commands can use a remote agent.
+    local commands can use a remote agent.  ``http://`` speaks HTTP/1.1 unless
+    ``--http2`` (prior knowledge), ``https://`` HTTP/2 or HTTP/1.1 by ALPN
+    unless ``--http1``.  It exits 1 when the remote connection failed
+    (``initialize`` refused or unreachable included), after one line on stderr
+    saying what was tried and what to change.
 
 The token may come from the ``ACP_HTTP_TOKEN`` environment variable instead
 (which other local users cannot read in the process list).
@@ -35,7 +39,7 @@ import trio.lowlevel
 
 from ._agents import CommandAgent
 from ._asgi import asgi_app
-from ._client import http_client
+from ._client import http_client, http_versions
 from ._http_wire import HttpWire
 from ._limits import HttpLimits
 from ._ws_wire import WebSocketWire
@@ -76,8 +80,21 @@ def _parser() -> argparse.ArgumentParser:
     connect.add_argument(
         "--token", help="bearer token sent on every request (or $ACP_HTTP_TOKEN)"
     )
-    connect.add_argument(
-        "--http1", action="store_true", help="HTTP/1.1 only (a server without HTTP/2)"
+    versions = connect.add_mutually_exclusive_group()
+    versions.add_argument(
+        "--http1",
+        dest="http2",
+        action="store_const",
+        const=False,
+        help="HTTP/1.1 only, on https:// too (default: HTTP/1.1 on http://,"
+        " HTTP/2 or HTTP/1.1 by ALPN on https://)",
+    )
+    versions.add_argument(
+        "--http2",
+        dest="http2",
+        action="store_const",
+        const=True,
+        help="HTTP/2 with prior knowledge (h2c) on http://, for a server that speaks it",
     )
     connect.add_argument("url", help="http(s)://HOST/acp or ws(s)://HOST/acp")
     return parser
@@ -105,8 +122,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.max_connections,
         )
         return 0
-    trio.run(_connect, args.url, token, not args.http1)
-    return 0
+    failed = trio.run(_connect, args.url, token, args.http2)
+    return 1 if failed else 0
 
 
 async def _serve(
@@ -164,22 +181,26 @@ class _StdioStream(anyio.abc.ByteStream):
         await self._out.aclose()
 
 
-async def _connect(url: str, token: str | None, http2: bool) -> None:
+async def _connect(url: str, token: str | None, http2: bool | None) -> bool:
+    """Bridge this process's stdio to ``url``; whether the remote connection failed."""
     headers = {"authorization": f"Bearer {token}"} if token else {}
     local = _StdioStream()
     if url.startswith(("ws://", "wss://")):
         wire = WebSocketWire(url, headers=headers)
         await wire.connect()
         await wire.run(local)
-        error = wire.error
-    else:
-        async with http_client(url, http2=http2) as http:
-            # a connection of its own for each stream, as connect_http's
-            streams = functools.partial(
-                http_client, url, cookies=http.cookies, http2=False
-            )
-            http_wire = HttpWire(url, http, headers=headers, stream_http=streams)
-            await http_wire.run(local)
-            error = http_wire.error
-    if error is not None:
-        log.warning("%s", error)
+        if wire.error is not None:
+            log.warning("%s", wire.error)
+        return wire.error is not None
+    async with http_client(url, http2=http2) as http:
+        # a connection of its own for each stream, as connect_http's
+        streams = functools.partial(http_client, url, cookies=http.cookies, http2=False)
+        http_wire = HttpWire(
+            url,
+            http,
+            headers=headers,
+            stream_http=streams,
+            versions=http_versions(url, http2),
+        )
+        await http_wire.run(local)  # logs its error once, as one line
+        return http_wire.error is not None
