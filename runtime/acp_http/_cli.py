@@ -106,6 +106,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(
         level=logging.INFO, format="acp_http: %(message)s", stream=sys.stderr
     )
+    # httpx logs every request at INFO: the bridge's stderr says what failed only
+    logging.getLogger("httpx").setLevel(logging.WARNING)
     token: str | None = args.token or os.environ.get("ACP_HTTP_TOKEN") or None
     if args.command == "serve":
         command = list(args.agent)
@@ -203,4 +205,5 @@ async def _connect(url: str, token: str | None, http2: bool | None) -> bool:
             versions=http_versions(url, http2),
         )
         await http_wire.run(local)  # logs its error once, as one line
-        return http_wire.error is not None
+        # a refused initialize was answered to the editor: a failure too
+        return http_wire.error is not None or http_wire.initialized is False

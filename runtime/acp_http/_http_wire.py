@@ -113,6 +113,9 @@ class HttpWire:
         self.headers = dict(headers or {})
         self.max_message_bytes = max_message_bytes
         self.connection_id: str | None = None
+        #: None until an ``initialize`` is sent; then whether the last one
+        #: made a connection (False: unreachable, or refused by its status)
+        self.initialized: bool | None = None
         self.error: HttpError | None = None
         self._local: anyio.abc.ByteStream | None = None
         self._write_lock = anyio.Lock()
@@ -208,6 +211,7 @@ class HttpWire:
             raise fatal
 
     async def _initialize(self, envelope: Envelope, line: bytes) -> None:
+        self.initialized = False
         headers = {"content-type": "application/json", **self.headers}
         try:
             response = await self.http.post(self.url, content=line, headers=headers)
@@ -217,9 +221,13 @@ class HttpWire:
         if response.status_code != 200 or not connection_id:
             if response.status_code == 200:
                 raise HttpError(200, "the initialize answer has no Acp-Connection-Id")
-            await self._refused(envelope, response)
+            await self._refused(envelope, response)  # raises if fatal
+            body = response.text[:CAUSE_CHARS].replace("\n", " ")
+            line = f"initialize refused: HTTP {response.status_code} to POST {self.url}"
+            log.warning("%s", f"{line}: {body}"[:ERROR_LINE_CHARS])
             return
         self.connection_id = connection_id
+        self.initialized = True
         await self._open_stream(None)
         await self._deliver(response.content.strip())
 
@@ -230,9 +238,12 @@ class HttpWire:
         if versions is None:
             line = f"initialize failed: POST {self.url}: {cause}"
         else:
+            advice = versions.advice
+            if isinstance(error, httpx.ConnectError) and "SSL" not in repr(error):
+                advice = "check the URL: no server answered there"
             line = (
                 f"initialize failed: POST {self.url} over {versions.tried}: {cause};"
-                f" {versions.advice}"
+                f" {advice}"
             )
         return line[:ERROR_LINE_CHARS]
 

@@ -8,6 +8,7 @@ change; ``python -m acp_http connect`` exits non-zero when it fails.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -17,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import acp_http
+import httpx
 import pytest
 import trio
 from _scenario import RecordingClient
@@ -175,18 +177,30 @@ async def test_a_failed_initialize_says_in_one_bounded_line_what_was_tried_and_w
     assert "leave http2 unset" in line  # what to change
 
 
-def test_connect_exits_non_zero_when_initialize_fails() -> None:
-    sock = listening_socket()
-    url = f"http://127.0.0.1:{sock.getsockname()[1]}/acp"
-    sock.close()  # nothing listens there any more
-    done = subprocess.run(
-        [sys.executable, "-m", "acp_http", "connect", url],
-        input=INITIALIZE + b"\n",
-        capture_output=True,
-        timeout=TIMEOUT,
-    )
+@pytest.mark.parametrize("how", ["unreachable", "refused"])
+def test_connect_exits_non_zero_when_initialize_fails(how: str) -> None:
+    with contextlib.ExitStack() as stack:
+        if how == "unreachable":
+            sock = listening_socket()
+            url = f"http://127.0.0.1:{sock.getsockname()[1]}/acp"
+            sock.close()  # nothing listens there any more
+        else:  # a server at its bound of one connection: 503 to one more
+            limits = {"ACP_HTTP_LIMITS": json.dumps({"max_connections": 1})}
+            url = stack.enter_context(serving("uvicorn", env=limits))
+            json_body = {"content-type": "application/json"}
+            held = httpx.post(
+                url, content=INITIALIZE, headers=json_body, timeout=TIMEOUT
+            )
+            assert held.status_code == 200
+        done = subprocess.run(
+            [sys.executable, "-m", "acp_http", "connect", url],
+            input=INITIALIZE + b"\n",
+            capture_output=True,
+            timeout=TIMEOUT,
+        )
     assert done.returncode == 1, done.stderr
     said = done.stderr.decode().strip().splitlines()
     assert len(said) == 1, said
-    assert "initialize failed" in said[0]
-    assert "HTTP/1.1" in said[0]
+    assert "initialize" in said[0] and url in said[0]
+    if how == "refused":
+        assert "HTTP 503" in said[0]
