@@ -223,8 +223,8 @@ class HttpWire:
                 raise HttpError(200, "the initialize answer has no Acp-Connection-Id")
             await self._refused(envelope, response)  # raises if fatal
             body = response.text[:CAUSE_CHARS].replace("\n", " ")
-            line = f"initialize refused: HTTP {response.status_code} to POST {self.url}"
-            log.warning("%s", f"{line}: {body}"[:ERROR_LINE_CHARS])
+            said = f"initialize refused: HTTP {response.status_code} to POST {self.url}"
+            log.warning("%s", f"{said}: {body}"[:ERROR_LINE_CHARS])
             return
         self.connection_id = connection_id
         self.initialized = True
