@@ -99,8 +99,10 @@ def trace_context_of(params: object) -> Any:
     fields = cast("dict[str, Any]", meta)
     if not isinstance(fields.get(TRACEPARENT), str):
         return None
-    carrier = {k: v for k, v in fields.items() if isinstance(v, str)}
-    return _textmap().extract(carrier)
+    textmap = _textmap()
+    # only the propagator's own keys (traceparent, tracestate, baggage)
+    carrier = {k: v for k in textmap.fields if isinstance(v := fields.get(k), str)}
+    return textmap.extract(carrier)
 
 
 class _InContext:
