@@ -214,7 +214,7 @@ def run(args: argparse.Namespace) -> None:
         ws = ours.replace("http", "ws", 1)
 
         def http() -> Any:
-            return acp_http.connect_http(ours, OurClient)
+            return acp_http.connect_http(ours, OurClient, http2=True)
 
         def http1() -> Any:
             return acp_http.connect_http(ours, OurClient, http2=False)

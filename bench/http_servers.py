@@ -82,15 +82,18 @@ def serving(
     cwd: Path,
     env: Mapping[str, str] | None = None,
     sock: socket.socket | None = None,
+    options: Sequence[str] = (),
 ) -> Iterator[Served]:
     """Run ``app`` (module:attribute, imported from ``cwd``) under ``kind``; its ``/acp`` URL.
 
-    ``env`` is added to this process's environment.
+    ``env`` is added to this process's environment; ``options`` to the
+    server's command line (hypercorn's ``--certfile``, ...).
     """
     sock = sock or listening_socket()
     fd = sock.fileno()
     port = sock.getsockname()[1]
     argv = [sys.executable] + [a.format(fd=fd, app=app) for a in SERVERS[kind]]
+    argv += options
     process = subprocess.Popen(
         argv,
         cwd=cwd,

@@ -108,8 +108,24 @@ class PeerProxy:
 
     async def ext_method(self, method: str, params: Any) -> Any:
         """Call the ``_``-prefixed extension ``method``; returns the raw result (builtins)."""
-        return await self._conn.ext_request(method, params)
+        conn = self._conn
+        if conn.engine.tracer is None:
+            return await conn.ext_request(method, params)
+        call = functools.partial(conn.ext_request, method)
+        return await self._traced(call, method, True)(params)
 
     async def ext_notification(self, method: str, params: Any) -> None:
         """Send the ``_``-prefixed extension notification ``method``."""
-        await self._conn.ext_notify(method, params)
+        conn = self._conn
+        if conn.engine.tracer is None:
+            await conn.ext_notify(method, params)
+            return
+        call = functools.partial(conn.ext_notify, method)
+        await self._traced(call, method, False)(params)
+
+    def _traced(
+        self, call: Callable[[Any], Awaitable[Any]], method: str, request: bool
+    ) -> Callable[[Any], Awaitable[Any]]:
+        """``call`` in a span carrying its trace context (OpenTelemetry set up)."""
+        engine = self._conn.engine
+        return traced_call(engine.tracer, call, method, engine.rules.side, request)

@@ -14,9 +14,13 @@ the SDK's or a distro's setup does), a connection wraps:
 Attributes: ``rpc.system`` (``jsonrpc``), ``rpc.method`` (the wire name),
 ``acp.side`` (``agent`` or ``client``, the side that runs the code) and, for
 an error answer, ``rpc.jsonrpc.error_code``; an exception is recorded and
-sets the span's status to ERROR.  Spans are started without being made
-current (a handler may start in one task and go on in another), so they do
-not parent the spans your handler makes.
+sets the span's status to ERROR.
+
+Trace context crosses processes in ``params._meta`` (:mod:`acp_core._propagation`,
+the RFD meta-propagation): each call and notification sent carries its span's
+``traceparent`` / ``tracestate``; each handler's span continues the trace its
+params carry and is the current span while the handler runs, so the spans your
+handler makes, and the calls it sends, join that trace.
 
 Without OpenTelemetry, or before a provider is set, nothing is wrapped: the
 runtime calls your handlers and the peer as it does without this module (one
@@ -33,6 +37,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ._errors import RequestError
+from ._propagation import in_span_context, trace_context_of, with_trace_context
 from ._version import __version__
 
 # Never imported here: an application that set a tracer provider up has
@@ -57,15 +62,24 @@ def tracer() -> Any:
 
 
 def _run_in_span(
-    tracer: Any, name: str, kind: Any, attributes: dict[str, str], call: Coroutine
+    tracer: Any,
+    name: str,
+    kind: Any,
+    attributes: dict[str, str],
+    call: Coroutine,
+    incoming: bool,
 ) -> Coroutine:
     trace: Any = sys.modules[_TRACE_MODULE]
 
     @functools.wraps(call)
-    async def traced(*args: Any) -> Any:
-        span = tracer.start_span(name, kind=kind, attributes=attributes)
+    async def traced(params: Any, *args: Any) -> Any:
+        # a handler's span continues the peer's trace; a call's, the current one
+        parent = trace_context_of(params) if incoming else None
+        span = tracer.start_span(name, context=parent, kind=kind, attributes=attributes)
         try:
-            return await call(*args)
+            if incoming:  # the handler runs with its span current
+                return await in_span_context(call(params, *args), span)
+            return await call(with_trace_context(params, span), *args)
         except RequestError as exc:
             span.set_attribute("rpc.jsonrpc.error_code", exc.code)
             span.set_status(trace.Status(trace.StatusCode.ERROR, exc.message))
@@ -88,15 +102,16 @@ def traced_handler(
     kind = trace.SpanKind.SERVER if request else trace.SpanKind.CONSUMER
     name = "acp.request" if request else "acp.notification"
     attributes = {"rpc.system": "jsonrpc", "rpc.method": method, "acp.side": side}
-    return _run_in_span(tracer, name, kind, attributes, handler)
+    return _run_in_span(tracer, name, kind, attributes, handler, incoming=True)
 
 
 def traced_call(
     tracer: Any, call: Coroutine, method: str, side: str, request: bool
 ) -> Coroutine:
-    """A call of the peer's ``method`` in an ``acp.call`` / ``acp.notify`` span."""
+    """A call of the peer's ``method`` in an ``acp.call`` / ``acp.notify``
+    span, its params carrying the span's trace context in ``_meta``."""
     trace: Any = sys.modules[_TRACE_MODULE]
     kind = trace.SpanKind.CLIENT if request else trace.SpanKind.PRODUCER
     name = "acp.call" if request else "acp.notify"
     attributes = {"rpc.system": "jsonrpc", "rpc.method": method, "acp.side": side}
-    return _run_in_span(tracer, name, kind, attributes, call)
+    return _run_in_span(tracer, name, kind, attributes, call, incoming=False)

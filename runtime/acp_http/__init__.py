@@ -30,8 +30,9 @@ from ._client import (
     connect_websocket,
     connect_websocket_asyncio,
     http_client,
+    http_versions,
 )
-from ._http_wire import HttpError, HttpWire
+from ._http_wire import HttpError, HttpVersions, HttpWire
 from ._limits import HttpLimits
 from ._ws_wire import WebSocketWire
 
@@ -44,6 +45,7 @@ __all__ = [
     "HttpError",
     "HttpLimits",
     "HttpOptions",
+    "HttpVersions",
     "HttpWire",
     "InProcessAgent",
     "WebSocketOptions",
@@ -55,4 +57,5 @@ __all__ = [
     "connect_websocket",
     "connect_websocket_asyncio",
     "http_client",
+    "http_versions",
 ]

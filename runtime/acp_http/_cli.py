@@ -11,10 +11,14 @@
     kept out by the ``Host`` and ``Origin`` checks (``--allow-host``,
     ``--allow-origin`` widen them; see :mod:`acp_http._guard`).
 
-``connect [--token TOKEN] URL``
+``connect [--token TOKEN] [--http1 | --http2] URL``
     is a stdio agent that forwards to the remote endpoint ``URL`` (``http(s)://``:
     Streamable HTTP; ``ws(s)://``: WebSocket), so an editor that launches only
-    local commands can use a remote agent.
+    local commands can use a remote agent.  ``http://`` speaks HTTP/1.1 unless
+    ``--http2`` (prior knowledge), ``https://`` HTTP/2 or HTTP/1.1 by ALPN
+    unless ``--http1``.  It exits 1 when the remote connection failed
+    (``initialize`` refused or unreachable included), after one line on stderr
+    saying what was tried and what to change.
 
 The token may come from the ``ACP_HTTP_TOKEN`` environment variable instead
 (which other local users cannot read in the process list).
@@ -40,7 +44,7 @@ import trio.lowlevel
 
 from ._agents import CommandAgent
 from ._asgi import asgi_app
-from ._client import http_client
+from ._client import http_client, http_versions
 from ._guard import host_of, is_loopback
 from ._http_wire import HttpWire
 from ._limits import HttpLimits
@@ -102,8 +106,21 @@ def _parser() -> argparse.ArgumentParser:
     connect.add_argument(
         "--token", help="bearer token sent on every request (or $ACP_HTTP_TOKEN)"
     )
-    connect.add_argument(
-        "--http1", action="store_true", help="HTTP/1.1 only (a server without HTTP/2)"
+    versions = connect.add_mutually_exclusive_group()
+    versions.add_argument(
+        "--http1",
+        dest="http2",
+        action="store_const",
+        const=False,
+        help="HTTP/1.1 only, on https:// too (default: HTTP/1.1 on http://,"
+        " HTTP/2 or HTTP/1.1 by ALPN on https://)",
+    )
+    versions.add_argument(
+        "--http2",
+        dest="http2",
+        action="store_const",
+        const=True,
+        help="HTTP/2 with prior knowledge (h2c) on http://, for a server that speaks it",
     )
     connect.add_argument("url", help="http(s)://HOST/acp or ws(s)://HOST/acp")
     return parser
@@ -115,6 +132,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(
         level=logging.INFO, format="acp_http: %(message)s", stream=sys.stderr
     )
+    # httpx logs every request at INFO: the bridge's stderr says what failed only
+    logging.getLogger("httpx").setLevel(logging.WARNING)
     token: str | None = args.token or os.environ.get("ACP_HTTP_TOKEN") or None
     if args.command == "serve":
         command = list(args.agent)
@@ -135,8 +154,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.allow_origin,
         )
         return 0
-    trio.run(_connect, args.url, token, not args.http1)
-    return 0
+    failed = trio.run(_connect, args.url, token, args.http2)
+    return 1 if failed else 0
 
 
 def listens_locally(listen: str) -> bool:
@@ -234,22 +253,27 @@ class _StdioStream(anyio.abc.ByteStream):
         await self._out.aclose()
 
 
-async def _connect(url: str, token: str | None, http2: bool) -> None:
+async def _connect(url: str, token: str | None, http2: bool | None) -> bool:
+    """Bridge this process's stdio to ``url``; whether the remote connection failed."""
     headers = {"authorization": f"Bearer {token}"} if token else {}
     local = _StdioStream()
     if url.startswith(("ws://", "wss://")):
         wire = WebSocketWire(url, headers=headers)
         await wire.connect()
         await wire.run(local)
-        error = wire.error
-    else:
-        async with http_client(url, http2=http2) as http:
-            # a connection of its own for each stream, as connect_http's
-            streams = functools.partial(
-                http_client, url, cookies=http.cookies, http2=False
-            )
-            http_wire = HttpWire(url, http, headers=headers, stream_http=streams)
-            await http_wire.run(local)
-            error = http_wire.error
-    if error is not None:
-        log.warning("%s", error)
+        if wire.error is not None:
+            log.warning("%s", wire.error)
+        return wire.error is not None
+    async with http_client(url, http2=http2) as http:
+        # a connection of its own for each stream, as connect_http's
+        streams = functools.partial(http_client, url, cookies=http.cookies, http2=False)
+        http_wire = HttpWire(
+            url,
+            http,
+            headers=headers,
+            stream_http=streams,
+            versions=http_versions(url, http2),
+        )
+        await http_wire.run(local)  # logs its error once, as one line
+        # a refused initialize was answered to the editor: a failure too
+        return http_wire.error is not None or http_wire.initialized is False

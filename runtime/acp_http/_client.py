@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     else:  # anyio's dependency
         from typing_extensions import Unpack
 
-from ._http_wire import HttpWire
+from ._http_wire import HttpVersions, HttpWire
 from ._seam import SeamStream
 from ._ws_wire import WebSocketWire
 
@@ -60,6 +60,7 @@ __all__ = [
     "connect_websocket",
     "connect_websocket_asyncio",
     "http_client",
+    "http_versions",
 ]
 
 #: SSE streams live as long as the connection: no read timeout
@@ -73,13 +74,14 @@ def _tls_context() -> ssl.SSLContext:
 
 
 def http_client(
-    url: str, *, cookies: httpx.Cookies | None = None, http2: bool = True
+    url: str, *, cookies: httpx.Cookies | None = None, http2: bool | None = None
 ) -> httpx.AsyncClient:
-    """An httpx client for ``url``: HTTP/2 (prior knowledge on ``http://``), a cookie jar."""
+    """An httpx client for ``url`` speaking what :func:`http_versions` says, a cookie jar."""
+    versions = http_versions(url, http2)
     cleartext = url.startswith("http://")
     client = httpx.AsyncClient(
-        http1=not (http2 and cleartext),
-        http2=http2,
+        http1=versions.http1,
+        http2=versions.http2,
         # no TLS on http://: skip building a context (loading the CA bundle
         # costs more than the rest of a connection); one shared one for https://
         verify=False if cleartext else _tls_context(),
@@ -90,6 +92,43 @@ def http_client(
         # share the caller's jar (httpx's cookies= would copy it)
         client.cookies.jar = cookies.jar
     return client
+
+
+def http_versions(url: str, http2: bool | None = None) -> HttpVersions:
+    """The HTTP versions a client of ``url`` offers, by the ``http2`` option.
+
+    ``None`` (the default): HTTP/1.1 on ``http://`` (what every server speaks:
+    uvicorn and the official SDK's server speak nothing else), HTTP/1.1 or
+    HTTP/2 by ALPN on ``https://``.  ``True``: HTTP/2 with prior knowledge
+    (h2c) on ``http://`` (hypercorn serves it), ALPN on ``https://``.
+    ``False``: HTTP/1.1 only.
+    """
+    if http2 is False:
+        return HttpVersions(
+            True, False, "HTTP/1.1", "for HTTP/2 leave http2 unset (https://)"
+        )
+    if url.startswith("http://"):
+        if http2:
+            return HttpVersions(
+                False,
+                True,
+                "HTTP/2 with prior knowledge (h2c)",
+                "if the server speaks HTTP/1.1 only, leave http2 unset"
+                " (connect: drop --http2)",
+            )
+        return HttpVersions(
+            True,
+            False,
+            "HTTP/1.1",
+            "for HTTP/2 without TLS pass http2=True (connect: --http2)",
+        )
+    return HttpVersions(
+        True,
+        True,
+        "HTTP/2 or HTTP/1.1 by ALPN",
+        "if the server's TLS fails, check its certificate and name;"
+        " http2=False (connect: --http1) offers HTTP/1.1 alone",
+    )
 
 
 @asynccontextmanager
@@ -130,8 +169,10 @@ class HttpOptions(WebSocketOptions, total=False):
     #: your own httpx client (default: :func:`http_client`, closed with the
     #: connection, and one more for each SSE stream: see :class:`HttpWire`)
     http: httpx.AsyncClient | None
-    #: False for a server that speaks HTTP/1.1 only, such as uvicorn (default True)
-    http2: bool
+    #: None (default): HTTP/1.1 on ``http://``, ALPN on ``https://``; True:
+    #: HTTP/2 with prior knowledge on ``http://``; False: HTTP/1.1 only
+    #: (:func:`http_versions`)
+    http2: bool | None
 
 
 @asynccontextmanager
@@ -139,7 +180,7 @@ async def _http_seam(url: str, options: HttpOptions) -> AsyncGenerator[SeamEnd, 
     """A Streamable HTTP wire to ``url``: the seam end its connection talks over."""
     http = options.get("http")
     owned = http is None
-    http2 = options.get("http2", True)
+    http2 = options.get("http2")
     if http is None:
         http = http_client(url, cookies=options.get("cookies"), http2=http2)
     jar = http.cookies
@@ -148,6 +189,7 @@ async def _http_seam(url: str, options: HttpOptions) -> AsyncGenerator[SeamEnd, 
         http,
         headers=_headers(options),
         max_message_bytes=_max(options),
+        versions=http_versions(url, http2) if owned else None,
         # a connection of its own for each stream (see HttpWire), the same jar;
         # HTTP/1.1: a stream alone on its connection needs nothing of HTTP/2,
         # and costs the server less memory

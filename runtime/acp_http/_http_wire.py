@@ -17,6 +17,7 @@ the caller's: a new connection, then ``session/load`` or ``session/resume``.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
@@ -31,7 +32,7 @@ from ._lines import hand_on, read_lines
 from ._routing import Envelope, MessageError, decode_envelope, id_key
 from ._sse import SseReader
 
-__all__ = ["HttpError", "HttpWire"]
+__all__ = ["HttpError", "HttpVersions", "HttpWire"]
 
 log = logging.getLogger("acp_http")
 
@@ -41,6 +42,24 @@ FATAL_STATUSES = frozenset({401, 403, 404, 410})
 ERROR_BODY_CHARS = 2048
 #: requests from the agent whose answer's session is remembered (oldest forgotten)
 MAX_ANSWER_ROUTES = 4096
+#: the longest line an :class:`HttpError` says (what failed, what was tried, what to change)
+ERROR_LINE_CHARS = 400
+#: how much of the underlying exception's text goes into that line
+CAUSE_CHARS = 120
+
+
+@dataclasses.dataclass(frozen=True)
+class HttpVersions:
+    """The HTTP versions a client offers, and what to say when they fail."""
+
+    #: HTTP/1.1 offered
+    http1: bool
+    #: HTTP/2 offered (alone on ``http://``: prior knowledge; by ALPN on ``https://``)
+    http2: bool
+    #: what was tried, for an error line ("HTTP/1.1", ...)
+    tried: str
+    #: what to change when it fails, for an error line
+    advice: str
 
 
 @asynccontextmanager
@@ -84,13 +103,19 @@ class HttpWire:
         headers: Mapping[str, str] | None = None,
         max_message_bytes: int = 16 * 1024 * 1024,
         stream_http: Callable[[], httpx.AsyncClient] | None = None,
+        versions: HttpVersions | None = None,
     ) -> None:
         self.url = url
+        #: what ``http`` speaks, said when ``initialize`` fails (None: not known)
+        self.versions = versions
         self.http = http
         self.stream_http = stream_http
         self.headers = dict(headers or {})
         self.max_message_bytes = max_message_bytes
         self.connection_id: str | None = None
+        #: None until an ``initialize`` is sent; then whether the last one
+        #: made a connection (False: unreachable, or refused by its status)
+        self.initialized: bool | None = None
         self.error: HttpError | None = None
         self._local: anyio.abc.ByteStream | None = None
         self._write_lock = anyio.Lock()
@@ -186,20 +211,41 @@ class HttpWire:
             raise fatal
 
     async def _initialize(self, envelope: Envelope, line: bytes) -> None:
+        self.initialized = False
         headers = {"content-type": "application/json", **self.headers}
         try:
             response = await self.http.post(self.url, content=line, headers=headers)
         except httpx.HTTPError as error:
-            raise HttpError(0, f"initialize failed: {error!r}"[:300]) from None
+            raise HttpError(0, self._initialize_failed(error)) from None
         connection_id = response.headers.get("acp-connection-id")
         if response.status_code != 200 or not connection_id:
             if response.status_code == 200:
                 raise HttpError(200, "the initialize answer has no Acp-Connection-Id")
-            await self._refused(envelope, response)
+            await self._refused(envelope, response)  # raises if fatal
+            body = response.text[:CAUSE_CHARS].replace("\n", " ")
+            said = f"initialize refused: HTTP {response.status_code} to POST {self.url}"
+            log.warning("%s", f"{said}: {body}"[:ERROR_LINE_CHARS])
             return
         self.connection_id = connection_id
+        self.initialized = True
         await self._open_stream(None)
         await self._deliver(response.content.strip())
+
+    def _initialize_failed(self, error: httpx.HTTPError) -> str:
+        """One bounded line: the URL, what was tried, what failed, what to change."""
+        cause = repr(error)[:CAUSE_CHARS]
+        versions = self.versions
+        if versions is None:
+            line = f"initialize failed: POST {self.url}: {cause}"
+        else:
+            advice = versions.advice
+            if isinstance(error, httpx.ConnectError) and "SSL" not in repr(error):
+                advice = "check the URL: no server answered there"
+            line = (
+                f"initialize failed: POST {self.url} over {versions.tried}: {cause};"
+                f" {advice}"
+            )
+        return line[:ERROR_LINE_CHARS]
 
     async def _open_stream(self, session: str | None) -> None:
         """Open (once) the stream of ``session`` (None: the connection's); wait until it is."""

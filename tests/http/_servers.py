@@ -32,9 +32,12 @@ def serving(
     app: str = "served_app:app",
     env: Mapping[str, str] | None = None,
     sock: socket.socket | None = None,
+    options: Sequence[str] = (),
 ) -> Iterator[Served]:
     """Run ``app`` (module:attribute in tests/http) under ``kind``; yield its ``/acp`` URL."""
-    with http_servers.serving(kind, app, cwd=HERE, env=env, sock=sock) as served:
+    with http_servers.serving(
+        kind, app, cwd=HERE, env=env, sock=sock, options=options
+    ) as served:
         yield served
 
 

@@ -141,3 +141,79 @@ ABSENT = textwrap.dedent(
 @pytest.mark.parametrize("how", ["blocked", "no-provider"])
 def test_without_opentelemetry_or_a_provider_handlers_are_not_wrapped(how: str) -> None:
     assert _run(ABSENT, how).split() == ["True", "True", "True"]
+
+
+#: one process, both ends in memory: what the agent's handler received in ``_meta``
+META_SEEN = textwrap.dedent(
+    """
+    import json, sys
+    sys.path.insert(0, sys.argv[1])
+    import acp_trio, trio
+    from acp_schema import v1
+    if sys.argv[2] == "on":
+        from opentelemetry import trace
+        from opentelemetry.sdk.trace import TracerProvider
+        trace.set_tracer_provider(TracerProvider())
+    from _acp_helpers import INIT_V1, EchoAgent, RecordingClient, connected
+
+    seen = []
+
+    class Agent(EchoAgent):
+        async def session_new(self, params):
+            seen.append(params.meta)
+            return await super().session_new(params)
+
+        async def ext_method(self, method, params):
+            seen.append(params.get("_meta", "absent"))
+            return {}
+
+    MINE = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+
+    async def main():
+        async with connected({1: Agent}, {1: RecordingClient}) as (client, agent):
+            await client.agent.initialize(INIT_V1)
+            for meta in (v1.UNSET, {"mine": 1}, {"traceparent": MINE, "mine": 2}):
+                await client.agent.session_new(
+                    v1.NewSessionRequest(cwd="/", mcp_servers=[], meta=meta)
+                )
+            await client.agent.ext_method("_probe", {"x": 1})
+
+    trio.run(main)
+    seen = [None if isinstance(m, type(v1.UNSET)) else m for m in seen]
+    print(json.dumps({"seen": seen, "otel": "opentelemetry" in sys.modules}))
+    """
+)
+
+
+def meta_seen(telemetry: str) -> dict[str, Any]:
+    import _acp_helpers
+
+    result: dict[str, Any] = json.loads(_run(META_SEEN, _acp_helpers.HERE, telemetry))
+    return result
+
+
+def test_the_trace_context_never_overwrites_what_the_application_put_in_meta() -> None:
+    fresh, added, own, ext = meta_seen("on")["seen"]
+    assert set(fresh) >= {"traceparent"}
+    assert added["mine"] == 1 and "traceparent" in added
+    assert own == {
+        "traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+        "mine": 2,
+    }
+    assert "traceparent" in ext  # extensions carry it too
+
+
+def test_with_telemetry_off_nothing_is_added_and_opentelemetry_is_not_imported() -> (
+    None
+):
+    result = meta_seen("off")
+    assert result["seen"] == [
+        None,
+        {"mine": 1},
+        {
+            "traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+            "mine": 2,
+        },
+        "absent",
+    ]
+    assert result["otel"] is False

@@ -32,7 +32,14 @@ The rules, from the protocol text:
   ``tool_call_content_chunk`` appends one content item. After the client
   sends ``session/cancel``, :meth:`SessionTranscript.mark_cancelled` marks
   every tool call not ``completed`` or ``failed`` as ``cancelled``; later
-  updates from the agent still apply.
+  updates from the agent still apply. ``name`` and v2's ``capabilities``
+  are patched like the rest; the tool call of a permission request is folded
+  in by :meth:`SessionTranscript.apply_permission_request` (v2 asks for it
+  before the prompt is shown).
+- ``_meta`` of a message, a tool call or the session info: omitted keeps it,
+  ``null`` clears it; an object replaces it in v1 (and the v2 alpha drafts)
+  and patches it by top-level key in the v2 draft since its *metadata
+  patches* (a key set to ``null`` is removed).
 - A plan is replaced whole (v1 ``plan``; v2 ``plan_update``, one plan per
   plan id; the unstable ``plan_removed`` drops one); ``usage_update``, ``current_mode_update``,
   ``config_option_update`` and ``available_commands_update`` replace the
@@ -60,7 +67,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
 
 import msgspec
-from msgspec import UnsetType
+from msgspec import UNSET, UnsetType
 
 from .._schema import is_schema_module, schema_module_of
 from .._vocabulary import NotInSchema, variant_tag, vocabulary
@@ -83,6 +90,11 @@ if TYPE_CHECKING:
         v1.AvailableCommand | v2.AvailableCommand | v2_alpha0.AvailableCommand
     )
     UsageUpdate: TypeAlias = v1.UsageUpdate | v2.UsageUpdate | v2_alpha0.UsageUpdate
+    PermissionRequest: TypeAlias = (
+        v1.RequestPermissionRequest
+        | v2.RequestPermissionRequest
+        | v2_alpha0.RequestPermissionRequest
+    )
     SessionUpdate: TypeAlias = (
         v1.SessionUpdate | v2.SessionUpdate | v2_alpha0.SessionUpdate
     )
@@ -210,6 +222,10 @@ class ToolCallState(msgspec.Struct, kw_only=True):
     raw_input: Any = None
     raw_output: Any = None
     meta: dict[str, Any] | None = None
+    name: str | None = None
+    """The tool's programmatic name (None when not given)."""
+    capabilities: v2.ToolCallCapabilities | None = None
+    """What the client may do to the call, such as cancel it (v2)."""
 
 
 class PlanState(msgspec.Struct, kw_only=True):
@@ -245,6 +261,9 @@ def patch_tool_call_state(state: ToolCallState, update: Any) -> None:
 
 
 def _patch_fields(state: ToolCallState, update: Any) -> None:
+    state.name = _patch(getattr(update, "name", UNSET), state.name, None)
+    capabilities = getattr(update, "capabilities", UNSET)
+    state.capabilities = _patch(capabilities, state.capabilities, None)
     state.kind = _patch(update.kind, state.kind, "other")
     state.status = _patch(update.status, state.status, "pending")
     content = _patch(update.content, state.content, [])
@@ -253,7 +272,7 @@ def _patch_fields(state: ToolCallState, update: Any) -> None:
     state.locations = list(locations)
     state.raw_input = _patch(update.raw_input, state.raw_input, None)
     state.raw_output = _patch(update.raw_output, state.raw_output, None)
-    state.meta = _patch(update.meta, state.meta, None)
+    state.meta = patch_meta(update, state.meta)
 
 
 def _patch(value: Any, current: Any, cleared: Any) -> Any:
@@ -261,6 +280,36 @@ def _patch(value: Any, current: Any, cleared: Any) -> Any:
     if isinstance(value, UnsetType):
         return current
     return cleared if value is None else value
+
+
+def patch_meta(update: Any, current: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The ``_meta`` stored after ``update``: omitted keeps it, ``null``
+    clears it; an object replaces it in v1 and, in v2 since its *metadata
+    patches*, patches it by top-level key (a key set to ``null`` removed,
+    any other value replacing that key's, nested objects not merged)."""
+    value: Any = update.meta
+    if isinstance(value, UnsetType):
+        return current
+    if value is None:
+        return None
+    if not _meta_patched_by_key(schema_module_of(update)):
+        return cast("dict[str, Any]", value)
+    patched = dict(current or {})
+    for key, item in cast("dict[str, Any]", value).items():
+        if item is None:
+            patched.pop(key, None)
+        else:
+            patched[key] = item
+    return patched
+
+
+def _meta_patched_by_key(module: types.ModuleType | None) -> bool:
+    """Whether ``module``'s schema patches ``_meta`` by key: protocol v2 since
+    its metadata patches (the 2.x drafts past alpha; ``2.0.0-alpha.*``, and
+    v1, replace it whole)."""
+    if module is None or module.PROTOCOL_VERSION < 2:
+        return False
+    return "alpha" not in str(getattr(module, "SCHEMA_VERSION", ""))
 
 
 def _meta(value: dict[str, Any] | UnsetType | None) -> dict[str, Any] | None:
@@ -395,6 +444,27 @@ class SessionTranscript:
             return self._apply(note.update)
         return self._apply(update)  # type: ignore[arg-type]
 
+    def apply_permission_request(
+        self, request: PermissionRequest
+    ) -> ToolCallState | None:
+        """Fold the tool call a ``session/request_permission`` carries into
+        :attr:`tool_calls`, as a ``tool_call_update`` is (patch rules; a new
+        ``toolCallId`` creates the call).  The v2 draft requires it of a
+        client, in the order received, before it shows the prompt; v1's
+        ``toolCall`` is read the same way.  Returns the tool call's state, or
+        None when the request is about no tool call (a v2 ``command`` or
+        unknown subject).
+        """
+        self._check_session(request.session_id)
+        self._adopt(request)
+        call: Any = getattr(request, "tool_call", None)  # v1
+        if call is None:
+            subject: Any = getattr(request, "subject", None)
+            if variant_tag(subject) != "tool_call" or schema_module_of(subject) is None:
+                return None
+            call = subject.tool_call
+        return self._patch_tool_call(call)
+
     def mark_cancelled(self) -> list[str]:
         """Mark every tool call not ``completed`` or ``failed`` as ``cancelled``.
 
@@ -418,9 +488,17 @@ class SessionTranscript:
             )
 
     def _check_version(self, obj: object) -> None:
-        module = schema_module_of(obj)
-        if module is None or not (_is_notification(obj) or _is_update(obj)):
+        if schema_module_of(obj) is None or not (
+            _is_notification(obj) or _is_update(obj)
+        ):
             raise TypeError(f"not an acp_schema session update: {obj!r}")
+        self._adopt(obj)
+
+    def _adopt(self, obj: object) -> None:
+        """Speak the version ``obj`` is of (the first one seen), or refuse it."""
+        module = schema_module_of(obj)
+        if module is None:
+            raise TypeError(f"not an acp_schema object: {obj!r}")
         if self._version is None:
             self._version = module
         elif module.PROTOCOL_VERSION != self._version.PROTOCOL_VERSION:
@@ -489,7 +567,7 @@ class SessionTranscript:
             info = self._info
             info.title = _patch(update.title, info.title, None)
             info.updated_at = _patch(update.updated_at, info.updated_at, None)
-            info.meta = _patch(update.meta, info.meta, None)
+            info.meta = patch_meta(update, info.meta)
         else:
             self._other.append(update)
         return None
@@ -524,7 +602,7 @@ class SessionTranscript:
             message.content = []
             for block in update.content or ():
                 self._append(message, block)
-        message.meta = _patch(update.meta, message.meta, None)
+        message.meta = patch_meta(update, message.meta)
         self._last = message
         return message
 
