@@ -1,0 +1,143 @@
+"""A scriptable agent for testing clients: each prompt plays the script, then stops.
+
+::
+
+    agent = FakeAgent(
+        [
+            acp_core.agent_text("Reading.", message_id="m1"),
+            acp_core.tool_call("c1", "Read a.txt", kind="read"),
+            v1.ReadTextFileRequest(session_id="session-1", path="/w/a.txt"),
+            acp_core.tool_call_update("c1", status="completed"),
+        ],
+        stop_reason="end_turn",
+    )
+    conn = await acp_in_memory.connect(agent, MyClient)
+
+A step is a session update (sent as ``session/update`` for the prompt's
+session), the params of a client method (sent as that request or
+notification; the answer, or the error, is recorded in :attr:`FakeAgent.sent`:
+a call the client's capabilities do not allow is refused by the runtime and
+recorded as its :class:`~acp_core.CapabilityError`),
+or an ``async`` function of the agent's connection (anything else).  A
+:class:`FakeAgent` is the agent's factory (pass it where an agent class goes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeAlias
+
+from acp_core import CapabilityError, RequestError, notification
+
+from ._schema_calls import RecordedCall, answer_of, method_of_params, module_of
+
+__all__ = ["FakeAgent", "Step"]
+
+#: One step of a :class:`FakeAgent`'s turn: an update, a client method's
+#: params (a generated Struct), or an ``async`` function of the agent's connection.
+Step: TypeAlias = Any
+
+
+def _is_update(step: object) -> bool:
+    config = getattr(type(step), "__struct_config__", None)
+    return getattr(config, "tag_field", None) == "sessionUpdate"
+
+
+@dataclass
+class FakeAgent:
+    """An agent whose every prompt turn sends ``steps``, then answers ``stop_reason``.
+
+    ``initialize`` is answered with the version asked for (if offered) and
+    ``capabilities`` (JSON of the version's agent capabilities);
+    ``session/new`` with ``session_id``.  Records: :attr:`calls` (every call
+    the client made, its params and the answer), :attr:`sent` (each request
+    and notification of the script, with the client's answer or
+    :class:`~acp_core.RequestError`), :attr:`cancelled` (the sessions the
+    client sent ``session/cancel`` for).
+    """
+
+    steps: Sequence[Step] = ()
+    stop_reason: str = "end_turn"
+    session_id: str = "session-1"
+    capabilities: Mapping[str, Any] = field(default_factory=dict[str, Any])
+    calls: list[RecordedCall] = field(default_factory=list[RecordedCall])
+    sent: list[RecordedCall] = field(default_factory=list[RecordedCall])
+    cancelled: list[str] = field(default_factory=list[str])
+
+    def __call__(self, conn: Any) -> _FakeAgentHandler:
+        """The handler object of one connection (the runtime calls this)."""
+        return _FakeAgentHandler(self, conn)
+
+    def methods(self) -> list[str]:
+        """The methods the client called, in order."""
+        return [call.method for call in self.calls]
+
+
+class _FakeAgentHandler:
+    """The handler object a connection serves: the script, played per prompt."""
+
+    def __init__(self, fake: FakeAgent, conn: Any) -> None:
+        self._fake = fake
+        self._conn = conn
+
+    def _answer(self, method: str, params: Any, answer: Mapping[str, Any]) -> Any:
+        call = RecordedCall(method, params)
+        self._fake.calls.append(call)
+        call.answer = answer_of(module_of(params), "AGENT", method, answer)
+        return call.answer
+
+    async def initialize(self, params: Any) -> Any:
+        version = module_of(params).PROTOCOL_VERSION
+        caps = dict(self._fake.capabilities)
+        return self._answer(
+            "initialize",
+            params,
+            # v1 names them agentCapabilities, later v2 drafts capabilities
+            {
+                "protocolVersion": version,
+                "agentCapabilities": caps,
+                "capabilities": caps,
+            },
+        )
+
+    async def session_new(self, params: Any) -> Any:
+        return self._answer("session/new", params, {"sessionId": self._fake.session_id})
+
+    async def session_cancel(self, params: Any) -> None:
+        self._fake.calls.append(RecordedCall("session/cancel", params))
+        self._fake.cancelled.append(params.session_id)
+
+    async def session_prompt(self, params: Any) -> Any:
+        call = RecordedCall("session/prompt", params)
+        self._fake.calls.append(call)
+        for step in self._fake.steps:
+            await self._play(params.session_id, step)
+        call.answer = answer_of(
+            module_of(params),
+            "AGENT",
+            "session/prompt",
+            {"stopReason": self._fake.stop_reason},
+        )
+        return call.answer
+
+    async def _play(self, session_id: str, step: Step) -> None:
+        peer = self._conn.client
+        if _is_update(step):
+            await peer.session_update(notification(session_id, step))
+            return
+        if callable(step):
+            played: Any = step(self._conn)  # an async function of the connection
+            await played
+            return
+        method, handler, request = method_of_params(step, "CLIENT")
+        record = RecordedCall(method, step)
+        self._fake.sent.append(record)
+        try:
+            record.answer = await getattr(peer, handler)(step)
+        except (RequestError, CapabilityError) as exc:
+            # the client's error answer, or a call our side refused to send
+            # (a capability the client did not advertise): recorded, the turn goes on
+            if not request:
+                raise
+            record.answer = exc
