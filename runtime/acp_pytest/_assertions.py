@@ -132,16 +132,13 @@ def _in_order(wanted: Sequence[str], actual: Sequence[str]) -> bool:
     return all(line in remaining for line in wanted)
 
 
-def _diff(what: str, wanted: list[str], actual: list[str], exact: bool) -> str:
+def _diff(heading: str, wanted: list[str], actual: list[str]) -> str:
     diff = list(
         difflib.unified_diff(wanted, actual, "expected", "actual", lineterm="", n=3)
     )[2:]
     if len(diff) > MAX_DIFF_LINES:
         diff = [*diff[:MAX_DIFF_LINES], f"... {len(diff) - MAX_DIFF_LINES} more lines"]
-    how = "differs from" if exact else "lacks, in this order, the lines of"
-    return "\n".join(
-        [f"the {what} {how} the expected one (- expected, + actual):", *diff]
-    )
+    return "\n".join([f"{heading} (- expected, + actual):", *diff])
 
 
 def assert_transcript(
@@ -158,7 +155,12 @@ def assert_transcript(
     actual = render_transcript(transcript).split("\n")
     if actual == wanted or (not exact and _in_order(wanted, actual)):
         return
-    raise AssertionError(_diff("transcript", wanted, actual, exact))
+    heading = (
+        "the transcript differs from the expected one"
+        if exact
+        else "the transcript lacks the expected lines, in this order"
+    )
+    raise AssertionError(_diff(heading, wanted, actual))
 
 
 def assert_calls(
@@ -174,4 +176,9 @@ def assert_calls(
     actual = [call.method for call in calls]
     if actual == wanted or (not exact and _in_order(wanted, actual)):
         return
-    raise AssertionError(_diff("calls", wanted, actual, exact))
+    heading = (
+        "the calls differ from the expected ones"
+        if exact
+        else "the calls lack the expected ones, in this order"
+    )
+    raise AssertionError(_diff(heading, wanted, actual))
