@@ -90,16 +90,12 @@ class _FakeAgentHandler:
     async def initialize(self, params: Any) -> Any:
         version = module_of(params).PROTOCOL_VERSION
         caps = dict(self._fake.capabilities)
-        return self._answer(
-            "initialize",
-            params,
-            # v1 names them agentCapabilities, later v2 drafts capabilities
-            {
-                "protocolVersion": version,
-                "agentCapabilities": caps,
-                "capabilities": caps,
-            },
-        )
+        info = {"name": "acp-pytest-fake-agent", "version": "1"}
+        # both spellings: v1's agentCapabilities / agentInfo, v2 drafts'
+        # capabilities / info (each version's type keeps the keys it declares)
+        answer = {"protocolVersion": version, "agentCapabilities": caps}
+        answer.update(capabilities=caps, agentInfo=info, info=info)
+        return self._answer("initialize", params, answer)
 
     async def session_new(self, params: Any) -> Any:
         return self._answer("session/new", params, {"sessionId": self._fake.session_id})
@@ -113,12 +109,10 @@ class _FakeAgentHandler:
         self._fake.calls.append(call)
         for step in self._fake.steps:
             await self._play(params.session_id, step)
-        call.answer = answer_of(
-            module_of(params),
-            "AGENT",
-            "session/prompt",
-            {"stopReason": self._fake.stop_reason},
-        )
+        turn = sum(1 for c in self._fake.calls if c.method == "session/prompt")
+        # v1 answers the stop reason; the v2 draft of 2.4.0 a messageId
+        answer = {"stopReason": self._fake.stop_reason, "messageId": f"turn-{turn}"}
+        call.answer = answer_of(module_of(params), "AGENT", "session/prompt", answer)
         return call.answer
 
     async def _play(self, session_id: str, step: Step) -> None:

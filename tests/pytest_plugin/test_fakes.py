@@ -18,7 +18,7 @@ from acp_pytest import (
     prompt,
     start_session,
 )
-from acp_schema import v1
+from acp_schema import v1, v2
 
 SID = "session-1"  # FakeAgent's session id
 
@@ -208,3 +208,28 @@ async def test_the_fake_agent_records_every_call_of_the_client(
     agent = await play(acp_in_memory, [], FakeClient())
     assert agent.methods() == ["initialize", "session/new", "session/prompt"]
     assert agent.calls[2].answer.stop_reason == "end_turn"
+
+
+async def test_the_fakes_speak_protocol_v2_when_offered_it(
+    acp_in_memory: InMemory,
+) -> None:
+    agent = FakeAgent([acp_core.agent_text("hi", message_id="m1", version=v2)])
+    client = FakeClient()
+    conn = await acp_in_memory.connect({2: agent}, {2: client})
+    await conn.agent.initialize(
+        v2.InitializeRequest(
+            protocol_version=2,
+            info=v2.Implementation(name="test", version="1"),
+            capabilities=v2.ClientCapabilities(),
+        )
+    )
+    assert conn.protocol_version == 2
+    session = await conn.agent.session_new(
+        v2.NewSessionRequest(cwd="/", mcp_servers=[])
+    )
+    text: list[v2.ContentBlock] = [v2.TextContent(text="go")]
+    await conn.agent.session_prompt(
+        v2.PromptRequest(session_id=session.session_id, prompt=text)
+    )
+    assert_transcript(client.transcript(), "agent: hi")
+    assert agent.methods() == ["initialize", "session/new", "session/prompt"]
