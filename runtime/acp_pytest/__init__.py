@@ -36,7 +36,7 @@ from ._fake_agent import FakeAgent, Step
 from ._fake_client import CANCELLED, FakeClient, FakeTerminal, OpenedTerminal
 from ._fixtures import STDERR_SHOWN, InMemory, Spawn, SpawnedAgent
 from ._runner import BACKENDS, DEFAULT_TIMEOUT, Backend
-from ._schema_calls import RecordedCall
+from ._schema_calls import MAX_CALLS, MAX_SHOWN, RecordedCall
 from ._session import FULL_CLIENT, prompt, start_session
 
 __all__ = [
@@ -44,7 +44,9 @@ __all__ = [
     "CANCELLED",
     "DEFAULT_TIMEOUT",
     "FULL_CLIENT",
+    "MAX_CALLS",
     "MAX_DIFF_LINES",
+    "MAX_SHOWN",
     "STDERR_SHOWN",
     "Backend",
     "FakeAgent",

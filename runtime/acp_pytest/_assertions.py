@@ -35,7 +35,8 @@ __all__ = [
     "render_transcript",
 ]
 
-#: Lines of diff shown in a failure message (the rest is counted, not shown).
+#: Lines of diff shown in a failure message (the rest is counted, not shown):
+#: ``max_diff_lines=`` of the assertions.
 MAX_DIFF_LINES: Final = 200
 
 
@@ -132,23 +133,28 @@ def _in_order(wanted: Sequence[str], actual: Sequence[str]) -> bool:
     return all(line in remaining for line in wanted)
 
 
-def _diff(heading: str, wanted: list[str], actual: list[str]) -> str:
+def _diff(heading: str, wanted: list[str], actual: list[str], limit: int) -> str:
     diff = list(
         difflib.unified_diff(wanted, actual, "expected", "actual", lineterm="", n=3)
     )[2:]
-    if len(diff) > MAX_DIFF_LINES:
-        diff = [*diff[:MAX_DIFF_LINES], f"... {len(diff) - MAX_DIFF_LINES} more lines"]
+    if len(diff) > limit:
+        diff = [*diff[:limit], f"... {len(diff) - limit} more lines"]
     return "\n".join([f"{heading} (- expected, + actual):", *diff])
 
 
 def assert_transcript(
-    transcript: SessionTranscript, expected: str | Iterable[str], *, exact: bool = True
+    transcript: SessionTranscript,
+    expected: str | Iterable[str],
+    *,
+    exact: bool = True,
+    max_diff_lines: int = MAX_DIFF_LINES,
 ) -> None:
     """Assert that ``render_transcript(transcript)`` is ``expected``.
 
     ``expected`` is text (dedented, surrounding blank lines ignored) or its
     lines.  ``exact=False``: the expected lines appear in this order, others
-    may come between.  Fails with a unified diff of the two renderings.
+    may come between.  Fails with a unified diff of the two renderings, cut
+    at ``max_diff_lines``.
     """
     __tracebackhide__ = True
     wanted = _expected_lines(expected)
@@ -160,11 +166,15 @@ def assert_transcript(
         if exact
         else "the transcript lacks the expected lines, in this order"
     )
-    raise AssertionError(_diff(heading, wanted, actual))
+    raise AssertionError(_diff(heading, wanted, actual, max_diff_lines))
 
 
 def assert_calls(
-    calls: Sequence[RecordedCall], expected: Iterable[str], *, exact: bool = True
+    calls: Sequence[RecordedCall],
+    expected: Iterable[str],
+    *,
+    exact: bool = True,
+    max_diff_lines: int = MAX_DIFF_LINES,
 ) -> None:
     """Assert that the methods of ``calls`` (a fake's records) are ``expected``.
 
@@ -181,4 +191,4 @@ def assert_calls(
         if exact
         else "the calls lack the expected ones, in this order"
     )
-    raise AssertionError(_diff(heading, wanted, actual))
+    raise AssertionError(_diff(heading, wanted, actual, max_diff_lines))

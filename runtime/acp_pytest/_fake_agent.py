@@ -30,7 +30,14 @@ from typing import Any, TypeAlias
 
 from acp_core import CapabilityError, RequestError, notification
 
-from ._schema_calls import RecordedCall, answer_of, method_of_params, module_of
+from ._schema_calls import (
+    MAX_CALLS,
+    RecordedCall,
+    answer_of,
+    keep,
+    method_of_params,
+    module_of,
+)
 
 __all__ = ["FakeAgent", "Step"]
 
@@ -54,7 +61,8 @@ class FakeAgent:
     the client made, its params and the answer), :attr:`sent` (each request
     and notification of the script, with the client's answer or
     :class:`~acp_core.RequestError`), :attr:`cancelled` (the sessions the
-    client sent ``session/cancel`` for).
+    client sent ``session/cancel`` for).  Each list keeps ``max_calls``
+    (``MAX_CALLS`` by default); later ones are only counted in :attr:`dropped`.
     """
 
     steps: Sequence[Step] = ()
@@ -64,6 +72,8 @@ class FakeAgent:
     calls: list[RecordedCall] = field(default_factory=list[RecordedCall])
     sent: list[RecordedCall] = field(default_factory=list[RecordedCall])
     cancelled: list[str] = field(default_factory=list[str])
+    max_calls: int = MAX_CALLS
+    dropped: int = 0
 
     def __call__(self, conn: Any) -> _FakeAgentHandler:
         """The handler object of one connection (the runtime calls this)."""
@@ -80,10 +90,15 @@ class _FakeAgentHandler:
     def __init__(self, fake: FakeAgent, conn: Any) -> None:
         self._fake = fake
         self._conn = conn
+        self._turns = 0
+
+    def _keep(self, into: list[RecordedCall], call: RecordedCall) -> RecordedCall:
+        if not keep(into, call, self._fake.max_calls):
+            self._fake.dropped += 1
+        return call
 
     def _answer(self, method: str, params: Any, answer: Mapping[str, Any]) -> Any:
-        call = RecordedCall(method, params)
-        self._fake.calls.append(call)
+        call = self._keep(self._fake.calls, RecordedCall(method, params))
         call.answer = answer_of(module_of(params), "AGENT", method, answer)
         return call.answer
 
@@ -101,17 +116,20 @@ class _FakeAgentHandler:
         return self._answer("session/new", params, {"sessionId": self._fake.session_id})
 
     async def session_cancel(self, params: Any) -> None:
-        self._fake.calls.append(RecordedCall("session/cancel", params))
-        self._fake.cancelled.append(params.session_id)
+        self._keep(self._fake.calls, RecordedCall("session/cancel", params))
+        if len(self._fake.cancelled) < self._fake.max_calls:
+            self._fake.cancelled.append(params.session_id)
 
     async def session_prompt(self, params: Any) -> Any:
-        call = RecordedCall("session/prompt", params)
-        self._fake.calls.append(call)
+        call = self._keep(self._fake.calls, RecordedCall("session/prompt", params))
         for step in self._fake.steps:
             await self._play(params.session_id, step)
-        turn = sum(1 for c in self._fake.calls if c.method == "session/prompt")
+        self._turns += 1
         # v1 answers the stop reason; the v2 draft of 2.4.0 a messageId
-        answer = {"stopReason": self._fake.stop_reason, "messageId": f"turn-{turn}"}
+        answer = {
+            "stopReason": self._fake.stop_reason,
+            "messageId": f"turn-{self._turns}",
+        }
         call.answer = answer_of(module_of(params), "AGENT", "session/prompt", answer)
         return call.answer
 
@@ -125,8 +143,7 @@ class _FakeAgentHandler:
             await played
             return
         method, handler, request = method_of_params(step, "CLIENT")
-        record = RecordedCall(method, step)
-        self._fake.sent.append(record)
+        record = self._keep(self._fake.sent, RecordedCall(method, step))
         try:
             record.answer = await getattr(peer, handler)(step)
         except (RequestError, CapabilityError) as exc:

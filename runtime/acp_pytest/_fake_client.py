@@ -22,7 +22,7 @@ from typing import Any, Final
 
 from acp_core import INVALID_PARAMS, RequestError, SessionTranscript
 
-from ._schema_calls import RecordedCall, answer_of, module_of
+from ._schema_calls import MAX_CALLS, RecordedCall, answer_of, keep, module_of, shown
 
 __all__ = ["CANCELLED", "FakeClient", "FakeTerminal", "OpenedTerminal"]
 
@@ -72,7 +72,9 @@ class FakeClient:
       (``{"action": "accept", "content": {...}}``), in order (the last one
       repeats; none: ``{"action": "decline"}``).
 
-    Records: :attr:`calls` (every call, its params and answer), the
+    Records: :attr:`calls` (every call, its params and answer; past
+    ``max_calls``, ``MAX_CALLS`` by default, only counted in
+    :attr:`dropped`), the
     transcript of each session (:meth:`transcript`), :attr:`opened`
     terminals, and :attr:`problems` (script answers that could not be given;
     the plugin fails the test with them).
@@ -90,6 +92,8 @@ class FakeClient:
     )
     opened: dict[str, OpenedTerminal] = field(default_factory=dict[str, OpenedTerminal])
     problems: list[str] = field(default_factory=list[str])
+    max_calls: int = MAX_CALLS
+    dropped: int = 0
 
     def __post_init__(self) -> None:
         self._asked = 0
@@ -174,7 +178,9 @@ class _FakeClientHandler:
 
     def _record(self, method: str, params: Any) -> RecordedCall:
         call = RecordedCall(method, params)
-        self._fake.calls.append(call)
+        fake = self._fake
+        if not keep(fake.calls, call, fake.max_calls):
+            fake.dropped += 1
         return call
 
     def _answer(self, call: RecordedCall, answer: Mapping[str, Any]) -> Any:
@@ -205,7 +211,7 @@ class _FakeClientHandler:
             offered = ", ".join(f"{o.option_id} ({o.kind})" for o in params.options)
             self._fake.problems.append(
                 f"session/request_permission: the script answers {choice!r}, "
-                f"which names none of the options offered: {offered or 'none'}"
+                f"which names none of the options offered: {shown(offered) or 'none'}"
             )
             return self._answer(call, {"outcome": {"outcome": "cancelled"}})
         return self._answer(

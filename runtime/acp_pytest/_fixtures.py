@@ -33,7 +33,8 @@ if TYPE_CHECKING:
 
 __all__ = ["STDERR_SHOWN", "InMemory", "Spawn", "SpawnedAgent"]
 
-#: Bytes of a spawned agent's stderr shown with a failed test (its last ones).
+#: Bytes of a spawned agent's stderr shown with a failed test (its last ones):
+#: ``acp_spawn.stderr_shown``.
 STDERR_SHOWN: Final = 16 * 1024
 
 
@@ -111,6 +112,8 @@ class Spawn(_Fixture):
         super().__init__(scope)
         #: every agent started in this test, in order
         self.agents: list[SpawnedAgent] = []
+        #: bytes of each agent's stderr shown when the test fails (its last ones)
+        self.stderr_shown = STDERR_SHOWN
         scope.sections.append(self._stderr_section)
 
     async def start(
@@ -153,7 +156,7 @@ class Spawn(_Fixture):
     def _stderr_section(self) -> tuple[str, str] | None:
         shown = [
             f"$ {' '.join(agent.command)}  (pid {agent.pid})\n"
-            + agent.stderr[-STDERR_SHOWN:].decode(errors="replace")
+            + agent.stderr[-self.stderr_shown :].decode(errors="replace")
             for agent in self.agents
         ]
         return ("acp_spawn: the agents' stderr", "\n".join(shown)) if shown else None

@@ -14,9 +14,24 @@ import types
 import typing
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
-__all__ = ["RecordedCall", "answer_of", "method_of_params", "module_of"]
+__all__ = [
+    "MAX_CALLS",
+    "MAX_SHOWN",
+    "RecordedCall",
+    "answer_of",
+    "keep",
+    "method_of_params",
+    "module_of",
+    "shown",
+]
+
+#: Calls a fake keeps in its ``calls`` (``max_calls=``); later ones are only
+#: counted, in its ``dropped``.
+MAX_CALLS: Final = 100_000
+#: Characters of peer text a fake's problem report quotes (the rest: ``...``).
+MAX_SHOWN: Final = 200
 
 
 @dataclass
@@ -31,6 +46,19 @@ class RecordedCall:
     method: str
     params: Any
     answer: Any = None
+
+
+def keep(calls: list[RecordedCall], call: RecordedCall, limit: int) -> bool:
+    """Append ``call`` to ``calls`` unless ``limit`` are kept already; whether kept."""
+    if len(calls) >= limit:
+        return False
+    calls.append(call)
+    return True
+
+
+def shown(text: str, limit: int = MAX_SHOWN) -> str:
+    """``text`` cut at ``limit`` characters, ``...`` marking the cut."""
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def module_of(params: object) -> types.ModuleType:

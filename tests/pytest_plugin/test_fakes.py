@@ -9,6 +9,7 @@ from typing import Any
 import acp_core
 from acp_pytest import (
     CANCELLED,
+    MAX_SHOWN,
     FakeAgent,
     FakeClient,
     FakeTerminal,
@@ -233,3 +234,35 @@ async def test_the_fakes_speak_protocol_v2_when_offered_it(
     )
     assert_transcript(client.transcript(), "agent: hi")
     assert agent.methods() == ["initialize", "session/new", "session/prompt"]
+
+
+async def test_a_fake_keeps_max_calls_and_counts_the_others(
+    acp_in_memory: InMemory,
+) -> None:
+    client = FakeClient(max_calls=2)
+    steps = [acp_core.agent_text(f"{n} ", message_id="m1") for n in range(5)]
+    agent = FakeAgent(steps, max_calls=1)
+    conn = await acp_in_memory.connect(agent, client)
+    assert await prompt(conn, await start_session(conn), "go") == "end_turn"
+    assert (len(client.calls), client.dropped) == (2, 3)
+    assert (agent.methods(), agent.dropped) == (["initialize"], 2)
+    # the transcript is the session's, whole
+    assert client.transcript().messages[0].text == "0 1 2 3 4 "
+
+
+async def test_a_problem_quotes_at_most_max_shown_characters_of_the_peer(
+    acp_in_memory: InMemory,
+) -> None:
+    many = v1.RequestPermissionRequest(
+        session_id=SID,
+        tool_call=v1.ToolCallUpdate(tool_call_id="c1"),
+        options=[
+            v1.PermissionOption(option_id="x" * 1000, name="X", kind="reject_once")
+        ],
+    )
+    client = FakeClient(permissions=["allow_once"])
+    await play(acp_in_memory, [many], client)
+    [problem] = client.problems
+    assert problem.endswith("x" * (MAX_SHOWN - 1) + "...")
+    assert len(problem) < MAX_SHOWN + 200
+    client.problems.clear()
