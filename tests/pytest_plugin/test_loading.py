@@ -77,9 +77,9 @@ def _pytest(folder: Path, env: dict[str, str], *args: str) -> str:
     return f"{done.returncode}\n{done.stdout}{done.stderr}"
 
 
-def test_an_installed_project_loads_the_plugin_through_its_entry_point(
-    tmp_path: Path,
-) -> None:
+def _installed_project(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    """A folder of tests using the fixture, and an environment where the
+    project's entry point is installed (and acp_* importable)."""
     site = tmp_path / "site"
     site.mkdir()
     _installed_metadata(site)
@@ -90,15 +90,28 @@ def test_an_installed_project_loads_the_plugin_through_its_entry_point(
     paths = [str(site), *(str(ROOT / p) for p in ("generated", "runtime"))]
     env["PYTHONPATH"] = os.pathsep.join(paths)
     env.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
+    return tests, env
+
+
+def test_an_installed_project_loads_the_plugin_through_its_entry_point(
+    tmp_path: Path,
+) -> None:
+    tests, env = _installed_project(tmp_path)
     out = _pytest(tests, env)
-    assert out.startswith("0\n") and "2 passed" in out, out
-    # and naming it too (-p, as pytest_plugins does) loads it once, not twice
-    out = _pytest(tests, env, "-p", PLUGIN)
     assert out.startswith("0\n") and "2 passed" in out, out
     # without the entry point, the fixture is unknown: the metadata did it
-    env["PYTHONPATH"] = os.pathsep.join(paths[1:])
+    env["PYTHONPATH"] = env["PYTHONPATH"].split(os.pathsep, 1)[1]
     out = _pytest(tests, env)
     assert "fixture 'acp_in_memory' not found" in out, out
+
+
+def test_naming_the_plugin_beside_its_entry_point_registers_it_once(
+    tmp_path: Path,
+) -> None:
+    # -p, as pytest_plugins, with the same name: not "Plugin already registered"
+    tests, env = _installed_project(tmp_path)
+    out = _pytest(tests, env, "-p", PLUGIN)
+    assert out.startswith("0\n") and "2 passed" in out, out
 
 
 def test_loading_the_plugin_imports_no_event_loop_and_no_protocol_module() -> None:

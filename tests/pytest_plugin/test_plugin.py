@@ -49,13 +49,16 @@ def test_the_same_test_passes_on_trio_and_on_asyncio(pytester: pytest.Pytester) 
     )
 
 
-def test_the_acp_backends_marker_and_ini_option_choose_the_loops(
-    pytester: pytest.Pytester,
-) -> None:
+def test_the_acp_backends_marker_narrows_the_loops(pytester: pytest.Pytester) -> None:
     marked = "import pytest\npytestmark = pytest.mark.acp_backends('asyncio')\n"
     result = run(pytester, marked + FAKES, "-v")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["*test_a_turn[[]asyncio[]] PASSED*"])
+
+
+def test_the_acp_backends_ini_option_sets_the_default_loops(
+    pytester: pytest.Pytester,
+) -> None:
     pytester.makeini("[pytest]\nacp_backends = trio\n")
     result = run(pytester, FAKES, "-v")
     result.assert_outcomes(passed=1)
