@@ -49,8 +49,21 @@ class OpenedTerminal:
     command: str
     args: list[str]
     script: FakeTerminal
+    output_byte_limit: int | None = None
     killed: bool = False
     released: bool = False
+
+
+def _kept_output(output: str, limit: int | None) -> tuple[str, bool]:
+    """The output a client keeps under ``outputByteLimit``: the end, cut from
+    the beginning at a character boundary; and whether it was cut."""
+    data = output.encode()
+    if limit is None or len(data) <= limit:
+        return output, False
+    kept = data[len(data) - limit :]
+    while kept and (kept[0] & 0xC0) == 0x80:  # a UTF-8 continuation byte
+        kept = kept[1:]
+    return kept.decode(), True
 
 
 @dataclass
@@ -66,8 +79,10 @@ class FakeClient:
       ``limit`` honoured; a path not here is answered -32002);
       ``fs/write_text_file`` writes here.
     - ``terminals``: command -> :class:`FakeTerminal` (a command not here
-      gets ``FakeTerminal()``: no output, exit code 0); ``terminal/*`` on a
-      released or unknown terminal is answered -32602.
+      gets ``FakeTerminal()``: no output, exit code 0); the output kept
+      under the request's ``outputByteLimit`` is its end, cut at a character
+      boundary (``truncated``); ``terminal/*`` on a released or unknown
+      terminal is answered -32602.
     - ``elicitations``: the answers to ``elicitation/create`` as JSON
       (``{"action": "accept", "content": {...}}``), in order (the last one
       repeats; none: ``{"action": "decline"}``).
@@ -243,7 +258,7 @@ class _FakeClientHandler:
         script = fake.terminals.get(params.command, FakeTerminal())
         args = list(_set(params.args) or [])
         fake.opened[terminal_id] = OpenedTerminal(
-            terminal_id, params.command, args, script
+            terminal_id, params.command, args, script, _set(params.output_byte_limit)
         )
         return self._answer(call, {"terminalId": terminal_id})
 
@@ -258,11 +273,12 @@ class _FakeClientHandler:
             opened = self._fake.terminal(params.terminal_id, call.method)
         except RequestError as exc:
             raise self._fail(call, exc) from None
+        output, truncated = _kept_output(opened.script.output, opened.output_byte_limit)
         return self._answer(
             call,
             {
-                "output": opened.script.output,
-                "truncated": False,
+                "output": output,
+                "truncated": truncated,
                 "exitStatus": self._exit_status(opened),
             },
         )

@@ -266,3 +266,17 @@ async def test_a_problem_quotes_at_most_max_shown_characters_of_the_peer(
     assert problem.endswith("x" * (MAX_SHOWN - 1) + "...")
     assert len(problem) < MAX_SHOWN + 200
     client.problems.clear()
+
+
+async def test_the_fake_terminal_keeps_the_end_of_its_output_within_the_byte_limit(
+    acp_in_memory: InMemory,
+) -> None:
+    client = FakeClient(terminals={"build": FakeTerminal("né ... fin")})
+    steps = [
+        v1.CreateTerminalRequest(session_id=SID, command="build", output_byte_limit=9),
+        v1.TerminalOutputRequest(session_id=SID, terminal_id="term-1"),
+    ]
+    agent = await play(acp_in_memory, steps, client)
+    output = agent.sent[1].answer
+    # 9 bytes from the end would start inside "é": cut at the character after it
+    assert (output.output, output.truncated) == (" ... fin", True)
