@@ -121,12 +121,20 @@ def acp_backend(request: pytest.FixtureRequest) -> Backend:
     return Backend(name)
 
 
+def _scope_of(node: pytest.Item, backend: Backend) -> TestScope:
+    """The test's scope (made once, by whichever of its fixtures or the runner asks)."""
+    scope = node.stash.get(_SCOPE, None)
+    if scope is None:
+        timeout = float(node.config.getini("acp_timeout"))
+        scope = node.stash[_SCOPE] = TestScope(backend, timeout)
+    return scope
+
+
 @pytest.fixture
 def _acp_scope(request: pytest.FixtureRequest, acp_backend: Backend) -> TestScope:
-    timeout = float(request.config.getini("acp_timeout"))
-    scope = TestScope(acp_backend, timeout)
-    request.node.stash[_SCOPE] = scope
-    return scope
+    node = request.node
+    assert isinstance(node, pytest.Item)
+    return _scope_of(node, acp_backend)
 
 
 @pytest.fixture
@@ -164,11 +172,12 @@ def _problems(scope: TestScope) -> list[str]:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
-    scope = pyfuncitem.stash.get(_SCOPE, None)
     test = pyfuncitem.stash.get(_TEST, None)
-    if scope is None or test is None or not inspect.iscoroutinefunction(test):
+    backend = pyfuncitem.funcargs.get("acp_backend")
+    if not isinstance(backend, Backend) or not inspect.iscoroutinefunction(test):
         return None
     __tracebackhide__ = True
+    scope = _scope_of(pyfuncitem, backend)
     names = inspect.signature(test).parameters
     kwargs = {
         name: pyfuncitem.funcargs[name] for name in names if name in pyfuncitem.funcargs

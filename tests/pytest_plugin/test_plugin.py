@@ -9,8 +9,20 @@ import re
 import sys
 from pathlib import Path
 
+import acp_asyncio
+import acp_core
+import acp_pytest
+import acp_trio
 import pytest
 from acp_host import group_alive
+from acp_schema import v1, v2
+
+# What the inner runs import, imported here first: pytester's in-process runs
+# drop the modules a run imported when it ends, and a second copy of a protocol
+# module (its classes not the engine's) would make the next run a different one.
+PRELOADED = (acp_asyncio, acp_core, acp_trio, v1, v2, acp_pytest.FakeAgent)
+for _name in ("FakeClient", "InMemory", "assert_transcript", "start_session"):
+    getattr(acp_pytest, _name)
 
 #: The plugin, as a user's tests load it (pytester's runs read no conftest of ours).
 PLUGIN = ("-p", "acp_pytest.plugin", "-p", "no:cacheprovider")
@@ -327,3 +339,20 @@ async def test_async_alone():
     # pytest's own verdict on an async test no plugin runs, not ours
     assert result.parseoutcomes().get("passed") == 1
     assert not re.search(r"acp", result.stdout.str().split("short test summary")[-1])
+
+
+def test_a_test_taking_acp_backend_alone_runs_on_each_loop(
+    pytester: pytest.Pytester,
+) -> None:
+    source = """
+import asyncio, sys
+
+async def test_the_loop(acp_backend):
+    if acp_backend.name == "asyncio":
+        asyncio.get_running_loop()
+    else:
+        import trio
+        trio.lowlevel.current_trio_token()
+"""
+    result = run(pytester, source, "-p", "no:trio", "-p", "no:anyio")
+    result.assert_outcomes(passed=2)
