@@ -134,6 +134,7 @@ def typecheck(session: nox.Session) -> None:
         "runtime/acp_conductor",
         "runtime/acp_client",
         "runtime/acp_echo",
+        "runtime/acp_pytest",
     )
     session.run("mypy", "--strict", "examples", env={"MYPYPATH": "generated:runtime"})
     session.run("pyright")

@@ -9,6 +9,10 @@ No test depends on the machine's speed: hypothesis runs under the ``acp`` profil
 (no per-example deadline, no "too slow" health check, both wall-clock rules that
 fail on a loaded machine).  Connections check what they send against the schema
 (``ACP_CHECK_OUTGOING=1``, inherited by the programs the tests start).
+
+The pytest plugin of ``acp_pytest`` is loaded from this tree by
+``pytest_plugins`` (installed, its ``pytest11`` entry point has the same name:
+one plugin either way).
 """
 
 from __future__ import annotations
@@ -23,6 +27,10 @@ settings.register_profile(
     "acp", deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.load_profile("acp")
+
+#: acp_pytest's fixtures (acp_in_memory, acp_spawn), without installing the project;
+#: pytester runs the tests of that plugin (tests/pytest_plugin).
+pytest_plugins = ["acp_pytest.plugin", "pytester"]
 
 ROOT = Path(__file__).resolve().parents[1]
 PATHS = [str(ROOT / part) for part in ("generated", "runtime", "codegen")]

@@ -6,6 +6,7 @@
 - ``acp-msgspec`` or ``acp-msgspec[asyncio]``: the asyncio runtime
   (``acp_asyncio``), which needs nothing more, and runs without trio;
 - ``acp-msgspec[codegen]``: the generator (``python -m acp_codegen``);
+- ``acp-msgspec[testing]``: pytest, and the plugin through its entry point;
 and ``pip check`` is clean after each.  Real builds and installs, no mocks.
 """
 
@@ -174,6 +175,43 @@ def test_the_trio_and_client_extras_give_the_runtime_and_the_commands(
     assert done.returncode == 0, done.stdout + done.stderr
     assert "agent: acp-msgspec-echo-agent" in done.stdout
     assert done.stdout.splitlines()[-1] == "stop reason: end_turn"
+
+
+_USES_THE_PLUGIN = """
+import acp_core
+from acp_pytest import FakeAgent, FakeClient, assert_transcript, prompt, start_session
+
+async def test_a_turn(acp_in_memory):
+    client = FakeClient()
+    agent = FakeAgent([acp_core.agent_text("hi", message_id="m1")])
+    conn = await acp_in_memory.connect(agent, client)
+    assert await prompt(conn, await start_session(conn), "go") == "end_turn"
+    assert_transcript(client.transcript(), "agent: hi")
+"""
+
+
+def test_the_testing_extra_gives_the_pytest_plugin_through_its_entry_point(
+    wheel: Path, tmp_path: Path
+) -> None:
+    python = _fresh_env(tmp_path)
+    _install(python, f"{wheel}[testing]")
+    tests = tmp_path / "tests"
+    tests.mkdir()
+    (tests / "test_uses_it.py").write_text(_USES_THE_PLUGIN)
+    # the installed wheel's packages, not this tree's (PYTHONPATH is dropped)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
+    done = subprocess.run(
+        [str(python), "-m", "pytest", "-v", "-p", "no:cacheprovider"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        cwd=tests,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "test_a_turn[trio] PASSED" in done.stdout
+    assert "test_a_turn[asyncio] PASSED" in done.stdout
 
 
 def test_the_codegen_extra_gives_a_working_generator(
