@@ -7,8 +7,8 @@ Code to run a turn offline: ``POST /v1/messages`` (streamed as server-sent
 events ``message_start``, ``content_block_start``, ``content_block_delta``...,
 ``content_block_stop``, ``message_delta``, ``message_stop``, or one JSON
 message when the request does not ask for ``stream``) and ``POST
-/v1/messages/count_tokens``. Every request is recorded (method, path, body);
-any other path is recorded as unknown and answered 404 with an API-shaped JSON
+/v1/messages/count_tokens``, and ``HEAD /`` (200: Claude Code probes its
+endpoint). Every request is recorded (method, path, body); any other path is recorded as unknown and answered 404 with an API-shaped JSON
 error, so a client reads a clear "not here" rather than a hang.
 
 It listens on 127.0.0.1 only. Used by ``tools/real_agent_chain.py`` (in front
@@ -30,8 +30,19 @@ from typing import Any
 MAX_RECORDS = 256
 #: Bytes of a request body read and recorded at most; a longer body is answered 413.
 MAX_BODY_BYTES = 8 << 20
+#: How often the serving thread looks whether it is asked to stop.
+POLL_SECONDS = 0.05
 #: Characters of the reply per ``content_block_delta`` event.
 DELTA_CHARS = 7
+
+
+#: What the stand-in speaks (the query string aside): the Messages API, and
+#: ``HEAD /``, which Claude Code sends to see whether its endpoint is up.
+KNOWN = {
+    ("POST", "/v1/messages"),
+    ("POST", "/v1/messages/count_tokens"),
+    ("HEAD", ""),
+}
 
 
 @dataclass(frozen=True)
@@ -64,10 +75,20 @@ class Script:
                 self.dropped += 1
 
 
+def _usage(output_tokens: int) -> dict[str, int]:
+    """A usage object with every count the real API sends (agents add them up)."""
+    return {
+        "input_tokens": 10,
+        "output_tokens": output_tokens,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0,
+    }
+
+
 def sse_events(reply: str, model: str, message_id: str) -> list[tuple[str, Any]]:
     """The Messages API's stream for one text answer: ``(event, data)`` pairs."""
     pieces = [reply[i : i + DELTA_CHARS] for i in range(0, len(reply), DELTA_CHARS)]
-    usage = {"input_tokens": 10, "output_tokens": 1}
+    usage = _usage(output_tokens=1)
     events: list[tuple[str, Any]] = [
         (
             "message_start",
@@ -113,7 +134,7 @@ def sse_events(reply: str, model: str, message_id: str) -> list[tuple[str, Any]]
             {
                 "type": "message_delta",
                 "delta": {"stop_reason": "end_turn", "stop_sequence": None},
-                "usage": {"output_tokens": len(pieces)},
+                "usage": _usage(output_tokens=len(pieces)),
             },
         ),
         ("message_stop", {"type": "message_stop"}),
@@ -131,7 +152,7 @@ def message(reply: str, model: str, message_id: str) -> dict[str, Any]:
         "content": [{"type": "text", "text": reply}],
         "stop_reason": "end_turn",
         "stop_sequence": None,
-        "usage": {"input_tokens": 10, "output_tokens": 10},
+        "usage": _usage(output_tokens=10),
     }
 
 
@@ -157,11 +178,13 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self._error(413, "request_too_large", "stand-in: body too large")
             return
         body = self.rfile.read(length) if length else b""
-        known = self.command == "POST" and path in (
-            "/v1/messages",
-            "/v1/messages/count_tokens",
-        )
+        known = (self.command, path) in KNOWN
         self.script.record(Recorded(self.command, self.path, body, known))
+        if self.command == "HEAD" and known:  # a reachability probe
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
         if not known:
             self._error(404, "not_found_error", f"stand-in: no {self.command} {path}")
             return
@@ -206,7 +229,9 @@ class ModelStandIn:
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
         self.server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self.server.serve_forever, args=(POLL_SECONDS,), daemon=True
+        )
 
     def __enter__(self) -> ModelStandIn:
         self._thread.start()
@@ -228,7 +253,7 @@ class ModelStandIn:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n", 1)[0])
     parser.add_argument("--reply", default="Hello from the stand-in.")
     parser.add_argument("--port", type=int, default=0)
     args = parser.parse_args()

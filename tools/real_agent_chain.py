@@ -38,7 +38,7 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +74,7 @@ class Turn:
     seconds: float
     exit_status: int | None  # the conductor's, after its input closed
     left_behind: list[str]  # processes of the run alive after the conductor exited
+    failed_handlers: list[str]  # "handler failed" lines of the chain's stderr
 
 
 @dataclass(frozen=True)
@@ -117,10 +118,12 @@ def drive(
     mark = uuid.uuid4().hex
     env = {**env, "ACP_CHAIN_RUN": mark}
     started = time.monotonic()
+    errors = tempfile.TemporaryFile()
     proc = subprocess.Popen(
         command,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
+        stderr=errors,
         env=env,
         cwd=cwd,
         start_new_session=True,
@@ -187,7 +190,20 @@ def drive(
         except ProcessLookupError:
             pass
         proc.wait(10)
-    return Turn(label, bytes(read), stop_reason, failure, seconds, exit_status, left)
+    errors.seek(0)
+    failed = [
+        line.decode(errors="replace").strip()
+        for line in errors.read(MAX_READ_BYTES).splitlines()
+        if b"handler failed" in line or line.startswith(b"msgspec.")
+    ]
+    errors.close()
+    return Turn(
+        label, bytes(read), stop_reason, failure, seconds, exit_status, left, failed[:6]
+    )
+
+
+def _times(n: int) -> str:
+    return {0: "0 times", 1: "once"}.get(n, f"{n} times")
 
 
 def said(read: bytes) -> str:
@@ -246,9 +262,9 @@ def checks(
                 f"`{with_redaction.label}`: `{secret}` is neither in any byte the client "
                 "read nor in the text it shows (the chunks joined)",
                 got == 0 and shown == 0 and with_redaction.stop_reason == "end_turn",
-                f"{got} times in {len(with_redaction.read)} bytes, {shown} times in "
-                f"{len(said_with)} characters of text; `[REDACTED]` "
-                f"{said_with.count('[REDACTED]')} times in the text",
+                f"{_times(got)} in {len(with_redaction.read)} bytes, {_times(shown)} in "
+                f"{len(said_with)} characters of text, which reads "
+                f"{json.dumps(said_with[:200])}",
             )
         )
         seen = without.read.count(secret.encode())
@@ -257,8 +273,9 @@ def checks(
             Check(
                 f"`{without.label}`: `{secret}` reaches the client",
                 shown > 0,
-                f"{shown} times in the text the client shows, {seen} times whole "
-                f"in its bytes (the agent streams it cut across chunks)",
+                f"{_times(shown)} in the text the client shows, {_times(seen)} whole "
+                f"in its bytes (the agent streams it cut across chunks); the text "
+                f"reads {json.dumps(said_without[:200])}",
             )
         )
     for turn in (with_redaction, without):
@@ -270,6 +287,15 @@ def checks(
                 + (
                     f"; left: {'; '.join(turn.left_behind)}" if turn.left_behind else ""
                 ),
+            )
+        )
+    for turn in (with_redaction, without):
+        found.append(
+            Check(
+                f"`{turn.label}`: every proxy handler decoded what it was given",
+                not turn.failed_handlers,
+                "; ".join(f"`{x}`" for x in turn.failed_handlers)
+                or "no handler failed (the chain's stderr)",
             )
         )
     found.append(
@@ -351,7 +377,7 @@ def run_agent(name: str, binary: Path, timeout: float) -> tuple[list[Check], lis
 def section(
     results: dict[str, tuple[Agent, list[Check], list[str]]], missing: dict[str, str]
 ) -> str:
-    now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     lines = [
         BEGIN,
         "",
@@ -403,7 +429,7 @@ def write_section(text: str) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n", 1)[0])
     parser.add_argument(
         "--cache", type=Path, default=Path.home() / ".cache" / "acp-inspect-agents"
     )
