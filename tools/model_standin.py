@@ -1,4 +1,4 @@
-"""A loopback stand-in for a model API that answers one scripted text.
+"""A loopback stand-in for a model API that answers a scripted turn.
 
     python tools/model_standin.py --reply "TEXT" [--port N]
 
@@ -8,8 +8,12 @@ events ``message_start``, ``content_block_start``, ``content_block_delta``...,
 ``content_block_stop``, ``message_delta``, ``message_stop``, or one JSON
 message when the request does not ask for ``stream``) and ``POST
 /v1/messages/count_tokens``, and ``HEAD /`` (200: Claude Code probes its
-endpoint). Every request is recorded (method, path, body); any other path is recorded as unknown and answered 404 with an API-shaped JSON
-error, so a client reads a clear "not here" rather than a hang.
+endpoint). Every request is recorded (method, path, body); any other path is
+recorded as unknown and answered 404 with an API-shaped JSON error, so a client
+reads a clear "not here" rather than a hang.
+
+The turn it plays (:class:`Script`): a text, or first one tool call (while the
+request offers that tool and holds no tool result yet) and then the text.
 
 It listens on 127.0.0.1 only. Used by ``tools/real_agent_chain.py`` (in front
 of a real agent from npm) and tested by ``tests/conductor/test_model_standin.py``
@@ -55,11 +59,21 @@ class Recorded:
     known: bool  # a path the stand-in speaks
 
 
+@dataclass(frozen=True)
+class ToolUse:
+    """A tool call the model makes before answering its text."""
+
+    name: str
+    input: dict[str, Any]
+    ident: str = "toolu_standin_1"
+
+
 @dataclass
 class Script:
     """What the stand-in answers, and what it saw (shared with its handler threads)."""
 
     reply: str
+    tool: ToolUse | None = None  # called first, when the request offers it
     model: str = "claude-stand-in"
     max_records: int = MAX_RECORDS
     max_body_bytes: int = MAX_BODY_BYTES
@@ -85,10 +99,30 @@ def _usage(output_tokens: int) -> dict[str, int]:
     }
 
 
-def sse_events(reply: str, model: str, message_id: str) -> list[tuple[str, Any]]:
-    """The Messages API's stream for one text answer: ``(event, data)`` pairs."""
-    pieces = [reply[i : i + DELTA_CHARS] for i in range(0, len(reply), DELTA_CHARS)]
-    usage = _usage(output_tokens=1)
+def _pieces(text: str) -> list[str]:
+    return [text[i : i + DELTA_CHARS] for i in range(0, len(text), DELTA_CHARS)] or [""]
+
+
+def sse_events(
+    answer: str | ToolUse, model: str, message_id: str
+) -> list[tuple[str, Any]]:
+    """The Messages API's stream for one answer (a text, or one tool call, its
+    input streamed as JSON in pieces): ``(event, data)`` pairs."""
+    if isinstance(answer, ToolUse):
+        block: dict[str, Any] = {
+            "type": "tool_use",
+            "id": answer.ident,
+            "name": answer.name,
+            "input": {},
+        }
+        pieces = _pieces(json.dumps(answer.input))
+        deltas = [{"type": "input_json_delta", "partial_json": p} for p in pieces]
+        stop_reason = "tool_use"
+    else:
+        block = {"type": "text", "text": ""}
+        pieces = _pieces(answer)
+        deltas = [{"type": "text_delta", "text": p} for p in pieces]
+        stop_reason = "end_turn"
     events: list[tuple[str, Any]] = [
         (
             "message_start",
@@ -102,30 +136,22 @@ def sse_events(reply: str, model: str, message_id: str) -> list[tuple[str, Any]]
                     "content": [],
                     "stop_reason": None,
                     "stop_sequence": None,
-                    "usage": usage,
+                    "usage": _usage(output_tokens=1),
                 },
             },
         ),
         (
             "content_block_start",
-            {
-                "type": "content_block_start",
-                "index": 0,
-                "content_block": {"type": "text", "text": ""},
-            },
+            {"type": "content_block_start", "index": 0, "content_block": block},
         ),
         ("ping", {"type": "ping"}),
     ]
     events += [
         (
             "content_block_delta",
-            {
-                "type": "content_block_delta",
-                "index": 0,
-                "delta": {"type": "text_delta", "text": piece},
-            },
+            {"type": "content_block_delta", "index": 0, "delta": delta},
         )
-        for piece in pieces
+        for delta in deltas
     ]
     events += [
         ("content_block_stop", {"type": "content_block_stop", "index": 0}),
@@ -133,7 +159,7 @@ def sse_events(reply: str, model: str, message_id: str) -> list[tuple[str, Any]]
             "message_delta",
             {
                 "type": "message_delta",
-                "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                "delta": {"stop_reason": stop_reason, "stop_sequence": None},
                 "usage": _usage(output_tokens=len(pieces)),
             },
         ),
@@ -142,18 +168,47 @@ def sse_events(reply: str, model: str, message_id: str) -> list[tuple[str, Any]]
     return events
 
 
-def message(reply: str, model: str, message_id: str) -> dict[str, Any]:
+def message(answer: str | ToolUse, model: str, message_id: str) -> dict[str, Any]:
     """The Messages API's answer when not streamed."""
+    if isinstance(answer, ToolUse):
+        content: dict[str, Any] = {
+            "type": "tool_use",
+            "id": answer.ident,
+            "name": answer.name,
+            "input": answer.input,
+        }
+        stop_reason = "tool_use"
+    else:
+        content = {"type": "text", "text": answer}
+        stop_reason = "end_turn"
     return {
         "id": message_id,
         "type": "message",
         "role": "assistant",
         "model": model,
-        "content": [{"type": "text", "text": reply}],
-        "stop_reason": "end_turn",
+        "content": [content],
+        "stop_reason": stop_reason,
         "stop_sequence": None,
         "usage": _usage(output_tokens=10),
     }
+
+
+def answer_to(request: dict[str, Any], script: Script) -> str | ToolUse:
+    """The script's tool call while the request offers that tool and holds no
+    tool result yet; its text otherwise."""
+    tool = script.tool
+    if tool is None:
+        return script.reply
+    offered = {t.get("name") for t in request.get("tools") or [] if isinstance(t, dict)}
+    if tool.name not in offered:
+        return script.reply
+    for turn in request.get("messages") or []:
+        content = turn.get("content") if isinstance(turn, dict) else None
+        if isinstance(content, list) and any(
+            isinstance(b, dict) and b.get("type") == "tool_result" for b in content
+        ):
+            return script.reply
+    return tool
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
@@ -201,15 +256,16 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             return
         with self.script.lock:
             message_id = f"msg_standin_{len(self.script.records) + self.script.dropped}"
+        answer = answer_to(request, self.script)
         if not request.get("stream"):
-            self._json(200, message(self.script.reply, self.script.model, message_id))
+            self._json(200, message(answer, self.script.model, message_id))
             return
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
         self.send_header("Connection", "close")
         self.end_headers()
-        for event, data in sse_events(self.script.reply, self.script.model, message_id):
+        for event, data in sse_events(answer, self.script.model, message_id):
             self.wfile.write(f"event: {event}\ndata: {json.dumps(data)}\n\n".encode())
             self.wfile.flush()
         self.close_connection = True

@@ -8,8 +8,9 @@ as ``tools/inspect_real_agents.py`` installs it (same table, same pinned
 versions, same cache) and run offline: ``HOME`` in a temporary directory, none
 of the user's credentials, its model endpoint pointed at
 ``tools/model_standin.py`` on 127.0.0.1, which speaks the Anthropic Messages
-API, records every request and answers every message with :data:`REPLY` (a
-text holding two secrets). A small scripted client (every byte it reads kept)
+API, records every request and plays one turn: it asks the agent's ``Read``
+tool for a file of the project holding :data:`TOOL_SECRET`, then answers
+:data:`REPLY` (a text holding two more secrets). A small scripted client (every byte it reads kept)
 drives one turn through ``python -m acp_conductor`` twice:
 
 - ``notes + redaction``: ``examples/proxy_context_injection.py NOTES.md`` then
@@ -18,8 +19,9 @@ drives one turn through ``python -m acp_conductor`` twice:
   come back when nothing masks them.
 
 It checks that the notes reach the model stand-in (in the recorded request
-body, before the prompt), that no secret is in any byte the client read through
-the redaction proxy while both are without it, that each turn ends
+body, before the prompt), that the agent ran the tool, that no secret is in any
+byte the client read through the redaction proxy (nor in the streamed text
+joined) while each reaches the client without it, that each turn ends
 ``end_turn``, and that no process of the run is left once the conductor exits.
 The section between the markers of docs/proxies.md is rewritten with what was
 seen, pass or fail.
@@ -43,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from inspect_real_agents import SCRUB, Agent, agents, install
-from model_standin import ModelStandIn, Script
+from model_standin import ModelStandIn, Script, ToolUse
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "proxies.md"
@@ -54,6 +56,9 @@ EXAMPLES = ROOT / "examples"
 SECRET = "sk-live0123456789abcdefXYZ"  # caught by the redaction proxy's pattern
 LITERAL = "hunter2-standin"  # caught only because ACP_REDACT names it
 REPLY = f"Here is the key {SECRET} and the password {LITERAL}, as asked."
+#: In a file of the project the model asks the agent to read (Claude Code's
+#: ``Read`` tool): the secret comes back in the tool's output, not the model's text.
+TOOL_SECRET = "AKIAABCDEFGHIJKLMNOP"
 NOTES_MARK = "NOTES-7f3a"
 NOTES = f"{NOTES_MARK}: this project's tests run with nox; keys live in the vault."
 PROMPT = "PROMPT-51c2: say hello."
@@ -113,8 +118,8 @@ def _alive_with(mark: str) -> list[str]:
 def drive(
     label: str, command: list[str], env: dict[str, str], cwd: Path, timeout: float
 ) -> Turn:
-    """initialize, session/new, one session/prompt; the agent's requests are
-    refused (a text turn asks none)."""
+    """initialize, session/new, one session/prompt; a permission asked is
+    allowed once, any other request of the agent's refused."""
     mark = uuid.uuid4().hex
     env = {**env, "ACP_CHAIN_RUN": mark}
     started = time.monotonic()
@@ -148,7 +153,21 @@ def drive(
             if len(read) + len(line) <= MAX_READ_BYTES:
                 read.extend(line)
             message = json.loads(line)
-            if "method" in message and "id" in message:
+            if message.get("method") == "session/request_permission":
+                options = message["params"].get("options") or []
+                chosen = next(
+                    (o for o in options if o.get("kind") == "allow_once"),
+                    options[0] if options else {"optionId": "none"},
+                )
+                outcome = {"outcome": "selected", "optionId": chosen["optionId"]}
+                send(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": message["id"],
+                        "result": {"outcome": outcome},
+                    }
+                )
+            elif "method" in message and "id" in message:
                 send(
                     {
                         "jsonrpc": "2.0",
@@ -222,6 +241,19 @@ def said(read: bytes) -> str:
     return "".join(text)
 
 
+def carriers(read: bytes, secret: str) -> list[str]:
+    """The kinds of message whose line holds ``secret`` whole: the session
+    update's kind, or the method."""
+    kinds: dict[str, None] = {}
+    for line in read.splitlines():
+        if secret.encode() in line:
+            message = json.loads(line)
+            update = (message.get("params") or {}).get("update") or {}
+            kind = update.get("sessionUpdate") or message.get("method") or "answer"
+            kinds[str(kind)] = None
+    return list(kinds)
+
+
 def checks(
     with_redaction: Turn, without: Turn, bodies: list[bytes], unknown: list[str]
 ) -> list[Check]:
@@ -254,7 +286,17 @@ def checks(
         )
     )
     said_with, said_without = said(with_redaction.read), said(without.read)
-    for secret in (SECRET, LITERAL):
+    results = [b for b in bodies if b"tool_result" in b]
+    found.append(
+        Check(
+            "the agent runs the model's `Read` call and sends its output back",
+            any(TOOL_SECRET.encode() in b for b in results),
+            f"{len(results)} of {len(bodies)} `POST /v1/messages` bodies hold a "
+            f"tool result, {sum(TOOL_SECRET.encode() in b for b in results)} "
+            f"of them `{TOOL_SECRET}` (the file's content)",
+        )
+    )
+    for secret in (SECRET, LITERAL, TOOL_SECRET):
         got = with_redaction.read.count(secret.encode())
         shown = said_with.count(secret)
         found.append(
@@ -269,13 +311,24 @@ def checks(
         )
         seen = without.read.count(secret.encode())
         shown = said_without.count(secret)
+        where = carriers(without.read, secret)
         found.append(
             Check(
                 f"`{without.label}`: `{secret}` reaches the client",
-                shown > 0,
+                shown > 0 or seen > 0,
                 f"{_times(shown)} in the text the client shows, {_times(seen)} whole "
-                f"in its bytes (the agent streams it cut across chunks); the text "
-                f"reads {json.dumps(said_without[:200])}",
+                f"in its bytes"
+                + (f" (in {', '.join(f'`{w}`' for w in where)})" if where else "")
+                + (
+                    f"; the text reads {json.dumps(said_without[:200])}"
+                    if shown
+                    else ""
+                )
+                + (
+                    " (the agent streams the text cut across chunks)"
+                    if shown and not seen
+                    else ""
+                ),
             )
         )
     for turn in (with_redaction, without):
@@ -318,7 +371,10 @@ def run_agent(name: str, binary: Path, timeout: float) -> tuple[list[Check], lis
         project.mkdir()
         notes = project / "NOTES.md"
         notes.write_text(NOTES, encoding="utf-8")
-        with ModelStandIn(Script(reply=REPLY)) as standin:
+        secrets = project / "deploy.env"
+        secrets.write_text(f"AWS_ACCESS_KEY_ID={TOOL_SECRET}\n", encoding="utf-8")
+        read = ToolUse("Read", {"file_path": str(secrets)})
+        with ModelStandIn(Script(reply=REPLY, tool=read)) as standin:
             agent = next(a for a in agents(standin.url) if a.name == name)
             env = {
                 k: v
@@ -385,7 +441,8 @@ def section(
         "test suite: it downloads the agents). Each agent from npm at the version",
         "named, `HOME` in a temporary directory, no credential, its model endpoint",
         "pointed at `tools/model_standin.py` on 127.0.0.1 (the Anthropic Messages",
-        "API, streamed; every request recorded), which answers every message with",
+        "API, streamed; every request recorded), which first calls the agent's `Read`",
+        f"tool on a file of the project holding `{TOOL_SECRET}`, then answers",
         f'"{REPLY}". One turn (`{PROMPT}`) through',
         "`python -m acp_conductor` with both example proxies",
         "(`ACP_REDACT` naming the second secret), and again with the notes proxy",

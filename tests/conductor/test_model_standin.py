@@ -169,3 +169,59 @@ def test_a_body_over_the_bound_is_answered_413_unread() -> None:
         )
         assert response.status_code == 413
         assert [r.body for r in server.records()] == [b""]
+
+
+def _tool_script() -> Any:
+    read = standin.ToolUse("Read", {"file_path": "/project/deploy.env"})
+    return standin.Script(reply=REPLY, tool=read)
+
+
+def _offering_read(*messages: dict[str, Any]) -> dict[str, Any]:
+    return _ask(
+        "",
+        stream=True,
+        tools=[{"name": "Read", "input_schema": {"type": "object"}}],
+        messages=[{"role": "user", "content": "read it"}, *messages],
+    )
+
+
+def _streamed(url: str, request: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    with (
+        httpx.Client(timeout=TIMEOUT) as client,
+        client.stream("POST", url + "/v1/messages", json=request) as response,
+    ):
+        return _events(response)
+
+
+def test_the_scripted_tool_call_comes_first_its_input_streamed_in_pieces() -> None:
+    with standin.ModelStandIn(_tool_script()) as server:
+        events = _streamed(server.url, _offering_read())
+    block = events[1][1]["content_block"]
+    assert (block["type"], block["name"], block["input"]) == ("tool_use", "Read", {})
+    pieces = [d["delta"] for n, d in events if n == "content_block_delta"]
+    assert len(pieces) > 1
+    assert all(p["type"] == "input_json_delta" for p in pieces)
+    joined = "".join(p["partial_json"] for p in pieces)
+    assert json.loads(joined) == {"file_path": "/project/deploy.env"}
+    assert events[-2][1]["delta"]["stop_reason"] == "tool_use"
+
+
+def test_once_the_request_holds_the_tool_result_the_answer_is_the_text() -> None:
+    result = {
+        "role": "user",
+        "content": [
+            {"type": "tool_result", "tool_use_id": "toolu_standin_1", "content": "x"}
+        ],
+    }
+    call = {"role": "assistant", "content": [{"type": "tool_use", "id": "t"}]}
+    with standin.ModelStandIn(_tool_script()) as server:
+        events = _streamed(server.url, _offering_read(call, result))
+    assert events[1][1]["content_block"]["type"] == "text"
+    assert events[-2][1]["delta"]["stop_reason"] == "end_turn"
+
+
+def test_a_request_not_offering_the_tool_gets_the_text() -> None:
+    with standin.ModelStandIn(_tool_script()) as server:
+        events = _streamed(server.url, _ask("", stream=True))
+    text = "".join(d["delta"]["text"] for n, d in events if n == "content_block_delta")
+    assert text == REPLY
