@@ -77,6 +77,7 @@ class Turn:
     stop_reason: str | None
     failure: str | None  # why the turn did not end, if it did not
     seconds: float
+    running: list[str]  # processes of the run alive when the turn ended
     exit_status: int | None  # the conductor's, after its input closed
     left_behind: list[str]  # processes of the run alive after the conductor exited
     failed_handlers: list[str]  # "handler failed" lines of the chain's stderr
@@ -197,6 +198,7 @@ def drive(
     except (EOFError, RuntimeError, ValueError) as error:
         failure = str(error)[:500]
     seconds = time.monotonic() - started
+    running = _alive_with(mark)
     proc.stdin.close()
     try:
         exit_status: int | None = proc.wait(60)
@@ -217,8 +219,40 @@ def drive(
     ]
     errors.close()
     return Turn(
-        label, bytes(read), stop_reason, failure, seconds, exit_status, left, failed[:6]
+        label,
+        bytes(read),
+        stop_reason,
+        failure,
+        seconds,
+        running,
+        exit_status,
+        left,
+        failed[:6],
     )
+
+
+def _programs(processes: list[str]) -> str:
+    """Short names of ``processes`` ("pid cmdline" each)."""
+    names = []
+    for process in processes:
+        words = process.split()[1:]
+        script = next((w for w in words[1:] if w.endswith((".py", ".js"))), "")
+        module = words[words.index("-m") + 1] if "-m" in words[:-1] else ""
+        names.append(Path(module or script or words[0]).name if words else "?")
+    return ", ".join(names)
+
+
+def _messages(read: bytes) -> list[dict[str, Any]]:
+    """The JSON objects among the lines the client read."""
+    found = []
+    for line in read.splitlines():
+        try:
+            message = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(message, dict):
+            found.append(message)
+    return found
 
 
 def _times(n: int) -> str:
@@ -229,8 +263,8 @@ def said(read: bytes) -> str:
     """The agent's streamed text as the client shows it: every
     ``agent_message_chunk`` and ``agent_thought_chunk`` text joined."""
     text = []
-    for line in read.splitlines():
-        params = json.loads(line).get("params") or {}
+    for message in _messages(read):
+        params = message.get("params") or {}
         update = params.get("update") if isinstance(params, dict) else None
         if isinstance(update, dict) and update.get("sessionUpdate") in (
             "agent_message_chunk",
@@ -241,16 +275,20 @@ def said(read: bytes) -> str:
     return "".join(text)
 
 
+def _holding(read: bytes, secret: str) -> list[dict[str, Any]]:
+    """The messages the client read that hold ``secret`` in a string once
+    decoded (JSON escapes undone)."""
+    return [m for m in _messages(read) if secret in json.dumps(m, ensure_ascii=False)]
+
+
 def carriers(read: bytes, secret: str) -> list[str]:
-    """The kinds of message whose line holds ``secret`` whole: the session
-    update's kind, or the method."""
+    """The kinds of message that hold ``secret`` whole: the session update's
+    kind, or the method."""
     kinds: dict[str, None] = {}
-    for line in read.splitlines():
-        if secret.encode() in line:
-            message = json.loads(line)
-            update = (message.get("params") or {}).get("update") or {}
-            kind = update.get("sessionUpdate") or message.get("method") or "answer"
-            kinds[str(kind)] = None
+    for message in _holding(read, secret):
+        update = (message.get("params") or {}).get("update") or {}
+        kind = update.get("sessionUpdate") or message.get("method") or "answer"
+        kinds[str(kind)] = None
     return list(kinds)
 
 
@@ -298,24 +336,29 @@ def checks(
     )
     for secret in (SECRET, LITERAL, TOOL_SECRET):
         got = with_redaction.read.count(secret.encode())
+        decoded = len(_holding(with_redaction.read, secret))
         shown = said_with.count(secret)
         found.append(
             Check(
-                f"`{with_redaction.label}`: `{secret}` is neither in any byte the client "
-                "read nor in the text it shows (the chunks joined)",
-                got == 0 and shown == 0 and with_redaction.stop_reason == "end_turn",
-                f"{_times(got)} in {len(with_redaction.read)} bytes, {_times(shown)} in "
-                f"{len(said_with)} characters of text, which reads "
+                f"`{with_redaction.label}`: `{secret}` is in no byte the client read, "
+                "no message once decoded, nor the text it shows (the chunks joined)",
+                got == 0
+                and decoded == 0
+                and shown == 0
+                and with_redaction.stop_reason == "end_turn",
+                f"{_times(got)} in {len(with_redaction.read)} bytes, in "
+                f"{decoded} of {len(_messages(with_redaction.read))} messages, "
+                f"{_times(shown)} in {len(said_with)} characters of text, which reads "
                 f"{json.dumps(said_with[:200])}",
             )
         )
         seen = without.read.count(secret.encode())
         shown = said_without.count(secret)
-        where = carriers(without.read, secret)
+        where = carriers(without.read, secret)  # whole in a decoded message
         found.append(
             Check(
                 f"`{without.label}`: `{secret}` reaches the client",
-                shown > 0 or seen > 0,
+                shown > 0 or bool(where),
                 f"{_times(shown)} in the text the client shows, {_times(seen)} whole "
                 f"in its bytes"
                 + (f" (in {', '.join(f'`{w}`' for w in where)})" if where else "")
@@ -336,7 +379,8 @@ def checks(
             Check(
                 f"`{turn.label}`: the conductor exits once its input closes, leaving no process",
                 turn.exit_status is not None and not turn.left_behind,
-                f"exit status {turn.exit_status}"
+                f"{len(turn.running)} processes of the run when the turn ended "
+                f"({_programs(turn.running)}); exit status {turn.exit_status}"
                 + (
                     f"; left: {'; '.join(turn.left_behind)}" if turn.left_behind else ""
                 ),
