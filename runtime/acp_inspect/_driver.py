@@ -41,6 +41,7 @@ __all__ = [
     "STDERR_KEEP",
     "AgentExited",
     "AgentUnderTest",
+    "PeerUnderTest",
     "Budget",
     "Entry",
     "LineTooLong",
@@ -149,8 +150,19 @@ def _unmatched_error(line: bytes) -> str:
     return f"error {error.get('code')}"
 
 
-class AgentUnderTest:
-    """A running agent and the record of what crossed its pipes."""
+class PeerUnderTest:
+    """The peer under test (an agent for ``check``, a client for
+    ``check-client``) and the record of what crossed the wire: what the check
+    writes goes ``OURS``, what it reads comes ``THEIRS``.  A subclass starts
+    the peer (:meth:`run`) and sets ``_writer`` and ``_reader``."""
+
+    #: the direction of the lines the check writes, and of those it reads
+    OURS: Direction = CLIENT
+    THEIRS: Direction = AGENT
+    #: what the peer is called in the notes and failure texts
+    PEER = "agent"
+    #: the note when the peer's side of the wire reaches end of file
+    EOF_NOTE = "the agent closed its stdout"
 
     def __init__(
         self,
@@ -195,39 +207,24 @@ class AgentUnderTest:
         self._received_bytes = 0
         self._done = False
         self._arrived = trio.Event()
-        self._process: trio.Process | None = None
+        self._writer: trio.abc.SendStream | None = None
+        self._reader: trio.abc.ReceiveStream | None = None
         self._closed = False
         self._eof = False
 
-    # -- lifecycle ----------------------------------------------------------
-
-    async def run(self, nursery: trio.Nursery) -> None:
-        """Start the agent and its reading tasks in ``nursery``."""
-        self._process = await open_agent(
-            self.command, stderr=subprocess.PIPE, cwd=self.cwd, env=self.env
-        )
-        nursery.start_soon(self._read_stdout)
-        nursery.start_soon(self._read_stderr)
-        nursery.start_soon(self._wait_exit)
-
-    async def close_stdin(self) -> None:
-        assert self._process is not None and self._process.stdin is not None
-        self.note("closed the agent's stdin")
-        self._closed = True
-        await self._process.stdin.aclose()
-
-    async def stop(self, grace_period: float) -> None:
-        """Close stdin, grace, SIGTERM / SIGKILL to the group; always reaped."""
-        if self._process is not None:
-            await reap(self._process, grace_period)
-
-    def getenv(self, name: str) -> str | None:
-        """A variable of the agent's environment."""
-        return (self.env if self.env is not None else os.environ).get(name)
-
     @property
     def returncode(self) -> int | None:
-        return None if self._process is None else self._process.returncode
+        return None
+
+    @property
+    def received_eof(self) -> bool:
+        """Whether the peer's side of the wire reached end of file."""
+        return self._eof
+
+    def gone(self) -> Exception:
+        """The exception a wait raises once the peer is gone."""
+        return AgentExited(self.returncode)
+
 
     # -- writing ------------------------------------------------------------
 
@@ -264,7 +261,7 @@ class AgentUnderTest:
         skipped = self._splitter.skipped
         if skipped:
             self.note(
-                f"{skipped} lines over {self.budget.max_line} bytes from the agent not parsed"
+                f"{skipped} lines over {self.budget.max_line} bytes from the {self.PEER} not parsed"
             )
 
     def new_id(self) -> int:
@@ -273,23 +270,24 @@ class AgentUnderTest:
     async def send_raw(self, line: bytes, what: str = "") -> None:
         """One line as given (``\\n`` added), recorded and checked; ``what``
         it is, for the failure texts (a request: ``session/new #2``)."""
-        assert self._process is not None and self._process.stdin is not None
+        assert self._writer is not None
         t = self.now()
         if what or len(line) > 200:
             what = what or f"a line of {len(line)} bytes"
         else:
             what = line.decode("utf-8", "replace")
         self.last_sent, self.last_sent_t = what, t
-        entry = self._entry(t, CLIENT, line)
+        entry = self._entry(t, self.OURS, line)
+        # checked before it is written: the answer may be read before send_all returns
+        findings = self.inspector.feed(self.OURS, t, line)
+        if entry is not None:
+            entry.findings = findings
         try:
-            await self._process.stdin.send_all(line + b"\n")
+            await self._writer.send_all(line + b"\n")
             self.on_line(False)  # taken: "no answer N s after" counts from here
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             if entry is not None:
-                entry.text += "  [not delivered: the agent's stdin is closed]"
-        findings = self.inspector.feed(CLIENT, t, line)
-        if entry is not None:
-            entry.findings = findings
+                entry.text += f"  [not delivered: the {self.PEER} is gone]"
 
     async def send(self, obj: Any) -> None:
         fields = as_obj(obj)
@@ -353,7 +351,7 @@ class AgentUnderTest:
             if self.too_long:
                 raise LineTooLong(self.budget.max_line)
             if self._eof or self.exited.is_set():
-                raise AgentExited(self.returncode)
+                raise self.gone()
             self._arrived = trio.Event()
             await self._arrived.wait()
 
@@ -369,8 +367,8 @@ class AgentUnderTest:
         self._received_bytes = 0
 
     async def _read_stdout(self) -> None:
-        assert self._process is not None and self._process.stdout is not None
-        async with self._process.stdout as out:
+        assert self._reader is not None
+        async with self._reader as out:
             while data := await out.receive_some(65536):
                 self.on_line(True)  # progress, a long line's pieces included
                 t = self.now()
@@ -378,7 +376,7 @@ class AgentUnderTest:
                 for line in self._splitter.feed(bytes(data)):
                     self._line(t, line)
                 for verdict in self._splitter.take_discarded():
-                    self.note(f"from the agent: {verdict.log}: not parsed")
+                    self.note(f"from the {self.PEER}: {verdict.log}: not parsed")
                 if self._splitter.skipped != skipped:
                     self.too_long = True
                     self.last_received = f"a line over {self.budget.max_line} bytes (--max-line) at {t:.2f} s"
@@ -386,18 +384,18 @@ class AgentUnderTest:
         for rest in self._splitter.rest():
             self._line(self.now(), rest)
         for verdict in self._splitter.take_discarded():
-            self.note(f"from the agent: {verdict.log}: not parsed")
-        self.note("the agent closed its stdout")
+            self.note(f"from the {self.PEER}: {verdict.log}: not parsed")
+        self.note(self.EOF_NOTE)
         self._eof = True
         self._arrived.set()
 
     def _line(self, t: float, line: bytes) -> None:
         self.lines_received += 1
-        findings = self.inspector.feed(AGENT, t, line)
-        entry = self._entry(t, AGENT, line)
+        findings = self.inspector.feed(self.THEIRS, t, line)
+        entry = self._entry(t, self.THEIRS, line)
         if entry is not None:
             entry.findings = findings
-        items = parse_line(AGENT, 0, t, line)
+        items = parse_line(self.THEIRS, 0, t, line)
         # a batch's members share its line
         size = len(line) // len(items)
         what: list[str] = []
@@ -455,9 +453,9 @@ class AgentUnderTest:
             else "nothing sent"
         )
         got = (
-            f"last from the agent: {self.last_received}"
+            f"last from the {self.PEER}: {self.last_received}"
             if self.last_received
-            else "the agent wrote nothing"
+            else f"the {self.PEER} wrote nothing"
         )
         odd = (
             f"; it answered {', '.join(self.unmatched)} without an id"
@@ -465,6 +463,50 @@ class AgentUnderTest:
             else ""
         )
         return f"{sent}; {got}{odd}"
+
+class AgentUnderTest(PeerUnderTest):
+    """A running agent (``check``): a process whose stdin and stdout are the wire."""
+
+    def __init__(
+        self,
+        command: Sequence[str],
+        *,
+        budget: Budget | None = None,
+        cwd: str | None = None,
+        env: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(command, budget=budget, cwd=cwd, env=env)
+        self._process: trio.Process | None = None
+
+    async def run(self, nursery: trio.Nursery) -> None:
+        """Start the agent and its reading tasks in ``nursery``."""
+        self._process = await open_agent(
+            self.command, stderr=subprocess.PIPE, cwd=self.cwd, env=self.env
+        )
+        self._writer = self._process.stdin
+        self._reader = self._process.stdout
+        nursery.start_soon(self._read_stdout)
+        nursery.start_soon(self._read_stderr)
+        nursery.start_soon(self._wait_exit)
+
+    async def close_stdin(self) -> None:
+        assert self._process is not None and self._process.stdin is not None
+        self.note("closed the agent's stdin")
+        self._closed = True
+        await self._process.stdin.aclose()
+
+    async def stop(self, grace_period: float) -> None:
+        """Close stdin, grace, SIGTERM / SIGKILL to the group; always reaped."""
+        if self._process is not None:
+            await reap(self._process, grace_period)
+
+    def getenv(self, name: str) -> str | None:
+        """A variable of the agent's environment."""
+        return (self.env if self.env is not None else os.environ).get(name)
+
+    @property
+    def returncode(self) -> int | None:
+        return None if self._process is None else self._process.returncode
 
     async def _read_stderr(self) -> None:
         assert self._process is not None and self._process.stderr is not None
