@@ -22,7 +22,8 @@ from ._check import (
     Limits,
     run_check,
 )
-from ._check_client import DEFAULT_GRACE, ClientLimits, run_check_client
+from ._check_client import DEFAULT_GRACE as CLIENT_GRACE
+from ._check_client import ClientLimits, run_check_client
 from ._client_cases import CLIENT_CASES
 from ._client_driver import AGENT_PLACEHOLDER
 from ._driver import Budget
@@ -159,8 +160,8 @@ def _parser() -> argparse.ArgumentParser:
     client.add_argument(
         "--grace",
         type=float,
-        default=DEFAULT_GRACE,
-        help=f"seconds the client has to act on its own: exit once its agent left, cancel after SIGINT, end a released command (default {DEFAULT_GRACE:g})",
+        default=CLIENT_GRACE,
+        help=f"seconds the client has to act on its own: exit once its agent left, cancel after SIGINT, end a released command (default {CLIENT_GRACE:g})",
     )
     client.add_argument(
         "--stdin", default="", help="text written to the client's stdin (then end of file)"

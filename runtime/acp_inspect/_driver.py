@@ -349,7 +349,7 @@ class PeerUnderTest:
             finally:
                 self._received[:0] = kept
             if self.too_long:
-                raise LineTooLong(self.budget.max_line)
+                raise LineTooLong(self.budget.max_line, self.PEER)
             if self._eof or self.exited.is_set():
                 raise self.gone()
             self._arrived = trio.Event()
@@ -539,7 +539,7 @@ class AgentExited(Exception):
 class LineTooLong(Exception):
     """The agent wrote a line longer than the check parses."""
 
-    def __init__(self, max_line: int) -> None:
+    def __init__(self, max_line: int, peer: str = "agent") -> None:
         super().__init__(
-            f"the agent wrote a line over {max_line} bytes (--max-line): not parsed, so what it answered is not known"
+            f"the {peer} wrote a line over {max_line} bytes (--max-line): not parsed, so what it answered is not known"
         )
