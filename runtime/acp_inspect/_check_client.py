@@ -119,7 +119,10 @@ async def run_client_case(
 
 
 async def _drive(
-    case: ClientCase, client: ClientUnderTest, ctx: ClientCaseContext, limits: ClientLimits
+    case: ClientCase,
+    client: ClientUnderTest,
+    ctx: ClientCaseContext,
+    limits: ClientLimits,
 ) -> tuple[Status, str]:
     status: Status = "pass"
     detail = ""
@@ -227,4 +230,3 @@ async def run_check_client(
     if by_key["prompt.turn"] not in cases and setup.status != "pass":
         report.results.insert(0, setup)
     return report
-

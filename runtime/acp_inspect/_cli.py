@@ -164,7 +164,9 @@ def _parser() -> argparse.ArgumentParser:
         help=f"seconds the client has to act on its own: exit once its agent left, cancel after SIGINT, end a released command (default {CLIENT_GRACE:g})",
     )
     client.add_argument(
-        "--stdin", default="", help="text written to the client's stdin (then end of file)"
+        "--stdin",
+        default="",
+        help="text written to the client's stdin (then end of file)",
     )
     client.add_argument(
         "--max-line",
@@ -179,7 +181,9 @@ def _parser() -> argparse.ArgumentParser:
         "--jobs", type=int, default=DEFAULT_JOBS, help="cases run at once"
     )
     client.add_argument(
-        "client", nargs=argparse.REMAINDER, help=f"-- CLIENT_CMD ... {AGENT_PLACEHOLDER} ..."
+        "client",
+        nargs=argparse.REMAINDER,
+        help=f"-- CLIENT_CMD ... {AGENT_PLACEHOLDER} ...",
     )
     view = sub.add_parser("view", help="render a proxy trace as an HTML timeline")
     view.add_argument("trace", type=Path)
@@ -259,7 +263,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _check_client(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     command = _agent(parser, args.client)
     if not any(AGENT_PLACEHOLDER in arg for arg in command):
-        parser.error(f"the client's command line must name the agent as {AGENT_PLACEHOLDER}")
+        parser.error(
+            f"the client's command line must name the agent as {AGENT_PLACEHOLDER}"
+        )
     cases = CLIENT_CASES
     if args.case:
         unknown = set(args.case) - {c.key for c in CLIENT_CASES}
@@ -284,7 +290,9 @@ def _check_client(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
     )
     print(report.summary())
     if args.json:
-        args.json.write_bytes(msgspec.json.format(msgspec.json.encode(report.to_json())))
+        args.json.write_bytes(
+            msgspec.json.format(msgspec.json.encode(report.to_json()))
+        )
     if args.html:
         args.html.write_text(check_html(report), encoding="utf-8")
     return 1 if report.must_failed else 0

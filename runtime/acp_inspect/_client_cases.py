@@ -27,7 +27,7 @@ import trio
 from ._cases import CaseFailed, NotApplicable
 from ._client_driver import ClientUnderTest
 from ._driver import PeerUnderTest
-from ._message import Message, as_list, as_obj
+from ._message import Message, as_obj
 from ._spec import REFS, Level, SpecRef
 
 __all__ = ["CLIENT_CASES", "ClientCase", "ClientCaseContext", "agent_responder"]
@@ -144,7 +144,9 @@ class ClientCaseContext:
         running (a client waiting for its user)."""
         code = await self.exits(self.grace)
         if code is None:
-            self.client.note(f"the client is still running {self.grace:g} s after the turn")
+            self.client.note(
+                f"the client is still running {self.grace:g} s after the turn"
+            )
             return
         if self.baseline is not None:
             self.expect(
@@ -170,7 +172,9 @@ class ClientCaseContext:
         )
 
 
-def agent_responder(ctx: ClientCaseContext) -> Callable[[PeerUnderTest, Message], Awaitable[None]]:
+def agent_responder(
+    ctx: ClientCaseContext,
+) -> Callable[[PeerUnderTest, Message], Awaitable[None]]:
     """The scripted agent's answers to what a case does not wait for."""
 
     async def respond(peer: PeerUnderTest, msg: Message) -> None:
@@ -236,7 +240,9 @@ def _option(kind: str) -> dict[str, Any]:
 def _selected(answer: Message) -> str | None:
     """The optionId an answer selected; ``None`` for ``cancelled``; else CaseFailed."""
     if answer.error is not None:
-        raise CaseFailed(f"session/request_permission answered an error: {answer.error}")
+        raise CaseFailed(
+            f"session/request_permission answered an error: {answer.error}"
+        )
     outcome = as_obj(as_obj(answer.result).get("outcome"))
     if outcome.get("outcome") == "cancelled":
         return None
@@ -245,11 +251,16 @@ def _selected(answer: Message) -> str | None:
     return str(outcome.get("optionId"))
 
 
-async def _ask(ctx: ClientCaseContext, options: list[dict[str, Any]], call: str = "call-1") -> Message:
+async def _ask(
+    ctx: ClientCaseContext, options: list[dict[str, Any]], call: str = "call-1"
+) -> Message:
     await ctx.tool_call(call, "Read the project's notes")
     return await ctx.call(
         "session/request_permission",
-        {"toolCall": {"toolCallId": call, "title": "Read the project's notes"}, "options": options},
+        {
+            "toolCall": {"toolCallId": call, "title": "Read the project's notes"},
+            "options": options,
+        },
     )
 
 
@@ -257,12 +268,18 @@ async def _ask(ctx: ClientCaseContext, options: list[dict[str, Any]], call: str 
 
 
 async def prompt_turn(ctx: ClientCaseContext) -> None:
-    """initialize, session/new, a prompt; a turn answered end_turn."""
+    """initialize, session/new, a prompt; a turn answered end_turn, after
+    which the client goes on or exits 0 (its exit status is what the other
+    cases compare with)."""
     prompt = await ctx.turn()
     ctx.expect(bool(ctx.session_id), "session/prompt names no sessionId")
     await ctx.say("hello from acp-inspect")
     await ctx.answer(prompt)
-    await ctx.exits(ctx.grace)
+    code = await ctx.exits(ctx.grace)
+    ctx.expect(
+        code is None or code == 0,
+        f"the client exited ({code}) after a turn that ended end_turn",
+    )
 
 
 # -- permissions --------------------------------------------------------------
@@ -270,10 +287,16 @@ async def prompt_turn(ctx: ClientCaseContext) -> None:
 
 async def permission_offered(ctx: ClientCaseContext) -> None:
     prompt = await ctx.turn()
-    options = [_option(k) for k in ("reject_once", "allow_once", "allow_always", "reject_always")]
+    options = [
+        _option(k)
+        for k in ("reject_once", "allow_once", "allow_always", "reject_always")
+    ]
     chosen = _selected(await _ask(ctx, options))
     ids = [o["optionId"] for o in options]
-    ctx.expect(chosen is None or chosen in ids, f"selected {chosen!r}, not one of the options offered {ids}")
+    ctx.expect(
+        chosen is None or chosen in ids,
+        f"selected {chosen!r}, not one of the options offered {ids}",
+    )
     await ctx.answer(prompt)
 
 
@@ -310,7 +333,9 @@ async def permission_cancelled(ctx: ClientCaseContext) -> None:
         answer = await ctx.client.response(rid)
         what = "the permission pending at session/cancel"
     else:
-        ctx.client.note("the first permission was answered at once: a second one, in the cancelled turn")
+        ctx.client.note(
+            "the first permission was answered at once: a second one, in the cancelled turn"
+        )
         await ctx.tool_call("call-2", "Read the project's notes again")
         answer = await _ask_only(ctx, options, "call-2")
         what = "a permission asked in the turn the client cancelled"
@@ -319,10 +344,15 @@ async def permission_cancelled(ctx: ClientCaseContext) -> None:
     await ctx.answer(prompt, "cancelled")
 
 
-async def _ask_only(ctx: ClientCaseContext, options: list[dict[str, Any]], call: str) -> Message:
+async def _ask_only(
+    ctx: ClientCaseContext, options: list[dict[str, Any]], call: str
+) -> Message:
     return await ctx.call(
         "session/request_permission",
-        {"toolCall": {"toolCallId": call, "title": "Read the project's notes"}, "options": options},
+        {
+            "toolCall": {"toolCallId": call, "title": "Read the project's notes"},
+            "options": options,
+        },
     )
 
 
@@ -340,14 +370,21 @@ async def cancel_updates_after(ctx: ClientCaseContext) -> None:
     )  # fmt: skip
     cancel = await ctx.cancelled_by_user()
     sid = as_obj(cancel.params).get("sessionId")
-    ctx.expect(sid == ctx.session_id, f"session/cancel named {sid!r}, not the session {ctx.session_id!r}")
+    ctx.expect(
+        sid == ctx.session_id,
+        f"session/cancel named {sid!r}, not the session {ctx.session_id!r}",
+    )
     await trio.sleep(ctx.settle)
     ctx.expect(
         not ctx.client.exited.is_set() and not ctx.client.received_eof,
         "the client left before the cancelled turn's answer (the agent may still send updates)",
     )
     await ctx.update(
-        {"sessionUpdate": "tool_call_update", "toolCallId": "call-1", "status": "failed"}
+        {
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": "call-1",
+            "status": "failed",
+        }
     )
     await ctx.say("stopped")
     await ctx.answer(prompt, "cancelled")
@@ -360,10 +397,19 @@ async def fs_write(ctx: ClientCaseContext) -> None:
     prompt = await ctx.turn()
     ctx.needs("fs.writeTextFile")
     target = Path(ctx.cwd) / "acp-inspect-new.txt"
-    answer = await ctx.call("fs/write_text_file", {"path": str(target), "content": "written by acp-inspect\n"})
-    ctx.expect(answer.error is None, f"fs/write_text_file of a new file in the session's directory failed: {answer.error}")
+    answer = await ctx.call(
+        "fs/write_text_file",
+        {"path": str(target), "content": "written by acp-inspect\n"},
+    )
+    ctx.expect(
+        answer.error is None,
+        f"fs/write_text_file of a new file in the session's directory failed: {answer.error}",
+    )
     ctx.expect(target.is_file(), f"{target} was not created")
-    ctx.expect(target.read_text() == "written by acp-inspect\n", f"{target} does not hold what was written")
+    ctx.expect(
+        target.read_text() == "written by acp-inspect\n",
+        f"{target} does not hold what was written",
+    )
     await ctx.answer(prompt)
 
 
@@ -373,7 +419,9 @@ async def fs_path_escape(ctx: ClientCaseContext) -> None:
     nothing is written outside."""
     prompt = await ctx.turn()
     if not (ctx.can("fs.readTextFile") or ctx.can("fs.writeTextFile")):
-        raise NotApplicable("the client does not advertise fs.readTextFile or fs.writeTextFile")
+        raise NotApplicable(
+            "the client does not advertise fs.readTextFile or fs.writeTextFile"
+        )
     work, outside = Path(ctx.cwd), Path(ctx.outside)
     (work / "notes.txt").write_text("inside\n")
     (outside / "secret.txt").write_text("outside\n")
@@ -395,11 +443,15 @@ async def fs_path_escape(ctx: ClientCaseContext) -> None:
             if answer.error is None:
                 escaped.append(f"read {path}")
     if ctx.can("fs.writeTextFile"):
-        for path in (outside / "written.txt", work / "link" / "linked.txt"):
-            answer = await ctx.call("fs/write_text_file", {"path": str(path), "content": "x"})
-            if answer.error is None or path.exists():
-                escaped.append(f"wrote {path}")
-    ctx.expect(not escaped, f"outside the session's directory {work}: {'; '.join(escaped)}")
+        for target in (outside / "written.txt", work / "link" / "linked.txt"):
+            answer = await ctx.call(
+                "fs/write_text_file", {"path": str(target), "content": "x"}
+            )
+            if answer.error is None or target.exists():
+                escaped.append(f"wrote {target}")
+    ctx.expect(
+        not escaped, f"outside the session's directory {work}: {'; '.join(escaped)}"
+    )
     await ctx.answer(prompt)
 
 
@@ -431,7 +483,10 @@ async def terminal_release(ctx: ClientCaseContext) -> None:
         {"command": "sh", "args": ["-c", f"echo $$ > {pidfile}.tmp && mv {pidfile}.tmp {pidfile}; exec sleep 300"],
          "cwd": ctx.cwd},
     )  # fmt: skip
-    ctx.expect(created.error is None, f"advertised terminal, but terminal/create failed: {created.error}")
+    ctx.expect(
+        created.error is None,
+        f"advertised terminal, but terminal/create failed: {created.error}",
+    )
     terminal = as_obj(created.result).get("terminalId")
     pid = 0
     with trio.move_on_after(ctx.grace):
@@ -446,7 +501,10 @@ async def terminal_release(ctx: ClientCaseContext) -> None:
         with trio.move_on_after(ctx.grace):
             while _alive(pid):  # noqa: ASYNC110 (not our child: polled)
                 await trio.sleep(POLL)
-        ctx.expect(not _alive(pid), f"the command (pid {pid}) still ran {ctx.grace:g} s after terminal/release")
+        ctx.expect(
+            not _alive(pid),
+            f"the command (pid {pid}) still ran {ctx.grace:g} s after terminal/release",
+        )
     finally:
         if _alive(pid):
             os.kill(pid, 9)
@@ -464,7 +522,10 @@ async def terminal_output_limit(ctx: ClientCaseContext) -> None:
         {"command": "sh", "args": ["-c", "yes é | head -n 1000 | tr -d '\\n'; printf END"],
          "cwd": ctx.cwd, "outputByteLimit": limit},
     )  # fmt: skip
-    ctx.expect(created.error is None, f"advertised terminal, but terminal/create failed: {created.error}")
+    ctx.expect(
+        created.error is None,
+        f"advertised terminal, but terminal/create failed: {created.error}",
+    )
     terminal = as_obj(created.result).get("terminalId")
     await ctx.call("terminal/wait_for_exit", {"terminalId": terminal})
     got = await ctx.call("terminal/output", {"terminalId": terminal})
@@ -473,10 +534,18 @@ async def terminal_output_limit(ctx: ClientCaseContext) -> None:
     result = as_obj(got.result)
     output = str(result.get("output", ""))
     size = len(output.encode("utf-8", "surrogatepass"))
-    ctx.expect(size <= limit, f"{size} bytes of output kept with outputByteLimit {limit}")
-    ctx.expect(output.endswith("END"), f"the output kept is not its end: ...{output[-20:]!r}")
-    ctx.expect(result.get("truncated") is True, "the output was cut and truncated is not true")
-    ctx.expect("\ufffd" not in output, "the output was cut inside a character (U+FFFD in it)")
+    ctx.expect(
+        size <= limit, f"{size} bytes of output kept with outputByteLimit {limit}"
+    )
+    ctx.expect(
+        output.endswith("END"), f"the output kept is not its end: ...{output[-20:]!r}"
+    )
+    ctx.expect(
+        result.get("truncated") is True, "the output was cut and truncated is not true"
+    )
+    ctx.expect(
+        "\ufffd" not in output, "the output was cut inside a character (U+FFFD in it)"
+    )
     await ctx.answer(prompt)
 
 
@@ -489,7 +558,12 @@ async def updates_after_turn(ctx: ClientCaseContext) -> None:
     await ctx.answer(prompt)
     await ctx.say(" (a late chunk, after the answer)")
     await ctx.update(
-        {"sessionUpdate": "tool_call", "toolCallId": "late-1", "title": "Late", "status": "completed"}
+        {
+            "sessionUpdate": "tool_call",
+            "toolCallId": "late-1",
+            "title": "Late",
+            "status": "completed",
+        }
     )
     await ctx.goes_on()
 
@@ -497,7 +571,9 @@ async def updates_after_turn(ctx: ClientCaseContext) -> None:
 async def unknown_update(ctx: ClientCaseContext) -> None:
     prompt = await ctx.turn()
     await ctx.update({"sessionUpdate": "_acp_inspect_custom", "value": 1})
-    await ctx.update({"sessionUpdate": "acp_inspect_future_kind", "value": {"nested": [1, 2]}})
+    await ctx.update(
+        {"sessionUpdate": "acp_inspect_future_kind", "value": {"nested": [1, 2]}}
+    )
     await ctx.update(
         {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "known "},
          "_meta": {"acp-inspect": True}, "futureField": {"x": 1}}
@@ -512,7 +588,10 @@ async def unknown_method(ctx: ClientCaseContext) -> None:
     prompt = await ctx.turn()
     rid = await ctx.client.request("_acp_inspect/ask", {"sessionId": ctx.session_id})
     answer = await ctx.within(ctx.grace, rid)
-    ctx.expect(answer is not None, f"no answer to an unknown request in {ctx.grace:g} s (an agent waiting on it hangs)")
+    ctx.expect(
+        answer is not None,
+        f"no answer to an unknown request in {ctx.grace:g} s (an agent waiting on it hangs)",
+    )
     assert answer is not None
     code = None if answer.error is None else answer.error.get("code")
     ctx.expect(code == -32601, f"expected -32601, got {answer.error or answer.result}")
@@ -535,7 +614,10 @@ async def oversized_line(ctx: ClientCaseContext) -> None:
         },
     )
     answer = await ctx.within(ctx.grace, rid)
-    ctx.expect(answer is not None, f"a request of {ctx.oversized_bytes} bytes was not answered in {ctx.grace:g} s")
+    ctx.expect(
+        answer is not None,
+        f"a request of {ctx.oversized_bytes} bytes was not answered in {ctx.grace:g} s",
+    )
     await ctx.say("after the long line")
     await ctx.answer(prompt)
     await ctx.goes_on()
@@ -556,7 +638,10 @@ async def elicitation(ctx: ClientCaseContext) -> None:
     ctx.expect(action in ("accept", "decline", "cancel"), f"not an action: {action!r}")
     if action == "accept":
         content = as_obj(result.get("content"))
-        ctx.expect(content.get("approach") in ("small", "large"), f"accepted content {content} does not fit the schema")
+        ctx.expect(
+            content.get("approach") in ("small", "large"),
+            f"accepted content {content} does not fit the schema",
+        )
     await ctx.answer(prompt)
 
 
@@ -566,9 +651,13 @@ async def agent_exits(ctx: ClientCaseContext) -> None:
     await ctx.client.agent_exits()
     code = await ctx.exits(ctx.grace)
     if code is None and not ctx.client.received_eof:
-        raise CaseFailed(f"the client still ran {ctx.grace:g} s after its agent exited mid-turn, and kept its stdin open")
+        raise CaseFailed(
+            f"the client still ran {ctx.grace:g} s after its agent exited mid-turn, and kept its stdin open"
+        )
     ctx.client.note(
-        "the client closed the agent's stdin" if code is None else f"the client exited ({code})"
+        "the client closed the agent's stdin"
+        if code is None
+        else f"the client exited ({code})"
     )
 
 

@@ -41,10 +41,10 @@ __all__ = [
     "STDERR_KEEP",
     "AgentExited",
     "AgentUnderTest",
-    "PeerUnderTest",
     "Budget",
     "Entry",
     "LineTooLong",
+    "PeerUnderTest",
     "Responder",
 ]
 
@@ -72,7 +72,9 @@ class Budget:
     findings: int = 200
 
 
-Responder = Callable[["AgentUnderTest", Message], Awaitable[None]]
+#: answers a request of the peer: called with the peer under test (its own
+#: subclass, so a case's responder takes the class it drives) and the request
+Responder = Callable[[Any, Message], Awaitable[None]]
 _encode = msgspec.json.Encoder().encode
 _decode = msgspec.json.Decoder().decode
 
@@ -122,7 +124,7 @@ def permission_outcome(msg: Message, kind: str) -> dict[str, Any]:
     return {"outcome": {"outcome": "cancelled"}}
 
 
-async def default_responder(agent: AgentUnderTest, msg: Message) -> None:
+async def default_responder(agent: PeerUnderTest, msg: Message) -> None:
     """Permission: allow once (:func:`permission_outcome`); anything else: -32601."""
     if msg.method == "session/request_permission":
         await agent.answer(msg, permission_outcome(msg, "allow_once"))
@@ -197,8 +199,9 @@ class PeerUnderTest:
         #: responses that answer no request the check is waiting for (no id)
         self.unmatched: list[str] = []
         self.start = time.monotonic()
+        #: answers the peer's requests a case does not wait for
         self.responder: Responder = default_responder
-        self.stderr = bytearray()
+        self.stderr: bytearray = bytearray()
         self.exited = trio.Event()
         self._ids = itertools.count(1)
         self._splitter = LineSplitter(budget.max_line)
@@ -224,7 +227,6 @@ class PeerUnderTest:
     def gone(self) -> Exception:
         """The exception a wait raises once the peer is gone."""
         return AgentExited(self.returncode)
-
 
     # -- writing ------------------------------------------------------------
 
@@ -463,6 +465,7 @@ class PeerUnderTest:
             else ""
         )
         return f"{sent}; {got}{odd}"
+
 
 class AgentUnderTest(PeerUnderTest):
     """A running agent (``check``): a process whose stdin and stdout are the wire."""

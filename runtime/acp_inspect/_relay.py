@@ -42,7 +42,10 @@ def main(path: str) -> int:
     try:
         sock.connect(path)
     except OSError as exc:
-        print(f"acp-inspect relay: cannot reach the check at {path}: {exc}", file=sys.stderr)
+        print(
+            f"acp-inspect relay: cannot reach the check at {path}: {exc}",
+            file=sys.stderr,
+        )
         return 2
     threading.Thread(target=_to_socket, args=(sock,), daemon=True).start()
     try:

@@ -203,7 +203,7 @@ _ALL = [
     # what a client does (check-client)
     # "`optionId` - The ID of the selected permission option": a definition, read as MUST
     _ref("permission-option-offered", "tool-calls.mdx", "MUST",
-         "`optionId` - The ID of the selected permission option", 186),
+         "`optionId` - The ID of the selected permission option", 185),
     _ref("permission-cancelled-outcome", "tool-calls.mdx", "MUST",
          "the Client **MUST** respond with the `\"cancelled\"` outcome", 168),
     _ref("accept-updates-after-cancel", "prompt-turn.mdx", "SHOULD",

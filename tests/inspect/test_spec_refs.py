@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from acp_inspect import REFS, SpecRef
 from acp_inspect._cases import CASES
+from acp_inspect._client_cases import CLIENT_CASES
 from acp_inspect._spec import JSONRPC
 from acp_inspect.rules import DEFAULT_RULES
 from acp_inspect.rules.unadvertised_agent_method import GATED
@@ -72,6 +73,7 @@ def test_a_reported_bug_is_cited_by_its_repository_and_number() -> None:
 
 def test_every_case_and_rule_cites_a_checked_reference() -> None:
     cited = [c.spec for c in CASES] + [r.spec for r in DEFAULT_RULES]
+    cited += [c.spec for c in CLIENT_CASES]
     cited += [REFS[key] for key in GATED.values()]
     for spec in cited:
         assert REFS.get(spec.key) is spec, spec.key
