@@ -1,4 +1,4 @@
-"""The command line."""
+"""The command line: ``proxy``, ``check``, ``check-client``, ``view``."""
 
 from __future__ import annotations
 
