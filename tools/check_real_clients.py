@@ -195,7 +195,7 @@ def page(runs: list[tuple[Client, CheckReport]]) -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument(
         "--cache",
         type=Path,
