@@ -11,7 +11,8 @@ Whatever the agent sends, a case keeps a bounded record (:class:`Budget`):
 at most ``lines`` timeline rows and ``bytes`` of their text, each row at
 most ``line_chars`` characters (a longer line is cut, its size said), at
 most ``pending`` messages and ``pending_bytes`` of their lines waiting to be
-taken (the oldest notifications go first), and lines over ``max_line`` bytes
+taken (the oldest notifications go first, then the oldest requests, never
+to be answered; responses stay), and lines over ``max_line`` bytes
 are not parsed at all.  Once the case is over (:meth:`AgentUnderTest.done`)
 nothing is kept for it any more: the lines still read while the agent is
 reaped are checked and counted only.  So what is held does not depend on how
@@ -50,6 +51,9 @@ __all__ = [
 
 #: Bytes of the agent's stderr kept per case (the last ones).
 STDERR_KEEP = 16 * 1024
+#: Messages waiting looked through for a notification to drop before a
+#: request is dropped instead (so dropping costs the same however many wait).
+DROP_SCAN = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +66,8 @@ class Budget:
     bytes: int = 2 * 1024 * 1024
     #: characters of one row kept (the rest cut, the line's size said)
     line_chars: int = 2000
-    #: messages received and not yet taken by the case (oldest notifications dropped)
+    #: messages received and not yet taken by the case (oldest notifications
+    #: dropped, then oldest requests)
     pending: int = 1000
     #: bytes of the lines of those messages (oldest notifications dropped past it)
     pending_bytes: int = 8 * 1024 * 1024
@@ -186,6 +191,8 @@ class PeerUnderTest:
         self.dropped_bytes = 0
         #: notifications dropped unread (more than ``budget.pending`` waiting)
         self.dropped_pending = 0
+        #: requests dropped unanswered (as many waiting, and no notification)
+        self.dropped_requests = 0
         #: called on every chunk read from the agent, and once the agent took a
         #: line sent to it (progress)
         self.on_line: Callable[[bool], object] = lambda from_agent: None
@@ -260,6 +267,10 @@ class PeerUnderTest:
             )
         if self.dropped_pending:
             self.note(f"{self.dropped_pending} notifications dropped unread")
+        if self.dropped_requests:
+            self.note(
+                f"{self.dropped_requests} requests dropped unanswered (over {self.budget.pending} messages waiting)"
+            )
         skipped = self._splitter.skipped
         if skipped:
             self.note(
@@ -425,9 +436,11 @@ class PeerUnderTest:
 
     def _take(self, msg: Message, size: int) -> None:
         """Keep ``msg`` for the case; past ``budget.pending`` messages or
-        ``budget.pending_bytes`` waiting, the oldest notifications go (requests
-        and responses are never dropped, nor the newest message: a case waiting
-        for one big update still sees it).  Nothing is kept once the case is
+        ``budget.pending_bytes`` waiting, the oldest notification among the
+        first ``DROP_SCAN`` waiting goes, else the oldest request (never to
+        be answered: counted); responses are never dropped (the case's own
+        calls bound them), nor the newest message (a case waiting for one
+        big update still sees it).  Nothing is kept once the case is
         :meth:`done`."""
         if self._done:
             return
@@ -435,17 +448,28 @@ class PeerUnderTest:
         received.append(_Waiting(msg, size))
         self._received_bytes += size
         b = self.budget
-        i = 0
-        while i < len(received) - 1 and (
-            len(received) > b.pending or self._received_bytes > b.pending_bytes
-        ):
-            old = received[i]
+        while len(received) > b.pending or self._received_bytes > b.pending_bytes:
+            last = len(received) - 1
+            victim = next(
+                (
+                    i
+                    for i in range(min(last, DROP_SCAN))
+                    if received[i].msg.kind == "notification"
+                ),
+                None,
+            )
+            if victim is None:  # a flood of requests: past the responses, the oldest
+                victim = next(
+                    (i for i in range(last) if received[i].msg.kind == "request"), None
+                )
+            if victim is None:
+                return  # responses and the newest message only
+            old = received.pop(victim)
+            self._received_bytes -= old.size
             if old.msg.kind == "notification":
-                del received[i]
-                self._received_bytes -= old.size
                 self.dropped_pending += 1
             else:
-                i += 1
+                self.dropped_requests += 1
 
     def where(self) -> str:
         """Where the exchange stood: the last line sent and received."""

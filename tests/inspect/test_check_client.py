@@ -111,10 +111,11 @@ def test_a_command_line_without_the_agent_placeholder_is_refused(
 
 
 def test_peak_memory_against_a_flooding_client_stays_bounded(tmp_path: Path) -> None:
-    """The flooding client writes hundreds of MiB to its agent (8 MiB lines
-    and small notifications) until the case's limit: what the check keeps
-    is its budget, so its peak resident memory stays under FLOOD_RSS_KIB
-    (measured: about 75 MiB for 880 MiB flooded in 20 s)."""
+    """The flooding client writes hundreds of MiB to its agent (8 MiB lines,
+    small notifications and requests) until the case's limit, reading
+    nothing: what the check keeps is its budget, so its peak resident memory
+    stays under FLOOD_RSS_KIB (measured: about 75 MiB for 450 MiB flooded
+    in 20 s)."""
     measure = (
         "import resource, subprocess, sys; subprocess.run(sys.argv[1:]); "
         "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
