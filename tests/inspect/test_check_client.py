@@ -61,6 +61,7 @@ def test_acp_client_passes_every_case_that_applies(tmp_path: Path) -> None:
         ("fail-open", "permission.reject-only"),
         ("path-escape", "fs.path-escape"),
         ("terminal-left", "terminal.release-kills"),
+        ("hang", "agent.exits-mid-turn"),
     ],
 )
 def test_a_broken_client_fails_the_case_of_its_fault(
@@ -75,7 +76,12 @@ def test_the_behaving_broken_client_passes_the_cases_of_the_faults(
     tmp_path: Path,
 ) -> None:
     """The control: without a fault, the fixture passes those cases."""
-    cases = ["permission.reject-only", "fs.path-escape", "terminal.release-kills"]
+    cases = [
+        "permission.reject-only",
+        "fs.path-escape",
+        "terminal.release-kills",
+        "agent.exits-mid-turn",
+    ]
     options = [x for c in cases for x in ("--case", c)]
     report, done = check_client(tmp_path, broken("none"), *options, "--grace", "2")
     assert set(statuses(report).values()) == {"pass"}, done.stdout
