@@ -459,6 +459,39 @@ async def fs_path_escape(ctx: ClientCaseContext) -> None:
     await ctx.answer(prompt)
 
 
+async def unadvertised_refused(ctx: ClientCaseContext) -> None:
+    """Each of fs/read_text_file, fs/write_text_file and terminal/create the
+    client did not advertise is refused (an error), nothing done."""
+    prompt = await ctx.turn()
+    work = Path(ctx.cwd)
+    (work / "notes.txt").write_text("inside\n")
+    marker = Path(ctx.outside) / "unadvertised-ran"
+    calls: list[tuple[str, str, dict[str, Any]]] = [
+        ("fs.readTextFile", "fs/read_text_file", {"path": str(work / "notes.txt")}),
+        ("fs.writeTextFile", "fs/write_text_file",
+         {"path": str(work / "unadvertised.txt"), "content": "x"}),
+        ("terminal", "terminal/create",
+         {"command": "sh", "args": ["-c", f"touch {marker}"], "cwd": ctx.cwd}),
+    ]  # fmt: skip
+    tried = [(m, p) for cap, m, p in calls if not ctx.can(cap)]
+    if not tried:
+        raise NotApplicable(
+            "the client advertises fs.readTextFile, fs.writeTextFile and terminal"
+        )
+    served: list[str] = []
+    for method, params in tried:
+        answer = await ctx.call(method, params)
+        if answer.error is None:
+            served.append(method)
+    await trio.sleep(ctx.settle)  # a command started anyway has run by now
+    if (work / "unadvertised.txt").exists() and "fs/write_text_file" not in served:
+        served.append("fs/write_text_file (the file was written)")
+    if marker.exists() and "terminal/create" not in served:
+        served.append("terminal/create (the command ran)")
+    ctx.expect(not served, f"served without advertising it: {', '.join(served)}")
+    await ctx.answer(prompt)
+
+
 # -- terminals ----------------------------------------------------------------
 
 
@@ -670,6 +703,7 @@ CLIENT_CASES: tuple[ClientCase, ...] = (
     ClientCase("permission.cancelled", "a cancelled turn answers its permission requests cancelled", REFS["permission-cancelled-outcome"], permission_cancelled),
     ClientCase("cancel.updates-after", "session/cancel sent; the updates until the cancelled answer taken", REFS["accept-updates-after-cancel"], cancel_updates_after),
     ClientCase("fs.write", "fs/write_text_file creates a new file in the session's directory", REFS["fs-write-creates"], fs_write),
+    ClientCase("capabilities.unadvertised", "fs/* and terminal/create not advertised are refused", REFS["bug-fs-outside-workspace"], unadvertised_refused),
     ClientCase("fs.path-escape", "fs/* outside the session's directories (.., symlink, relative) refused", REFS["bug-fs-outside-workspace"], fs_path_escape),
     ClientCase("terminal.release-kills", "terminal/release kills the command still running", REFS["terminal-release-kills"], terminal_release),
     ClientCase("terminal.output-limit", "outputByteLimit keeps the output's end, whole characters", REFS["terminal-truncate-boundary"], terminal_output_limit),

@@ -51,6 +51,9 @@ def test_acp_client_passes_every_case_that_applies(tmp_path: Path) -> None:
     report, done = check_client(tmp_path, client)
     got = statuses(report)
     assert got.pop("elicitation.form") == "n/a"  # acp-client advertises no elicitation
+    assert (
+        got.pop("capabilities.unadvertised") == "n/a"
+    )  # it advertises fs and terminal
     assert set(got.values()) == {"pass"}, done.stdout
     assert done.returncode == 0 and report["peer"] == "client"
 
@@ -60,6 +63,7 @@ def test_acp_client_passes_every_case_that_applies(tmp_path: Path) -> None:
     [
         ("fail-open", "permission.reject-only"),
         ("path-escape", "fs.path-escape"),
+        ("unadvertised", "capabilities.unadvertised"),
         ("terminal-left", "terminal.release-kills"),
         ("hang", "agent.exits-mid-turn"),
     ],
