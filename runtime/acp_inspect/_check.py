@@ -188,7 +188,8 @@ class CheckReport:
             lines.extend(f"     {line}"[:WIDTH] for line in _finding_kinds(r))
             if r.status == "fail" and r.stderr.strip():
                 tail = r.stderr.strip().splitlines()[-STDERR_LINES:]
-                lines.extend(f"     stderr| {line}"[:WIDTH] for line in tail)
+                label = "stderr" if r.peer == AGENT else "output"
+                lines.extend(f"     {label}| {line}"[:WIDTH] for line in tail)
         for (status, detail), keys in grouped.items():
             text = f"{len(keys)} cases {'skipped' if status == 'skip' else 'not applicable'}: {detail}"
             lines.append(f"{mark[status]} {text}"[:WIDTH])
