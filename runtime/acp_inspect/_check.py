@@ -27,7 +27,7 @@ from ._spec import stale_docs_note
 from ._trace import finding_json
 
 if TYPE_CHECKING:
-    from ._client_cases import ClientCase
+    from ._client_context import ClientCase
 
 __all__ = [
     "DEFAULT_CASE_LIMIT",

@@ -40,7 +40,8 @@ from ._check import (
     Status,
     case_env,
 )
-from ._client_cases import CLIENT_CASES, ClientCase, ClientCaseContext, agent_responder
+from ._client_cases import CLIENT_CASES
+from ._client_context import ClientCase, ClientCaseContext, agent_responder
 from ._client_driver import AGENT_PLACEHOLDER, ClientUnderTest
 from ._driver import AgentExited, Budget, LineTooLong
 from ._message import CLIENT

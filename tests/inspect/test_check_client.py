@@ -133,7 +133,7 @@ def test_peak_memory_against_a_flooding_client_stays_bounded(tmp_path: Path) -> 
     report = tmp_path / "report.json"
     done = subprocess.run(
         [sys.executable, "-c", measure, sys.executable, "-m", "acp_inspect", "check-client",
-         "--case", "prompt.turn", "--case-limit", "8", "--json", str(report), "--", *broken("flood")],
+         "--case", "prompt.turn", "--case-limit", "10", "--json", str(report), "--", *broken("flood")],
         capture_output=True, text=True, timeout=RUN_LIMIT, cwd=tmp_path,
     )  # fmt: skip
     peak_kib = int(done.stdout.strip().splitlines()[-1])
@@ -141,7 +141,8 @@ def test_peak_memory_against_a_flooding_client_stays_bounded(tmp_path: Path) -> 
     flooded = [
         line for line in case["stderr"].splitlines() if line.startswith("flooded")
     ]
-    assert flooded, "the client flooded at least 64 MiB"
+    # at least a block (26 MiB): more than the case keeps (8 MiB waiting, 2 MiB of rows)
+    assert flooded, "the client flooded one block at least"
     assert "not kept (the case's budget)" in json.dumps(case["timeline"])
     assert peak_kib < FLOOD_RSS_KIB, f"{peak_kib} KiB after {flooded[-1]}"
 
