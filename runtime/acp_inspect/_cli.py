@@ -260,6 +260,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def _line(text: str) -> bytes:
+    """``--stdin``'s text as a line (nothing when empty)."""
+    if not text or text.endswith("\n"):
+        return text.encode()
+    return (text + "\n").encode()
+
+
 def _check_client(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     command = _agent(parser, args.client)
     if not any(AGENT_PLACEHOLDER in arg for arg in command):
@@ -285,7 +292,7 @@ def _check_client(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
             cases=cases,
             jobs=args.jobs,
             budget=Budget(max_line=args.max_line),
-            stdin=args.stdin.encode(),
+            stdin=_line(args.stdin),
         )
     )
     print(report.summary())
