@@ -1,9 +1,11 @@
-"""acp_inspect: a recording, validating proxy and a conformance check for ACP agents.
+"""acp_inspect: a recording, validating proxy and conformance checks for ACP agents and clients.
 
 ``python -m acp_inspect proxy [--trace FILE] -- AGENT_CMD ...`` runs in place
 of an agent, forwards every byte both ways and reports each rule of the spec
 broken by either side; ``python -m acp_inspect check -- AGENT_CMD ...`` drives
-an agent through a conformance suite; ``python -m acp_inspect view TRACE``
+an agent through a conformance suite; ``python -m acp_inspect check-client --
+CLIENT_CMD ... {agent} ...`` is the scripted agent a client launches, and
+drives the client through its suite; ``python -m acp_inspect view TRACE``
 renders a recorded trace as an HTML timeline.
 
 The rules and the inspector have no I/O: feed lines, get findings::

@@ -1,4 +1,4 @@
-"""``python -m acp_inspect {proxy,check,view}``: see :mod:`acp_inspect`."""
+"""``python -m acp_inspect {proxy,check,check-client,view}``: see :mod:`acp_inspect`."""
 
 from __future__ import annotations
 

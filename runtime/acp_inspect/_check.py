@@ -7,7 +7,7 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import trio
 from acp_core import VersionUnavailableError, protocol_module
@@ -22,9 +22,12 @@ from ._cases import (
 )
 from ._driver import AgentExited, AgentUnderTest, Budget, Entry, LineTooLong
 from ._inspector import Finding
-from ._message import AGENT
+from ._message import AGENT, Direction
 from ._spec import stale_docs_note
 from ._trace import finding_json
+
+if TYPE_CHECKING:
+    from ._client_context import ClientCase
 
 __all__ = [
     "DEFAULT_CASE_LIMIT",
@@ -83,9 +86,10 @@ class Limits:
 
 @dataclass(slots=True)
 class CaseResult:
-    """What one case found."""
+    """What one case found (``peer``: whose findings fail it, the agent's
+    for ``check``, the client's for ``check-client``)."""
 
-    case: Case
+    case: Case | ClientCase
     status: Status
     detail: str
     seconds: float
@@ -98,12 +102,15 @@ class CaseResult:
     step: str = ""
     #: findings past the case's budget, counted per rule
     dropped: dict[str, int] = field(default_factory=dict[str, int])
+    peer: Direction = AGENT
+    #: the peer's exit status when the case ended (``None``: still running)
+    exit_code: int | None = None
 
     @property
     def must_failed(self) -> bool:
         if self.status == "fail" and self.case.severity.startswith("MUST"):
             return True
-        return any(f.is_must and f.direction == AGENT for f in self.findings)
+        return any(f.is_must and f.direction == self.peer for f in self.findings)
 
     def to_json(self) -> dict[str, Any]:
         spec = self.case.spec
@@ -114,6 +121,7 @@ class CaseResult:
             "level": self.case.severity,
             "cite": spec.cite(self.version),
             "quote": spec.quote,
+            **({"reported": spec.doc} if spec.reported else {}),
             "detail": self.detail,
             "seconds": round(self.seconds, 3),
             "findings": [finding_json(f) for f in self.findings],
@@ -129,16 +137,19 @@ class CaseResult:
                 for e in self.timeline
             ],
             "stderr": self.stderr,
+            "exit_code": self.exit_code,
         }
 
 
 @dataclass(slots=True)
 class CheckReport:
-    """The whole run."""
+    """The whole run (``peer``: ``agent`` for ``check``, ``client`` for
+    ``check-client``)."""
 
     command: list[str]
     protocol: int
     results: list[CaseResult] = field(default_factory=list[CaseResult])
+    peer: str = "agent"
 
     @property
     def must_failed(self) -> bool:
@@ -151,6 +162,7 @@ class CheckReport:
         }
         return {
             "command": self.command,
+            "peer": self.peer,
             "protocol": self.protocol,
             "summary": {**counts, "must_failed": self.must_failed},
             "cases": [r.to_json() for r in self.results],
@@ -176,7 +188,8 @@ class CheckReport:
             lines.extend(f"     {line}"[:WIDTH] for line in _finding_kinds(r))
             if r.status == "fail" and r.stderr.strip():
                 tail = r.stderr.strip().splitlines()[-STDERR_LINES:]
-                lines.extend(f"     stderr| {line}"[:WIDTH] for line in tail)
+                label = "stderr" if r.peer == AGENT else "output"
+                lines.extend(f"     {label}| {line}"[:WIDTH] for line in tail)
         for (status, detail), keys in grouped.items():
             text = f"{len(keys)} cases {'skipped' if status == 'skip' else 'not applicable'}: {detail}"
             lines.append(f"{mark[status]} {text}"[:WIDTH])
@@ -194,12 +207,12 @@ class CheckReport:
 
 
 def _finding_kinds(r: CaseResult) -> list[str]:
-    """One line per rule the agent broke in a case: the first finding, and
+    """One line per rule the peer broke in a case: the first finding, and
     how many in all."""
     first: dict[str, Finding] = {}
     counts: dict[str, int] = dict(r.dropped)
     for f in r.findings:
-        if f.direction == AGENT:
+        if f.direction == r.peer:
             first.setdefault(f.rule, f)
             counts[f.rule] = counts.get(f.rule, 0) + f.count
     out: list[str] = []
@@ -210,7 +223,7 @@ def _finding_kinds(r: CaseResult) -> list[str]:
     return out
 
 
-def _case_env(root: Path) -> tuple[str, dict[str, str]]:
+def case_env(root: Path) -> tuple[str, dict[str, str]]:
     """A case's own working directory (the sessions' ``cwd``) and
     environment: HOME and the XDG directories in ``root`` (nothing of the
     user's configuration, nothing shared with the other cases)."""
@@ -246,7 +259,7 @@ async def run_case(
     its own: the sessions' ``cwd`` and the agent's HOME (the process itself
     starts in the current directory, where a relative command is found)."""
     with tempfile.TemporaryDirectory(prefix="acp-inspect-") as root:
-        cwd, env = _case_env(Path(root))
+        cwd, env = case_env(Path(root))
         return await _run_case(
             case,
             AgentUnderTest(command, budget=budget, env=env),

@@ -1,4 +1,4 @@
-"""The command line."""
+"""The command line: ``proxy``, ``check``, ``check-client``, ``view``."""
 
 from __future__ import annotations
 
@@ -22,6 +22,10 @@ from ._check import (
     Limits,
     run_check,
 )
+from ._check_client import DEFAULT_GRACE as CLIENT_GRACE
+from ._check_client import ClientLimits, run_check_client
+from ._client_cases import CLIENT_CASES
+from ._client_driver import AGENT_PLACEHOLDER
 from ._driver import Budget
 from ._html import check_html, trace_html
 from ._inspector import DEFAULT_MAX_LINE
@@ -128,6 +132,59 @@ def _parser() -> argparse.ArgumentParser:
         "--jobs", type=int, default=DEFAULT_JOBS, help="cases run at once"
     )
     check.add_argument("agent", nargs=argparse.REMAINDER, help="-- AGENT_CMD ...")
+    client = sub.add_parser(
+        "check-client",
+        help="be a scripted agent that a client launches: its conformance suite",
+        description=f"Run the client once per case; {AGENT_PLACEHOLDER} in its command line is the agent.",
+    )
+    client.add_argument("--json", type=Path, help="write the JSON report here")
+    client.add_argument("--html", type=Path, help="write the HTML report here")
+    client.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT,
+        help=f"seconds without a byte either way before a case fails (default {DEFAULT_TIMEOUT:g})",
+    )
+    client.add_argument(
+        "--start-timeout",
+        type=float,
+        default=DEFAULT_START_TIMEOUT,
+        help=f"seconds the client has to start its agent and write to it (default {DEFAULT_START_TIMEOUT:g})",
+    )
+    client.add_argument(
+        "--case-limit",
+        type=float,
+        default=DEFAULT_CASE_LIMIT,
+        help=f"seconds a case may take in all (default {DEFAULT_CASE_LIMIT:g})",
+    )
+    client.add_argument(
+        "--grace",
+        type=float,
+        default=CLIENT_GRACE,
+        help=f"seconds the client has to act on its own: exit once its agent left, cancel after SIGINT, end a released command (default {CLIENT_GRACE:g})",
+    )
+    client.add_argument(
+        "--stdin",
+        default="",
+        help="text written to the client's stdin (then end of file)",
+    )
+    client.add_argument(
+        "--max-line",
+        type=int,
+        default=Budget().max_line,
+        help=f"longest line from the client parsed, in bytes (default {Budget().max_line})",
+    )
+    client.add_argument(
+        "--case", action="append", help="run only this case (repeatable)"
+    )
+    client.add_argument(
+        "--jobs", type=int, default=DEFAULT_JOBS, help="cases run at once"
+    )
+    client.add_argument(
+        "client",
+        nargs=argparse.REMAINDER,
+        help=f"-- CLIENT_CMD ... {AGENT_PLACEHOLDER} ...",
+    )
     view = sub.add_parser("view", help="render a proxy trace as an HTML timeline")
     view.add_argument("trace", type=Path)
     view.add_argument("--html", type=Path, help="output file (default: TRACE.html)")
@@ -138,7 +195,7 @@ def _agent(parser: argparse.ArgumentParser, rest: list[str]) -> list[str]:
     if rest and rest[0] == "--":
         rest = rest[1:]
     if not rest:
-        parser.error("give the agent's command after --")
+        parser.error("give the command after --")
     return rest
 
 
@@ -194,11 +251,58 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.html:
             args.html.write_text(check_html(report), encoding="utf-8")
         return 1 if report.must_failed else 0
+    if args.command == "check-client":
+        return _check_client(parser, args)
     trace: Path = args.trace
     out: Path = args.html or trace.with_suffix(trace.suffix + ".html")
     out.write_text(trace_html(read_traces(trace), str(trace)), encoding="utf-8")
     print(out)
     return 0
+
+
+def _line(text: str) -> bytes:
+    """``--stdin``'s text as a line (nothing when empty)."""
+    if not text or text.endswith("\n"):
+        return text.encode()
+    return (text + "\n").encode()
+
+
+def _check_client(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    command = _agent(parser, args.client)
+    if not any(AGENT_PLACEHOLDER in arg for arg in command):
+        parser.error(
+            f"the client's command line must name the agent as {AGENT_PLACEHOLDER}"
+        )
+    cases = CLIENT_CASES
+    if args.case:
+        unknown = set(args.case) - {c.key for c in CLIENT_CASES}
+        if unknown:
+            parser.error(f"unknown case(s): {', '.join(sorted(unknown))}")
+        cases = tuple(c for c in CLIENT_CASES if c.key in args.case)
+    report = trio.run(
+        partial(
+            run_check_client,
+            command,
+            limits=ClientLimits(
+                timeout=args.timeout,
+                start_timeout=args.start_timeout,
+                case_limit=args.case_limit,
+                grace=args.grace,
+            ),
+            cases=cases,
+            jobs=args.jobs,
+            budget=Budget(max_line=args.max_line),
+            stdin=_line(args.stdin),
+        )
+    )
+    print(report.summary())
+    if args.json:
+        args.json.write_bytes(
+            msgspec.json.format(msgspec.json.encode(report.to_json()))
+        )
+    if args.html:
+        args.html.write_text(check_html(report), encoding="utf-8")
+    return 1 if report.must_failed else 0
 
 
 if __name__ == "__main__":

@@ -11,7 +11,8 @@ Whatever the agent sends, a case keeps a bounded record (:class:`Budget`):
 at most ``lines`` timeline rows and ``bytes`` of their text, each row at
 most ``line_chars`` characters (a longer line is cut, its size said), at
 most ``pending`` messages and ``pending_bytes`` of their lines waiting to be
-taken (the oldest notifications go first), and lines over ``max_line`` bytes
+taken (the oldest notifications go first, then the oldest requests, never
+to be answered; responses stay), and lines over ``max_line`` bytes
 are not parsed at all.  Once the case is over (:meth:`AgentUnderTest.done`)
 nothing is kept for it any more: the lines still read while the agent is
 reaped are checked and counted only.  So what is held does not depend on how
@@ -44,11 +45,15 @@ __all__ = [
     "Budget",
     "Entry",
     "LineTooLong",
+    "PeerUnderTest",
     "Responder",
 ]
 
 #: Bytes of the agent's stderr kept per case (the last ones).
 STDERR_KEEP = 16 * 1024
+#: Messages waiting looked through for a notification to drop before a
+#: request is dropped instead (so dropping costs the same however many wait).
+DROP_SCAN = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +66,8 @@ class Budget:
     bytes: int = 2 * 1024 * 1024
     #: characters of one row kept (the rest cut, the line's size said)
     line_chars: int = 2000
-    #: messages received and not yet taken by the case (oldest notifications dropped)
+    #: messages received and not yet taken by the case (oldest notifications
+    #: dropped, then oldest requests)
     pending: int = 1000
     #: bytes of the lines of those messages (oldest notifications dropped past it)
     pending_bytes: int = 8 * 1024 * 1024
@@ -71,7 +77,9 @@ class Budget:
     findings: int = 200
 
 
-Responder = Callable[["AgentUnderTest", Message], Awaitable[None]]
+#: answers a request of the peer: called with the peer under test (its own
+#: subclass, so a case's responder takes the class it drives) and the request
+Responder = Callable[[Any, Message], Awaitable[None]]
 _encode = msgspec.json.Encoder().encode
 _decode = msgspec.json.Decoder().decode
 
@@ -121,7 +129,7 @@ def permission_outcome(msg: Message, kind: str) -> dict[str, Any]:
     return {"outcome": {"outcome": "cancelled"}}
 
 
-async def default_responder(agent: AgentUnderTest, msg: Message) -> None:
+async def default_responder(agent: PeerUnderTest, msg: Message) -> None:
     """Permission: allow once (:func:`permission_outcome`); anything else: -32601."""
     if msg.method == "session/request_permission":
         await agent.answer(msg, permission_outcome(msg, "allow_once"))
@@ -149,8 +157,19 @@ def _unmatched_error(line: bytes) -> str:
     return f"error {error.get('code')}"
 
 
-class AgentUnderTest:
-    """A running agent and the record of what crossed its pipes."""
+class PeerUnderTest:
+    """The peer under test (an agent for ``check``, a client for
+    ``check-client``) and the record of what crossed the wire: what the check
+    writes goes ``OURS``, what it reads comes ``THEIRS``.  A subclass starts
+    the peer (:meth:`run`) and sets ``_writer`` and ``_reader``."""
+
+    #: the direction of the lines the check writes, and of those it reads
+    OURS: Direction = CLIENT
+    THEIRS: Direction = AGENT
+    #: what the peer is called in the notes and failure texts
+    PEER = "agent"
+    #: the note when the peer's side of the wire reaches end of file
+    EOF_NOTE = "the agent closed its stdout"
 
     def __init__(
         self,
@@ -172,6 +191,8 @@ class AgentUnderTest:
         self.dropped_bytes = 0
         #: notifications dropped unread (more than ``budget.pending`` waiting)
         self.dropped_pending = 0
+        #: requests dropped unanswered (as many waiting, and no notification)
+        self.dropped_requests = 0
         #: called on every chunk read from the agent, and once the agent took a
         #: line sent to it (progress)
         self.on_line: Callable[[bool], object] = lambda from_agent: None
@@ -185,8 +206,9 @@ class AgentUnderTest:
         #: responses that answer no request the check is waiting for (no id)
         self.unmatched: list[str] = []
         self.start = time.monotonic()
+        #: answers the peer's requests a case does not wait for
         self.responder: Responder = default_responder
-        self.stderr = bytearray()
+        self.stderr: bytearray = bytearray()
         self.exited = trio.Event()
         self._ids = itertools.count(1)
         self._splitter = LineSplitter(budget.max_line)
@@ -195,39 +217,23 @@ class AgentUnderTest:
         self._received_bytes = 0
         self._done = False
         self._arrived = trio.Event()
-        self._process: trio.Process | None = None
+        self._writer: trio.abc.SendStream | None = None
+        self._reader: trio.abc.ReceiveStream | None = None
         self._closed = False
         self._eof = False
 
-    # -- lifecycle ----------------------------------------------------------
-
-    async def run(self, nursery: trio.Nursery) -> None:
-        """Start the agent and its reading tasks in ``nursery``."""
-        self._process = await open_agent(
-            self.command, stderr=subprocess.PIPE, cwd=self.cwd, env=self.env
-        )
-        nursery.start_soon(self._read_stdout)
-        nursery.start_soon(self._read_stderr)
-        nursery.start_soon(self._wait_exit)
-
-    async def close_stdin(self) -> None:
-        assert self._process is not None and self._process.stdin is not None
-        self.note("closed the agent's stdin")
-        self._closed = True
-        await self._process.stdin.aclose()
-
-    async def stop(self, grace_period: float) -> None:
-        """Close stdin, grace, SIGTERM / SIGKILL to the group; always reaped."""
-        if self._process is not None:
-            await reap(self._process, grace_period)
-
-    def getenv(self, name: str) -> str | None:
-        """A variable of the agent's environment."""
-        return (self.env if self.env is not None else os.environ).get(name)
-
     @property
     def returncode(self) -> int | None:
-        return None if self._process is None else self._process.returncode
+        return None
+
+    @property
+    def received_eof(self) -> bool:
+        """Whether the peer's side of the wire reached end of file."""
+        return self._eof
+
+    def gone(self) -> Exception:
+        """The exception a wait raises once the peer is gone."""
+        return AgentExited(self.returncode)
 
     # -- writing ------------------------------------------------------------
 
@@ -261,10 +267,14 @@ class AgentUnderTest:
             )
         if self.dropped_pending:
             self.note(f"{self.dropped_pending} notifications dropped unread")
+        if self.dropped_requests:
+            self.note(
+                f"{self.dropped_requests} requests dropped unanswered (over {self.budget.pending} messages waiting)"
+            )
         skipped = self._splitter.skipped
         if skipped:
             self.note(
-                f"{skipped} lines over {self.budget.max_line} bytes from the agent not parsed"
+                f"{skipped} lines over {self.budget.max_line} bytes from the {self.PEER} not parsed"
             )
 
     def new_id(self) -> int:
@@ -273,23 +283,24 @@ class AgentUnderTest:
     async def send_raw(self, line: bytes, what: str = "") -> None:
         """One line as given (``\\n`` added), recorded and checked; ``what``
         it is, for the failure texts (a request: ``session/new #2``)."""
-        assert self._process is not None and self._process.stdin is not None
+        assert self._writer is not None
         t = self.now()
         if what or len(line) > 200:
             what = what or f"a line of {len(line)} bytes"
         else:
             what = line.decode("utf-8", "replace")
         self.last_sent, self.last_sent_t = what, t
-        entry = self._entry(t, CLIENT, line)
+        entry = self._entry(t, self.OURS, line)
+        # checked before it is written: the answer may be read before send_all returns
+        findings = self.inspector.feed(self.OURS, t, line)
+        if entry is not None:
+            entry.findings = findings
         try:
-            await self._process.stdin.send_all(line + b"\n")
+            await self._writer.send_all(line + b"\n")
             self.on_line(False)  # taken: "no answer N s after" counts from here
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             if entry is not None:
-                entry.text += "  [not delivered: the agent's stdin is closed]"
-        findings = self.inspector.feed(CLIENT, t, line)
-        if entry is not None:
-            entry.findings = findings
+                entry.text += f"  [not delivered: the {self.PEER} is gone]"
 
     async def send(self, obj: Any) -> None:
         fields = as_obj(obj)
@@ -351,9 +362,9 @@ class AgentUnderTest:
             finally:
                 self._received[:0] = kept
             if self.too_long:
-                raise LineTooLong(self.budget.max_line)
+                raise LineTooLong(self.budget.max_line, self.PEER)
             if self._eof or self.exited.is_set():
-                raise AgentExited(self.returncode)
+                raise self.gone()
             self._arrived = trio.Event()
             await self._arrived.wait()
 
@@ -369,8 +380,8 @@ class AgentUnderTest:
         self._received_bytes = 0
 
     async def _read_stdout(self) -> None:
-        assert self._process is not None and self._process.stdout is not None
-        async with self._process.stdout as out:
+        assert self._reader is not None
+        async with self._reader as out:
             while data := await out.receive_some(65536):
                 self.on_line(True)  # progress, a long line's pieces included
                 t = self.now()
@@ -378,7 +389,7 @@ class AgentUnderTest:
                 for line in self._splitter.feed(bytes(data)):
                     self._line(t, line)
                 for verdict in self._splitter.take_discarded():
-                    self.note(f"from the agent: {verdict.log}: not parsed")
+                    self.note(f"from the {self.PEER}: {verdict.log}: not parsed")
                 if self._splitter.skipped != skipped:
                     self.too_long = True
                     self.last_received = f"a line over {self.budget.max_line} bytes (--max-line) at {t:.2f} s"
@@ -386,18 +397,18 @@ class AgentUnderTest:
         for rest in self._splitter.rest():
             self._line(self.now(), rest)
         for verdict in self._splitter.take_discarded():
-            self.note(f"from the agent: {verdict.log}: not parsed")
-        self.note("the agent closed its stdout")
+            self.note(f"from the {self.PEER}: {verdict.log}: not parsed")
+        self.note(self.EOF_NOTE)
         self._eof = True
         self._arrived.set()
 
     def _line(self, t: float, line: bytes) -> None:
         self.lines_received += 1
-        findings = self.inspector.feed(AGENT, t, line)
-        entry = self._entry(t, AGENT, line)
+        findings = self.inspector.feed(self.THEIRS, t, line)
+        entry = self._entry(t, self.THEIRS, line)
         if entry is not None:
             entry.findings = findings
-        items = parse_line(AGENT, 0, t, line)
+        items = parse_line(self.THEIRS, 0, t, line)
         # a batch's members share its line
         size = len(line) // len(items)
         what: list[str] = []
@@ -425,9 +436,11 @@ class AgentUnderTest:
 
     def _take(self, msg: Message, size: int) -> None:
         """Keep ``msg`` for the case; past ``budget.pending`` messages or
-        ``budget.pending_bytes`` waiting, the oldest notifications go (requests
-        and responses are never dropped, nor the newest message: a case waiting
-        for one big update still sees it).  Nothing is kept once the case is
+        ``budget.pending_bytes`` waiting, the oldest notification among the
+        first ``DROP_SCAN`` waiting goes, else the oldest request (never to
+        be answered: counted); responses are never dropped (the case's own
+        calls bound them), nor the newest message (a case waiting for one
+        big update still sees it).  Nothing is kept once the case is
         :meth:`done`."""
         if self._done:
             return
@@ -435,17 +448,28 @@ class AgentUnderTest:
         received.append(_Waiting(msg, size))
         self._received_bytes += size
         b = self.budget
-        i = 0
-        while i < len(received) - 1 and (
-            len(received) > b.pending or self._received_bytes > b.pending_bytes
-        ):
-            old = received[i]
+        while len(received) > b.pending or self._received_bytes > b.pending_bytes:
+            last = len(received) - 1
+            victim = next(
+                (
+                    i
+                    for i in range(min(last, DROP_SCAN))
+                    if received[i].msg.kind == "notification"
+                ),
+                None,
+            )
+            if victim is None:  # a flood of requests: past the responses, the oldest
+                victim = next(
+                    (i for i in range(last) if received[i].msg.kind == "request"), None
+                )
+            if victim is None:
+                return  # responses and the newest message only
+            old = received.pop(victim)
+            self._received_bytes -= old.size
             if old.msg.kind == "notification":
-                del received[i]
-                self._received_bytes -= old.size
                 self.dropped_pending += 1
             else:
-                i += 1
+                self.dropped_requests += 1
 
     def where(self) -> str:
         """Where the exchange stood: the last line sent and received."""
@@ -455,9 +479,9 @@ class AgentUnderTest:
             else "nothing sent"
         )
         got = (
-            f"last from the agent: {self.last_received}"
+            f"last from the {self.PEER}: {self.last_received}"
             if self.last_received
-            else "the agent wrote nothing"
+            else f"the {self.PEER} wrote nothing"
         )
         odd = (
             f"; it answered {', '.join(self.unmatched)} without an id"
@@ -465,6 +489,51 @@ class AgentUnderTest:
             else ""
         )
         return f"{sent}; {got}{odd}"
+
+
+class AgentUnderTest(PeerUnderTest):
+    """A running agent (``check``): a process whose stdin and stdout are the wire."""
+
+    def __init__(
+        self,
+        command: Sequence[str],
+        *,
+        budget: Budget | None = None,
+        cwd: str | None = None,
+        env: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(command, budget=budget, cwd=cwd, env=env)
+        self._process: trio.Process | None = None
+
+    async def run(self, nursery: trio.Nursery) -> None:
+        """Start the agent and its reading tasks in ``nursery``."""
+        self._process = await open_agent(
+            self.command, stderr=subprocess.PIPE, cwd=self.cwd, env=self.env
+        )
+        self._writer = self._process.stdin
+        self._reader = self._process.stdout
+        nursery.start_soon(self._read_stdout)
+        nursery.start_soon(self._read_stderr)
+        nursery.start_soon(self._wait_exit)
+
+    async def close_stdin(self) -> None:
+        assert self._process is not None and self._process.stdin is not None
+        self.note("closed the agent's stdin")
+        self._closed = True
+        await self._process.stdin.aclose()
+
+    async def stop(self, grace_period: float) -> None:
+        """Close stdin, grace, SIGTERM / SIGKILL to the group; always reaped."""
+        if self._process is not None:
+            await reap(self._process, grace_period)
+
+    def getenv(self, name: str) -> str | None:
+        """A variable of the agent's environment."""
+        return (self.env if self.env is not None else os.environ).get(name)
+
+    @property
+    def returncode(self) -> int | None:
+        return None if self._process is None else self._process.returncode
 
     async def _read_stderr(self) -> None:
         assert self._process is not None and self._process.stderr is not None
@@ -497,7 +566,7 @@ class AgentExited(Exception):
 class LineTooLong(Exception):
     """The agent wrote a line longer than the check parses."""
 
-    def __init__(self, max_line: int) -> None:
+    def __init__(self, max_line: int, peer: str = "agent") -> None:
         super().__init__(
-            f"the agent wrote a line over {max_line} bytes (--max-line): not parsed, so what it answered is not known"
+            f"the {peer} wrote a line over {max_line} bytes (--max-line): not parsed, so what it answered is not known"
         )

@@ -114,7 +114,7 @@ def check_html(report: CheckReport) -> str:
     s = data["summary"]
     parts = [
         "<h1>acp-inspect conformance report</h1>",
-        f"<p>Agent: <code>{html.escape(' '.join(report.command))}</code>; protocol {report.protocol}; "
+        f"<p>{report.peer.capitalize()}: <code>{html.escape(' '.join(report.command))}</code>; protocol {report.protocol}; "
         f"{s['pass']} passed, {s['fail']} failed, {s['n/a']} not applicable"
         + ("; <strong>MUST violations found</strong>" if s["must_failed"] else "")
         + "</p>",
@@ -127,11 +127,11 @@ def check_html(report: CheckReport) -> str:
         )
     parts.append("</table>")
     for case in data["cases"]:
-        parts.append(_case(case))
+        parts.append(_case(case, report.peer))
     return _page("acp-inspect report", "".join(parts))
 
 
-def _case(case: dict[str, Any]) -> str:
+def _case(case: dict[str, Any], peer: str = "agent") -> str:
     out = [
         f'<h2 id="{html.escape(case["case"])}">{_badge(case["status"])} {html.escape(case["case"])}: '
         f"{html.escape(case['title'])}</h2>",
@@ -152,7 +152,7 @@ def _case(case: dict[str, Any]) -> str:
     out.append("</table>")
     if case["stderr"]:
         out.append(
-            f"<details><summary>agent stderr</summary><pre>{html.escape(case['stderr'])}</pre></details>"
+            f"<details><summary>{peer} {'stderr' if peer == 'agent' else 'output'}</summary><pre>{html.escape(case['stderr'])}</pre></details>"
         )
     return "".join(out)
 

@@ -3,7 +3,8 @@
 Each :class:`SpecRef` names a sentence of the protocol documentation (the
 upstream ``acp-docs`` pages of the schema versions in ``spec/``): the page,
 its line in each protocol version's docs, the requirement level and a short
-quote.  A few JSON-RPC rules the ACP pages only inherit are cited from the
+quote.  What no spec line says but real clients got wrong (``check-client``)
+cites the reported bug: its address, and the bug in a few words.  A few JSON-RPC rules the ACP pages only inherit are cited from the
 JSON-RPC 2.0 specification by section (``line`` 0).  The quotes are checked
 against a copy of the pages (``tests/fixtures/acp-docs``) by the tests.
 """
@@ -55,6 +56,12 @@ class SpecRef:
     quote: str
     section: str = ""
 
+    @property
+    def reported(self) -> bool:
+        """Whether it cites a reported bug (a GitHub issue or pull request),
+        not a spec line."""
+        return self.doc.startswith("https://github.com/")
+
     def line(self, version: int) -> int | None:
         """The line of the sentence in ``version``'s docs (or the nearest
         version that has it); ``None`` for a JSON-RPC section."""
@@ -64,9 +71,13 @@ class SpecRef:
         return next(iter(found.values()), None)
 
     def cite(self, version: int = 1) -> str:
-        """``v1/prompt-turn.mdx:332`` (or ``JSON-RPC 2.0 §5 Response object``)."""
+        """``v1/prompt-turn.mdx:332`` (or ``JSON-RPC 2.0 §5 Response object``,
+        or ``owner/repo#N`` for a reported bug)."""
         if self.doc == JSONRPC:
             return f"JSON-RPC 2.0 {self.section}"
+        if self.reported:
+            owner, repo, _, number = self.doc.split("/")[3:7]
+            return f"{owner}/{repo}#{number}"
         found = dict(self.lines)
         v = version if version in found else next(iter(found))
         return f"v{v}/{self.doc}:{found[v]}"
@@ -189,6 +200,31 @@ _ALL = [
          "implementations **SHOULD** ignore unrecognized notifications", 109, 109),
     _ref("cancel-request-answered", "cancellation.mdx", "MUST",
          "**MUST** send one of these responses for the original request", 20),
+    # what a client does (check-client)
+    # "`optionId` - The ID of the selected permission option": a definition, read as MUST
+    _ref("permission-option-offered", "tool-calls.mdx", "MUST",
+         "`optionId` - The ID of the selected permission option", 185),
+    _ref("permission-cancelled-outcome", "tool-calls.mdx", "MUST",
+         "the Client **MUST** respond with the `\"cancelled\"` outcome", 168),
+    _ref("accept-updates-after-cancel", "prompt-turn.mdx", "SHOULD",
+         "The Client **SHOULD** still accept tool call updates received after sending", 345),
+    _ref("fs-write-creates", "file-system.mdx", "MUST",
+         "The Client **MUST** create the file if it doesn't exist.", 100),
+    # "The `terminal/release` kills the command if still running": a definition, read as MUST
+    _ref("terminal-release-kills", "terminals.mdx", "MUST",
+         "The `terminal/release` kills the command if still running", 265),
+    _ref("terminal-truncate-boundary", "terminals.mdx", "MUST",
+         "The Client **MUST** ensure truncation happens at a character boundary", 85),
+    _ref("elicitation-content-schema", "elicitation.mdx", "SHOULD",
+         "For an accepted form elicitation, `content` **SHOULD**", 147),
+    # reported bugs: what real clients got wrong where no spec line says it
+    _ref("bug-fs-outside-workspace", "https://github.com/plmbr/notebook-intelligence/pull/419", "SHOULD",
+         "served fs/read_text_file and fs/write_text_file by opening whatever path the agent sent",
+         section="reported bug"),
+    _ref("bug-unknown-update-variant", "https://github.com/RyderFreeman4Logos/cli-sub-agent/issues/2585", "SHOULD",
+         "an unknown sessionUpdate variant failed the client's session", section="reported bug"),
+    _ref("bug-agent-died-mid-turn", "https://github.com/clawbench-dev/clawbench/pull/280", "SHOULD",
+         "when the agent process dies the pending prompt hangs indefinitely", section="reported bug"),
 ]  # fmt: skip
 
 #: Every reference by key.

@@ -38,6 +38,22 @@ def test_waiting_messages_are_bounded_in_bytes_not_only_in_count() -> None:
     assert all(m.raw is None for m in waiting)
 
 
+def test_a_flood_of_requests_is_bounded_too_oldest_first() -> None:
+    """Requests wait to be answered, but a peer that sends them faster than
+    the case takes them does not make the case keep them all: past the
+    budget the oldest go (counted, never answered); responses stay."""
+    agent = AgentUnderTest(["true"], budget=Budget(pending=100))
+    answer = {"jsonrpc": "2.0", "id": 7, "result": {"stopReason": "end_turn"}}
+    agent._line(0.0, json.dumps(answer).encode())
+    for i in range(1000):
+        request = {"jsonrpc": "2.0", "id": f"r{i}", "method": "_flood", "params": {}}
+        agent._line(0.0, json.dumps(request).encode())
+    waiting = agent.received()
+    assert len(waiting) == 100 and waiting[0].id == 7
+    assert [m.id for m in waiting[1:3]] == ["r901", "r902"]
+    assert waiting[-1].id == "r999" and agent.dropped_requests == 901
+
+
 def test_the_newest_message_is_kept_however_big() -> None:
     agent = AgentUnderTest(["true"], budget=Budget(pending_bytes=1024))
     agent._line(0.0, update_line("z" * 4096))

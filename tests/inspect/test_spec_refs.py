@@ -13,12 +13,13 @@ from pathlib import Path
 import pytest
 from acp_inspect import REFS, SpecRef
 from acp_inspect._cases import CASES
+from acp_inspect._client_cases import CLIENT_CASES
 from acp_inspect._spec import JSONRPC
 from acp_inspect.rules import DEFAULT_RULES
 from acp_inspect.rules.unadvertised_agent_method import GATED
 
 DOCS = Path(__file__).resolve().parents[1] / "fixtures" / "acp-docs"
-ACP_REFS = [r for r in REFS.values() if r.doc != JSONRPC]
+ACP_REFS = [r for r in REFS.values() if r.doc != JSONRPC and not r.reported]
 KEYWORD = re.compile(r"\*\*(MUST NOT|MUST|SHOULD NOT|SHOULD|MAY)\*\*")
 #: Levels read from a sentence without a bold keyword, each a reviewed reading:
 INFERRED = {
@@ -28,6 +29,10 @@ INFERRED = {
     "terminal-auth-needs-capability",
     # extensibility: "it should respond with the standard "Method not found" error" (lowercase)
     "unknown-method",
+    # tool calls: "`optionId` - The ID of the selected permission option" (a definition)
+    "permission-option-offered",
+    # terminals: "The `terminal/release` kills the command if still running" (a definition)
+    "terminal-release-kills",
 }
 
 
@@ -57,8 +62,18 @@ def test_jsonrpc_references_cite_a_section_not_a_line() -> None:
             assert ref.line(1) is None and ref.cite().startswith("JSON-RPC 2.0 §")
 
 
+def test_a_reported_bug_is_cited_by_its_repository_and_number() -> None:
+    bugs = [r for r in REFS.values() if r.reported]
+    assert bugs
+    for ref in bugs:
+        owner, repo, kind, number = ref.doc.split("/")[3:7]
+        assert kind in ("issues", "pull") and number.isdigit()
+        assert ref.cite() == f"{owner}/{repo}#{number}" and not ref.lines
+
+
 def test_every_case_and_rule_cites_a_checked_reference() -> None:
     cited = [c.spec for c in CASES] + [r.spec for r in DEFAULT_RULES]
+    cited += [c.spec for c in CLIENT_CASES]
     cited += [REFS[key] for key in GATED.values()]
     for spec in cited:
         assert REFS.get(spec.key) is spec, spec.key
