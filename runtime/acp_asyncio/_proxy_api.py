@@ -153,8 +153,15 @@ class _ProxyConnection:
 
     async def run(self, wire: Wire) -> None:
         self.wire = wire
+        # the lines waiting together are written on in one write (a turn's
+        # updates cross the hop together), before any handler runs (wire
+        # order kept); at most what the inbox held
+        out: list[bytes] = []
         try:
             while True:
+                if not self.inbox and out:
+                    await self.write(b"".join(out))
+                    out.clear()
                 while not self.inbox:
                     if self.ended:
                         return
@@ -165,7 +172,7 @@ class _ProxyConnection:
                     verdict = judge_oversized(line, self.limits.max_message_size)
                     log.warning("%s", verdict.log)
                     if verdict.answer is not None:
-                        await self.write(verdict.answer)
+                        out.append(verdict.answer)
                     continue
                 self.inbox_bytes -= len(line)
                 if (
@@ -175,6 +182,12 @@ class _ProxyConnection:
                     self.paused = False
                     wire.resume_reading()
                 for action in self.core.receive(line):
+                    if isinstance(action, Write):
+                        out.append(action.data)
+                        continue
+                    if out:
+                        await self.write(b"".join(out))
+                        out.clear()
                     await self.act(action)
         finally:  # the conductor is gone: so are the handlers
             for task in list(self.running):

@@ -121,15 +121,27 @@ class _ProxyConnection:
                     chunk = await self.stream.receive_some(65536)
                 except (trio.BrokenResourceError, trio.ClosedResourceError):
                     chunk = b""
+                # the lines a chunk brings are written on in one write (a
+                # turn's updates cross the hop together), at most one chunk's
+                # worth, before any handler runs (wire order kept)
+                out: list[bytes] = []
                 for line in lines.feed(chunk) if chunk else lines.feed_eof():
                     if isinstance(line, Oversized):
                         verdict = judge_oversized(line, self.limits.max_message_size)
                         log.warning("%s", verdict.log)
                         if verdict.answer is not None:
-                            await self.write(verdict.answer)
+                            out.append(verdict.answer)
                         continue
                     for action in self.core.receive(line):
+                        if isinstance(action, Write):
+                            out.append(action.data)
+                            continue
+                        if out:
+                            await self.write(b"".join(out))
+                            out.clear()
                         await self.act(action, nursery)
+                if out:
+                    await self.write(b"".join(out))
                 if not chunk:
                     nursery.cancel_scope.cancel()  # the conductor is gone
                     return
