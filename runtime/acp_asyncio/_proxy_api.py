@@ -63,7 +63,7 @@ class _ProxyConnection:
         self.limits = limits
         self.schema = proxy_schema()
         self.handlers = proxy_handlers(proxy, self.schema)
-        self.core = ProxyCore({name for _, name in self.handlers})
+        self.core = ProxyCore(set(self.handlers))
         self.lock = asyncio.Lock()
         self.calls: dict[Any, asyncio.Future[Any]] = {}
         self.tasks: dict[Any, asyncio.Task[None]] = {}

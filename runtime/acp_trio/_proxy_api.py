@@ -65,7 +65,7 @@ class _ProxyConnection:
         self.limits = limits
         self.schema = proxy_schema()
         self.handlers = proxy_handlers(proxy, self.schema)
-        self.core = ProxyCore({name for _, name in self.handlers})
+        self.core = ProxyCore(set(self.handlers))
         self.lock = trio.StrictFIFOLock()
         self.calls: dict[Any, _Pending] = {}
         self.scopes: dict[Any, trio.CancelScope] = {}

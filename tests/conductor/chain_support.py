@@ -199,3 +199,15 @@ SESSION_NEW = {
     "method": "session/new",
     "params": {"cwd": "/tmp", "mcpServers": []},
 }
+
+
+def advertised(data: bytes) -> bytes:
+    """The agent's bytes as a conductor shows them to its client: its
+    ``initialize`` answer (the first line) says ``mcpCapabilities.acp``, since
+    the conductor serves ``"type": "acp"`` MCP servers for every agent."""
+    first, rest = data.split(b"\n", 1)
+    answer = json.loads(first)
+    caps = answer["result"].setdefault("agentCapabilities", {})
+    caps.setdefault("mcpCapabilities", {})["acp"] = True
+    line = json.dumps(answer, separators=(",", ":"), ensure_ascii=False).encode()
+    return line + b"\n" + rest

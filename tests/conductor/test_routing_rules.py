@@ -248,4 +248,6 @@ def test_a_flood_of_bad_lines_from_a_hop_does_not_flood_the_log(caplog: object) 
     with caplog.at_level(logging.WARNING, logger="acp_conductor"):
         for _ in range(1000):
             chain.receive(0, b"not json")
-    assert 10 <= len(caplog.records) <= 13  # the first 10, then the 100th and the 1,000th
+    assert (
+        10 <= len(caplog.records) <= 13
+    )  # the first 10, then the 100th and the 1,000th
