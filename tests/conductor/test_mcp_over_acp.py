@@ -169,3 +169,51 @@ async def test_a_client_offers_an_mcp_server_over_acp_and_answers_the_agents_cal
             ended = await run_chain(theirs, [CommandComponent(_agent(mode))])
     assert ended.failure is None
     assert said == ["client-tools/shout: HI\n"]
+
+
+def test_the_example_proxy_leaves_an_agent_that_calls_no_tool_its_turn() -> None:
+    # acp_echo advertises no mcpCapabilities.acp: it is given the stdio bridge
+    # for the proxy's server, never runs it, and echoes as it does alone
+    client = LineClient(chain(EXAMPLE))
+    try:
+        client.send(INITIALIZE)
+        caps = client.answer_to(1, timeout=20)["result"]["agentCapabilities"]  # type: ignore[index]
+        assert caps["mcpCapabilities"]["acp"] is True  # type: ignore[index]
+        client.send(
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "session/new",
+                "params": {"cwd": "/tmp", "mcpServers": []},
+            }
+        )
+        sid = client.answer_to(2, timeout=20)["result"]["sessionId"]  # type: ignore[index]
+        client.send(
+            {
+                "jsonrpc": "2.0",
+                "id": 3,
+                "method": "session/prompt",
+                "params": {
+                    "sessionId": sid,
+                    "prompt": [{"type": "text", "text": "hi"}],
+                },
+            }
+        )
+        while True:
+            message = client.read(timeout=30)
+            assert message is not None
+            if "method" in message and "id" in message:  # a permission request: allow
+                options = message["params"]["options"]  # type: ignore[index]
+                outcome = {"outcome": "selected", "optionId": options[0]["optionId"]}  # type: ignore[index]
+                client.send(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": message["id"],
+                        "result": {"outcome": outcome},
+                    }
+                )
+            elif message.get("id") == 3:
+                assert message["result"]["stopReason"] == "end_turn"  # type: ignore[index]
+                break
+    finally:
+        assert client.close() == 0

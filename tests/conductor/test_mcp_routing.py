@@ -7,10 +7,11 @@ import json
 import socket
 import sys
 
+import acp_core
 import trio
 from acp_conductor import CLIENT, Router
 from acp_conductor._mcp_bridge import McpBridge
-from acp_core import Limits
+from acp_core import FROM_SUCCESSOR, Handle, Limits, ProxyCore, Write
 from acp_trio import memory_stream_pair
 
 INIT = b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}'
@@ -252,3 +253,19 @@ def test_the_bridge_runs_its_shim_by_path_with_this_python() -> None:
         assert argv[2:] == [bridge.path, "tools-1"]
     finally:
         bridge.close()
+
+
+def test_a_proxys_mcp_message_handler_takes_its_successors_requests_only() -> None:
+    class Offers(acp_core.Proxy):
+        async def mcp_message(self, params: object) -> object:
+            return params
+
+    handlers = acp_core.proxy_handlers(Offers(), acp_core.proxy_schema())
+    core = ProxyCore(set(handlers))
+    request = b'{"jsonrpc":"2.0","id":3,"method":"proxy/successor","params":{"method":"mcp/message","params":{"serverId":"s","requestId":"r","method":"tools/list"}}}'
+    (handle,) = core.receive(request)
+    assert isinstance(handle, Handle) and handle.origin == FROM_SUCCESSOR
+    note = b'{"jsonrpc":"2.0","method":"mcp/message","params":{"serverId":"s","requestId":"r","method":"notifications/progress"}}'
+    (write,) = core.receive(note)  # from the predecessor: forwarded
+    assert isinstance(write, Write)
+    assert json.loads(write.data)["method"] == "proxy/successor"
