@@ -25,10 +25,9 @@ def _agent(mode: str) -> list[str]:
     return [PY, str(HERE / "mcp_agent.py"), mode]
 
 
-def _turn_through_the_example_proxy(mode: str) -> list[str]:
-    """One prompt through ``conductor --proxy EXAMPLE -- mcp_agent MODE``:
-    the agent's text."""
-    client = LineClient(chain(EXAMPLE, agent=_agent(mode)))
+def _turn(client: LineClient, text: str) -> list[str]:
+    """Initialize, a session, one prompt of ``text`` (permission requests
+    allowed); the agent's text of the turn. The chain then ends cleanly."""
     try:
         client.send(INITIALIZE)
         client.answer_to(1, timeout=20)
@@ -48,7 +47,7 @@ def _turn_through_the_example_proxy(mode: str) -> list[str]:
                 "method": "session/prompt",
                 "params": {
                     "sessionId": sid,
-                    "prompt": [{"type": "text", "text": "count these four words"}],
+                    "prompt": [{"type": "text", "text": text}],
                 },
             }
         )
@@ -56,13 +55,32 @@ def _turn_through_the_example_proxy(mode: str) -> list[str]:
         while True:
             message = client.read(timeout=30)
             assert message is not None, "the chain ended before the turn did"
-            if message.get("id") == 3:
-                assert message["result"] == {"stopReason": "end_turn"}
+            if "method" in message and "id" in message:  # a permission request: allow
+                options = message["params"]["options"]  # type: ignore[index]
+                outcome = {"outcome": "selected", "optionId": options[0]["optionId"]}  # type: ignore[index]
+                client.send(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": message["id"],
+                        "result": {"outcome": outcome},
+                    }
+                )
+            elif message.get("id") == 3:
+                assert message["result"]["stopReason"] == "end_turn"  # type: ignore[index]
                 return said
-            if message.get("method") == "session/update":
-                said.append(message["params"]["update"]["content"]["text"])  # type: ignore[index]
+            elif message.get("method") == "session/update":
+                update = message["params"]["update"]  # type: ignore[index]
+                if update["sessionUpdate"] == "agent_message_chunk":  # type: ignore[index]
+                    said.append(update["content"]["text"])  # type: ignore[index]
     finally:
         assert client.close() == 0
+
+
+def _turn_through_the_example_proxy(mode: str) -> list[str]:
+    """One prompt through ``conductor --proxy EXAMPLE -- mcp_agent MODE``."""
+    return _turn(
+        LineClient(chain(EXAMPLE, agent=_agent(mode))), "count these four words"
+    )
 
 
 def test_an_agent_speaking_mcp_over_acp_calls_the_tool_a_proxy_offers() -> None:
@@ -173,47 +191,7 @@ async def test_a_client_offers_an_mcp_server_over_acp_and_answers_the_agents_cal
 
 def test_the_example_proxy_leaves_an_agent_that_calls_no_tool_its_turn() -> None:
     # acp_echo advertises no mcpCapabilities.acp: it is given the stdio bridge
-    # for the proxy's server, never runs it, and echoes as it does alone
-    client = LineClient(chain(EXAMPLE))
-    try:
-        client.send(INITIALIZE)
-        caps = client.answer_to(1, timeout=20)["result"]["agentCapabilities"]  # type: ignore[index]
-        assert caps["mcpCapabilities"]["acp"] is True  # type: ignore[index]
-        client.send(
-            {
-                "jsonrpc": "2.0",
-                "id": 2,
-                "method": "session/new",
-                "params": {"cwd": "/tmp", "mcpServers": []},
-            }
-        )
-        sid = client.answer_to(2, timeout=20)["result"]["sessionId"]  # type: ignore[index]
-        client.send(
-            {
-                "jsonrpc": "2.0",
-                "id": 3,
-                "method": "session/prompt",
-                "params": {
-                    "sessionId": sid,
-                    "prompt": [{"type": "text", "text": "hi"}],
-                },
-            }
-        )
-        while True:
-            message = client.read(timeout=30)
-            assert message is not None
-            if "method" in message and "id" in message:  # a permission request: allow
-                options = message["params"]["options"]  # type: ignore[index]
-                outcome = {"outcome": "selected", "optionId": options[0]["optionId"]}  # type: ignore[index]
-                client.send(
-                    {
-                        "jsonrpc": "2.0",
-                        "id": message["id"],
-                        "result": {"outcome": outcome},
-                    }
-                )
-            elif message.get("id") == 3:
-                assert message["result"]["stopReason"] == "end_turn"  # type: ignore[index]
-                break
-    finally:
-        assert client.close() == 0
+    # for the proxy's server (and says so), never runs it, and echoes as alone
+    said = "".join(_turn(LineClient(chain(EXAMPLE)), "hi"))
+    assert said.startswith("You said: hi\n")
+    assert "MCP server project-tools (stdio): " in said and "_mcp_shim.py" in said
