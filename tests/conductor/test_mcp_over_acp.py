@@ -195,3 +195,10 @@ def test_the_example_proxy_leaves_an_agent_that_calls_no_tool_its_turn() -> None
     said = "".join(_turn(LineClient(chain(EXAMPLE)), "hi"))
     assert said.startswith("You said: hi\n")
     assert "MCP server project-tools (stdio): " in said and "_mcp_shim.py" in said
+
+
+@pytest.mark.parametrize("mode", ["acp", "stdio"])
+def test_a_proxy_on_asyncio_offers_its_tool_the_same_way(mode: str) -> None:
+    proxy = f"{PY} {HERE / 'asyncio_mcp_proxy.py'}"
+    said = _turn(LineClient(chain(proxy, agent=_agent(mode))), "two words")
+    assert said == ["asyncio-tools/word_count: 2 words\n"]
