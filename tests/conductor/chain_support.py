@@ -109,12 +109,19 @@ class LineClient:
     """A client of a command, line by line, with a deadline on every read;
     the command runs in a session of its own, so what it leaves behind can be found."""
 
-    def __init__(self, command: list[str]) -> None:
+    def __init__(
+        self,
+        command: list[str],
+        env: dict[str, str] | None = None,
+        cwd: Path | None = None,
+    ) -> None:
         self.proc = subprocess.Popen(
             command,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             start_new_session=True,
+            env=env,
+            cwd=cwd,
         )
         self.session = self.proc.pid
         self._buffer = b""
