@@ -132,6 +132,7 @@ def typecheck(session: nox.Session) -> None:
         "runtime/acp_asyncio",
         "runtime/acp_http",
         "runtime/acp_conductor",
+        "runtime/acp_mcp",
         "runtime/acp_client",
         "runtime/acp_echo",
         "runtime/acp_pytest",

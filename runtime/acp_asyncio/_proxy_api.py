@@ -67,9 +67,7 @@ class _ProxyConnection:
         self.limits = limits
         self.schema = proxy_schema()
         self.handlers = proxy_handlers(proxy, self.schema)
-        self.core = ProxyCore(
-            {name for _, name in self.handlers}, limits.max_concurrent_requests
-        )
+        self.core = ProxyCore(set(self.handlers), limits.max_concurrent_requests)
         self.wire: Wire | None = None
         self.lines = LineBuffer(max_message_size=limits.max_message_size)
         self.inbox: deque[bytes | Oversized] = deque()

@@ -28,9 +28,11 @@ from dataclasses import dataclass
 
 import trio
 from acp_core import Limits, LineBuffer, Oversized
+from acp_trio import memory_stream_pair
 
 from ._components import Component
-from ._routing import CLIENT, ChainFailure, Router, Send
+from ._mcp_bridge import McpBridge
+from ._routing import BRIDGE, CLIENT, ChainFailure, Router, Send
 
 __all__ = [
     "DEFAULT_INITIALIZE_TIMEOUT",
@@ -215,6 +217,7 @@ async def run_chain(
     stall_timeout: float = DEFAULT_STALL_TIMEOUT,
     initialize_timeout: float = DEFAULT_INITIALIZE_TIMEOUT,
     observer: LineObserver | None = None,
+    mcp_bridge: bool = True,
 ) -> ChainEnded:
     """Run ``components`` as one agent for ``client`` until the chain ends.
 
@@ -222,12 +225,24 @@ async def run_chain(
     agent unless ``has_agent=False`` (proxy mode: the conductor is itself a
     proxy and expects ``proxy/initialize``).  ``limits`` bound every hop
     (the client's and each component's); ``stall_timeout`` and
-    ``initialize_timeout`` are described in the module.  Every component is
+    ``initialize_timeout`` are described in the module.  ``mcp_bridge``: an
+    agent that does not advertise ``mcpCapabilities.acp`` reaches ``"type":
+    "acp"`` MCP servers through stdio relays (:mod:`._mcp_bridge`), and the
+    chain advertises ``mcpCapabilities.acp`` for it.  Every component is
     ended before this returns.
     """
     limits = limits or Limits()
-    router = Router([c.name for c in components], has_agent=has_agent, limits=limits)
+    bridge = McpBridge(limits) if mcp_bridge and has_agent else None
+    router = Router(
+        [c.name for c in components],
+        has_agent=has_agent,
+        limits=limits,
+        bridge_command=bridge.command if bridge is not None else None,
+    )
     streams: dict[int, trio.abc.Stream] = {CLIENT: client}
+    bridge_end: trio.abc.Stream | None = None
+    if bridge is not None:
+        streams[BRIDGE], bridge_end = memory_stream_pair()
     release = trio.Event()
 
     async def hold(
@@ -247,6 +262,8 @@ async def run_chain(
                 for hop in streams:
                     nursery.start_soon(chain.read, hop)
                     nursery.start_soon(chain.write, hop)
+                if bridge is not None and bridge_end is not None:
+                    nursery.start_soon(bridge.run, bridge_end)
                 if math.isfinite(initialize_timeout):
                     nursery.start_soon(chain.watch_initialize, initialize_timeout)
                 await chain.done.wait()
@@ -261,6 +278,8 @@ async def run_chain(
             return chain.ended
         finally:
             release.set()  # every component ends, all at once
+            if bridge is not None:
+                bridge.close()
 
 
 async def _owed_to_client(chain: _Chain, sends: list[Send]) -> None:

@@ -16,6 +16,7 @@ connection wrapped in ``proxy/successor``).  The rules (RFD
 | the agent | ``proxy/successor`` | answered -32601: the agent has no successor |
 | any hop | a response | the hop and id the request came from (a ``proxy/successor`` request's answer is the wrapped request's, unchanged) |
 | any hop | ``$/cancel_request`` | the hop its request went to, under the id used there (hop-local: never wrapped) |
+| any hop | ``mcp/message`` | the hop that offered its server, or the hop its request came from (:mod:`._mcp_routes`) |
 
 A forwarded request keeps its id when it is free on the target hop
 (:class:`acp_core.HopIds`), so a line that is neither wrapped nor unwrapped,
@@ -34,6 +35,7 @@ import msgspec
 from acp_core import (
     CANCEL_REQUEST,
     INTERNAL_ERROR,
+    INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     PARSE_ERROR,
@@ -62,13 +64,25 @@ from acp_core import (
     wrap_request,
 )
 
-__all__ = ["CLIENT", "ChainFailure", "Router", "Send"]
+from ._mcp_routes import (
+    MCP_MESSAGE,
+    SERVER_UNAVAILABLE,
+    SESSION_SETUP,
+    BridgeCommand,
+    McpRoutes,
+    decode_address,
+)
+
+__all__ = ["BRIDGE", "CLIENT", "ChainFailure", "Router", "Send"]
 
 log = logging.getLogger("acp_conductor")
 
 #: The client's hop (the conductor's predecessor; in proxy mode also the
 #: way to the conductor's successor).
 CLIENT: Final = -1
+#: The conductor's MCP bridge (:mod:`._mcp_bridge`): sends ``mcp/message``
+#: requests for the agent's stdio MCP clients.
+BRIDGE: Final = -2
 #: The error code of the conductor's own errors (a component exited, an
 #: invalid answer): JSON-RPC's internal error.
 CHAIN_ERROR: Final = INTERNAL_ERROR
@@ -99,6 +113,7 @@ class _Origin:
     hop: int
     ident: Id
     method: str  # the method as sent to the target
+    mcp: tuple[str, str] | None = None  # an mcp/message request's (server, request)
 
 
 @dataclass(slots=True)
@@ -125,6 +140,7 @@ class Router:
         *,
         has_agent: bool = True,
         limits: Limits | None = None,
+        bridge_command: BridgeCommand | None = None,
     ) -> None:
         if not names:
             raise ValueError("a chain needs at least one component")
@@ -132,11 +148,13 @@ class Router:
         self.n = len(self.names)
         self.proxy_mode = not has_agent
         self.limits = limits or Limits()
-        self._ids: dict[int, HopIds] = {h: HopIds() for h in range(CLIENT, self.n)}
+        hops = range(BRIDGE, self.n)
+        self._ids: dict[int, HopIds] = {h: HopIds() for h in hops}
         # per target hop: our id there -> where the request came from
-        self._pending: dict[int, dict[Id, _Origin]] = {
-            h: {} for h in range(CLIENT, self.n)
-        }
+        self._pending: dict[int, dict[Id, _Origin]] = {h: {} for h in hops}
+        #: the MCP servers offered in the chain (``bridge_command``: how the
+        #: agent reaches one through the bridge, when it needs to)
+        self.mcp = McpRoutes(None if self.proxy_mode else bridge_command)
         # (origin hop, origin id) -> (target hop, our id), for $/cancel_request
         self._forwarded: dict[tuple[int, Id], tuple[int, Id]] = {}
         self._batches: dict[tuple[int, Id], _Batch] = {}
@@ -148,17 +166,19 @@ class Router:
         self.client_initialize_sent = False
         self._out: list[Send] = []
         # a flood of bad lines must not flood the log: one throttle per hop
-        self._warnings = {h: LogThrottle() for h in range(CLIENT, self.n)}
+        self._warnings = {h: LogThrottle() for h in hops}
 
     # -- names and roles ------------------------------------------------------
 
     def name(self, hop: int) -> str:
         """The hop's name in messages (``client`` or the component's)."""
-        return "client" if hop == CLIENT else self.names[hop]
+        if hop < 0:
+            return "client" if hop == CLIENT else "the MCP bridge"
+        return self.names[hop]
 
     def is_proxy(self, hop: int) -> bool:
         """Whether component ``hop`` has a successor (gets ``proxy/initialize``)."""
-        return hop != CLIENT and (hop < self.n - 1 or self.proxy_mode)
+        return hop >= 0 and (hop < self.n - 1 or self.proxy_mode)
 
     def pending(self, hop: int) -> int:
         """How many forwarded requests wait for ``hop``'s answer."""
@@ -203,6 +223,12 @@ class Router:
         method = env.method
         if method == CANCEL_REQUEST:
             self._cancel(hop, env)
+        elif method == MCP_MESSAGE and hop != CLIENT and env.id is not msgspec.UNSET:
+            self._mcp_request(hop, env, data)
+        elif hop == BRIDGE:
+            self._refuse(
+                hop, env, METHOD_NOT_FOUND, "the bridge sends mcp/message only"
+            )
         elif method == SUCCESSOR:
             self._from_successor_envelope(hop, env)
         elif hop == CLIENT:
@@ -287,6 +313,16 @@ class Router:
             and method in ("initialize", PROXY_INITIALIZE)
         ):
             self.client_initialize_sent = True
+        if method == MCP_MESSAGE and env.id is msgspec.UNSET:
+            if self._mcp_notification(hop, params):
+                return
+        elif method in SESSION_SETUP and env.id is not msgspec.UNSET:
+            raw = None if params is msgspec.UNSET else params
+            rewritten = self.mcp.session_setup(
+                hop, raw, to_agent=not self.proxy_mode and target == self.n - 1
+            ).params
+            if rewritten is not None:
+                params, data = rewritten, None
         if target == self.n:  # proxy mode: past our last component, to our successor
             self._forward(hop, CLIENT, env, method, params, None, wrap=True)
             return
@@ -359,6 +395,59 @@ class Router:
             plain_notification(CANCEL_REQUEST, b'{"requestId":%b}' % encode_id(ours)),
         )
 
+    # -- MCP-over-ACP -------------------------------------------------------------------
+
+    def _mcp_request(self, hop: int, env: Envelope, data: bytes) -> None:
+        """An ``mcp/message`` request: to the hop that offered its server."""
+        address = decode_address(env.params)
+        if address is None:
+            self._refuse(
+                hop,
+                env,
+                INVALID_PARAMS,
+                "Invalid params: mcp/message needs serverId, requestId and method",
+            )
+            return
+        provider = self.mcp.provider(address)
+        if provider is None:
+            if self.proxy_mode and hop >= 0:  # maybe offered above us: on up
+                self._up(hop, env, MCP_MESSAGE, env.params, data, wrapped_in=False)
+                return
+            self._refuse(
+                hop,
+                env,
+                SERVER_UNAVAILABLE,
+                f"MCP server unavailable: no component offered serverId {address.server_id[:200]!r}",
+            )
+            return
+        key = self.mcp.begin(address, hop)
+        plain = provider == CLIENT  # a proxy gets it from its successor's side
+        self._forward(
+            hop,
+            provider,
+            env,
+            MCP_MESSAGE,
+            env.params,
+            data if plain else None,
+            wrap=not plain,
+        )
+        if key is not None and env.id is not msgspec.UNSET:
+            target, ours = self._forwarded[(hop, env.id)]
+            self._pending[target][ours].mcp = key
+
+    def _mcp_notification(
+        self, hop: int, params: msgspec.Raw | msgspec.UnsetType | None
+    ) -> bool:
+        """A provider's ``mcp/message`` notification: to its request's
+        consumer (``False``: not ours to route, on down as any notification)."""
+        address = decode_address(params)
+        consumer = None if address is None else self.mcp.consumer(address)
+        if consumer is None:
+            return False
+        raw = None if params is msgspec.UNSET else params
+        self._send(consumer, plain_notification(MCP_MESSAGE, raw))
+        return True
+
     # -- answers ------------------------------------------------------------------------
 
     def _response(self, hop: int, data: bytes, env: Envelope) -> None:
@@ -373,6 +462,20 @@ class Router:
             return
         if origin.hop == CLIENT and origin.method in ("initialize", PROXY_INITIALIZE):
             self.client_initialized = True
+        if origin.mcp is not None:
+            self.mcp.end(origin.mcp)
+        if (
+            origin.method == "initialize"
+            and hop == self.n - 1
+            and not self.proxy_mode
+            and env.error is msgspec.UNSET
+        ):
+            advertised = self.mcp.initialized(env.result)
+            if advertised is not None:
+                self._to_origin(
+                    origin, response_line(encode_id(origin.ident), advertised)
+                )
+                return
         if (
             origin.method == PROXY_INITIALIZE
             and env.error is msgspec.UNSET

@@ -72,6 +72,9 @@ __all__ = [
 FROM_PREDECESSOR: Final = "predecessor"
 FROM_SUCCESSOR: Final = "successor"
 
+#: MCP-over-ACP's one method (a request from the consumer, a notification back).
+MCP_MESSAGE: Final = "mcp/message"
+
 TERMINAL_MESSAGE: Final = (
     "this component is a proxy: it needs a successor, so it is initialized with "
     "proxy/initialize by a conductor (python -m acp_conductor), not with initialize"
@@ -134,14 +137,16 @@ _error_decoder = msgspec.json.Decoder(_ErrorBody)
 class ProxyCore:
     """The routing state of one proxy: its calls, what it forwarded, its role.
 
-    ``handled``: the wire names the proxy has a handler for (either
-    direction); everything else is forwarded.  A handled request is
-    finished by :meth:`answer` or :meth:`answer_error`.
+    ``handled``: what the proxy has a handler for: a wire name (either
+    direction) or an ``(origin, wire name)`` pair (that direction only: the
+    adapters pass pairs, since ``mcp/message`` is a request from the successor
+    and a notification from the predecessor); everything else is forwarded.
+    A handled request is finished by :meth:`answer` or :meth:`answer_error`.
     """
 
     def __init__(
         self,
-        handled: Collection[str],
+        handled: Collection[str | tuple[str, str]],
         max_handling: int = _DEFAULT_MAX_HANDLING,
     ) -> None:
         self.handled = frozenset(handled)
@@ -192,7 +197,7 @@ class ProxyCore:
     def _route(
         self, origin: str, method: str, env: Envelope, params: msgspec.Raw | None
     ) -> list[Action]:
-        if method in self.handled:
+        if method in self.handled or (origin, method) in self.handled:
             ident = env.id
             if ident is not msgspec.UNSET:
                 if len(self._handling) >= self.max_handling:
@@ -409,7 +414,12 @@ def proxy_schema() -> Any:
 
 
 def proxy_handlers(proxy: object, schema: Any) -> dict[tuple[str, str], ProxyHandler]:
-    """The handlers ``proxy`` defines, by (origin, wire name)."""
+    """The handlers ``proxy`` defines, by (origin, wire name).
+
+    ``mcp_message`` is the successor's ``mcp/message`` request (the agent
+    calling a server this proxy offers: ``acp_mcp.McpProvider.answer``); the
+    notification of that name from the predecessor (a server upstream
+    notifying the agent) is always forwarded."""
     found: dict[tuple[str, str], ProxyHandler] = {}
     tables = (
         (FROM_PREDECESSOR, {**schema.AGENT_METHODS, **schema.PROXY_METHODS}),
@@ -417,7 +427,7 @@ def proxy_handlers(proxy: object, schema: Any) -> dict[tuple[str, str], ProxyHan
     )
     for origin, table in tables:
         for name, method in table.items():
-            if name == SUCCESSOR:
+            if name == SUCCESSOR or (origin, name) == (FROM_PREDECESSOR, MCP_MESSAGE):
                 continue
             fn = getattr(proxy, method.handler, None)
             if callable(fn):

@@ -65,9 +65,7 @@ class _ProxyConnection:
         self.limits = limits
         self.schema = proxy_schema()
         self.handlers = proxy_handlers(proxy, self.schema)
-        self.core = ProxyCore(
-            {name for _, name in self.handlers}, limits.max_concurrent_requests
-        )
+        self.core = ProxyCore(set(self.handlers), limits.max_concurrent_requests)
         self.lock = trio.StrictFIFOLock()
         self.calls: dict[Any, _Pending] = {}
         self.scopes: dict[Any, trio.CancelScope] = {}

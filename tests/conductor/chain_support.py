@@ -127,12 +127,19 @@ class LineClient:
     """A client of a command, line by line, with a deadline on every read;
     the command runs in a session of its own, so what it leaves behind can be found."""
 
-    def __init__(self, command: list[str]) -> None:
+    def __init__(
+        self,
+        command: list[str],
+        env: dict[str, str] | None = None,
+        cwd: Path | None = None,
+    ) -> None:
         self.proc = subprocess.Popen(
             command,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             start_new_session=True,
+            env=env,
+            cwd=cwd,
         )
         self.session = self.proc.pid
         self._buffer = b""
@@ -217,3 +224,15 @@ SESSION_NEW = {
     "method": "session/new",
     "params": {"cwd": "/tmp", "mcpServers": []},
 }
+
+
+def advertised(data: bytes) -> bytes:
+    """The agent's bytes as a conductor shows them to its client: its
+    ``initialize`` answer (the first line) says ``mcpCapabilities.acp``, since
+    the conductor serves ``"type": "acp"`` MCP servers for every agent."""
+    first, rest = data.split(b"\n", 1)
+    answer = json.loads(first)
+    caps = answer["result"].setdefault("agentCapabilities", {})
+    caps.setdefault("mcpCapabilities", {})["acp"] = True
+    line = json.dumps(answer, separators=(",", ":"), ensure_ascii=False).encode()
+    return line + b"\n" + rest

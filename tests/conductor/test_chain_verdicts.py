@@ -1,5 +1,7 @@
 """A chain of pass-through proxies in front of acp_echo is the agent, as far
-as a client can tell: the same ``acp_inspect check`` verdicts, the same bytes."""
+as a client can tell: the same ``acp_inspect check`` verdicts, the same bytes
+(but for ``mcpCapabilities.acp`` in the ``initialize`` answer, which the
+conductor adds: it bridges MCP-over-ACP for an agent without it)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from chain_support import AGENT, PROXIES, PY, chain, scripted_client
+from chain_support import AGENT, PROXIES, PY, advertised, chain, scripted_client
 
 
 def _verdicts(command: list[str], report: Path) -> dict[str, str]:
@@ -60,28 +62,30 @@ def test_two_pass_through_proxies_give_the_agents_check_verdicts(
 def test_the_client_reads_the_agents_bytes_through_library_proxies(
     proxies: tuple[str, str],
 ) -> None:
-    assert scripted_client(chain(*proxies)) == scripted_client(AGENT)
+    assert scripted_client(chain(*proxies)) == advertised(scripted_client(AGENT))
 
 
 def test_the_client_reads_the_agents_bytes_through_a_conductor_alone() -> None:
-    assert scripted_client(chain()) == scripted_client(AGENT)
+    assert scripted_client(chain()) == advertised(scripted_client(AGENT))
 
 
 def test_a_proxy_from_the_schema_alone_changes_only_its_own_encoding() -> None:
     assert messages_of(scripted_client(chain("raw", "raw"))) == messages_of(
-        scripted_client(AGENT)
+        advertised(scripted_client(AGENT))
     )
 
 
 def test_a_conductor_in_proxy_mode_nests_inside_another() -> None:
     inner = shlex.join([PY, "-m", "acp_conductor", "--proxy", PROXIES["trio"]])
     outer = chain("asyncio", inner, "raw")
-    assert messages_of(scripted_client(outer)) == messages_of(scripted_client(AGENT))
+    assert messages_of(scripted_client(outer)) == messages_of(
+        advertised(scripted_client(AGENT))
+    )
 
 
 def test_trace_records_every_hop_of_the_chain(tmp_path: Path) -> None:
     seen = scripted_client(chain("trio", "asyncio", options=("--trace", str(tmp_path))))
-    assert messages_of(seen) == messages_of(scripted_client(AGENT))
+    assert messages_of(seen) == messages_of(advertised(scripted_client(AGENT)))
     hops = sorted(p.name for p in tmp_path.iterdir())
     assert [h.split("-")[1] for h in hops] == ["0", "1", "2"]
     for hop in hops:
