@@ -74,6 +74,12 @@ def _parser() -> argparse.ArgumentParser:
         default=Limits().max_message_size,
         help="bytes of one message on any hop (default %(default)d)",
     )
+    parser.add_argument(
+        "--no-mcp-bridge",
+        action="store_true",
+        help="pass the agent's initialize answer unchanged: no mcpCapabilities.acp "
+        'advertised, no "type": "acp" MCP server bridged to stdio for an agent without it',
+    )
     parser.add_argument("agent", nargs=argparse.REMAINDER, help="-- AGENT_CMD ...")
     return parser
 
@@ -145,6 +151,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 limits=limits,
                 stall_timeout=args.stall_timeout,
                 initialize_timeout=args.initialize_timeout,
+                mcp_bridge=not args.no_mcp_bridge,
             )
         if ended.failure is not None:
             print(f"acp_conductor: {ended.failure}", file=sys.stderr)

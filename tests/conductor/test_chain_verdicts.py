@@ -69,6 +69,11 @@ def test_the_client_reads_the_agents_bytes_through_a_conductor_alone() -> None:
     assert scripted_client(chain()) == advertised(scripted_client(AGENT))
 
 
+def test_without_the_mcp_bridge_the_client_reads_the_agents_bytes_exactly() -> None:
+    command = chain("trio", "asyncio", options=("--no-mcp-bridge",))
+    assert scripted_client(command) == scripted_client(AGENT)
+
+
 def test_a_proxy_from_the_schema_alone_changes_only_its_own_encoding() -> None:
     assert messages_of(scripted_client(chain("raw", "raw"))) == messages_of(
         advertised(scripted_client(AGENT))
