@@ -55,7 +55,6 @@ class Loop:
 
     async def run(self) -> int:
         self.app.screen.line("type a prompt (/help for commands, Ctrl-D to quit)")
-        status = 0
         while not self.done:
             self.app.screen.end_stream()
             line = await read_line("> ")
@@ -69,16 +68,16 @@ class Loop:
                     await self.command(line)
                 else:
                     self.app.screen.user_prompt(line, self.version)
-                    status = await self.app.prompt_turn(
-                        self.agent, self.session_id, line
-                    )
+                    # a cancelled turn is over: the loop goes on, and
+                    # leaving it later is a normal exit (0)
+                    await self.app.prompt_turn(self.agent, self.session_id, line)
             except Failure as failure:  # a command that cannot run: say so, go on
                 self.app.screen.line(f"error: {failure}")
             except acp_trio.CapabilityError as exc:
                 self.app.screen.line(f"error: {exc}")
             except acp_trio.RequestError as exc:
                 self.app.screen.line(f"error: {self.app.step}: {error_text(exc)}")
-        return status
+        return 0
 
     async def command(self, line: str) -> None:
         name, _, rest = line[1:].partition(" ")
