@@ -176,6 +176,8 @@ _ALL = [
          "the turn ends and the Agent **MUST** respond to the original `session/prompt`", 217, 299),
     _ref("permission-cancelled-on-cancel", "prompt-turn.mdx", "MUST",
          "The Client **MUST** respond to all pending `session/request_permission`", 328, 435),
+    _ref("cancel-stops-tools", "prompt-turn.mdx", "SHOULD",
+         "it **SHOULD** stop all language model requests and all tool call invocations as soon as possible", 330, 437),
     _ref("cancelled-stop-reason", "prompt-turn.mdx", "MUST",
          "the Agent **MUST** respond to the original `session/prompt` request with the `cancelled`", 332, 439),
     _ref("updates-before-response", "prompt-turn.mdx", "MUST",
