@@ -22,6 +22,7 @@ from msgspec import UnsetType
 from acp_client.auth import AuthChoice, NeedsLogin, auth_choices
 from acp_client.calls import AgentCalls, AgentV1, AgentV2, McpSpec, Setup
 from acp_client.display import Screen
+from acp_client.elicit import Elicitor
 from acp_client.grants import Grants, grant_for
 from acp_client.handlers import ClientV1, ClientV2
 from acp_client.loop import Loop
@@ -73,6 +74,7 @@ class App:
         self.options = options
         self.screen = Screen()
         self.asker = Asker(self.screen, options.yes)
+        self.elicitor = Elicitor(self.screen, self.asker, options.yes)
         self.cwd = os.getcwd()
         self.setup = Setup(self.cwd, options.add_dir, options.mcp)
         self.grants = Grants()
@@ -246,6 +248,10 @@ class App:
                         ),
                         terminal=True,
                         auth=v1.AuthCapabilities(terminal=tty),
+                        elicitation=v1.ElicitationCapabilities(
+                            form=v1.ElicitationFormCapabilities(),
+                            url=v1.ElicitationUrlCapabilities(),
+                        ),
                     ),
                     client_info=v1.Implementation(
                         name=CLIENT_NAME, version=CLIENT_VERSION

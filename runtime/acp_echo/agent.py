@@ -24,6 +24,14 @@ from acp_echo.content import (
     setup_meta,
     to_json,
 )
+from acp_echo.elicit import (
+    ELICIT,
+    LINK,
+    form_request,
+    greeting,
+    outcome_text,
+    url_request,
+)
 from acp_echo.options import config_options, listed, modes, set_option
 from acp_echo.store import (
     SETTINGS,
@@ -77,6 +85,8 @@ class EchoCore:
 
     def __init__(self) -> None:
         self.active: set[str] = set()  # sessions opened on this connection
+        #: the elicitation modes the client advertised (v1's ``elicitation``)
+        self.elicitation_modes: set[str] = set()
 
     # what each version sends -------------------------------------------------------
 
@@ -103,6 +113,15 @@ class EchoCore:
 
     async def ask_permission(self, session_id: str, call: ToolCallRecord) -> str | None:
         """The option the user picked (``None``: the turn was cancelled)."""
+        raise NotImplementedError
+
+    async def elicit(self, params: Json) -> Json | None:
+        """``elicitation/create``: the answer, or ``None`` when the client did
+        not advertise the mode (or the version has no elicitation)."""
+        raise NotImplementedError
+
+    async def elicitation_done(self, elicitation_id: str) -> None:
+        """``elicitation/complete`` (a URL elicitation's page was visited)."""
         raise NotImplementedError
 
     async def send_mode(self, session_id: str, mode_id: str) -> None:
@@ -256,6 +275,8 @@ class EchoCore:
         try:
             if WAIT.search(text):
                 return await self.wait_turn(session, tool_calls)
+            if ELICIT.search(text) or LINK.search(text):
+                return await self.elicit_turn(session, url=not ELICIT.search(text))
             return await self.echo_turn(session, text, tool_calls)
         finally:
             # Runs on cancellation too (no await here): a tool call left running
@@ -336,6 +357,30 @@ class EchoCore:
         await self.send_usage(sid, usage)
         return "end_turn"
 
+    async def elicit_turn(self, session: Session, *, url: bool) -> str:
+        """Ask a form (or, ``url``, a page to open) and say what came of it."""
+        sid, ident = session.session_id, new_id("elicit")
+        if url:
+            answer = await self.elicit(url_request(sid, ident))
+        else:
+            answer = await self.elicit(form_request(sid))
+        if answer is None:
+            mode = "url" if url else "form"
+            await self.stream_text(
+                session, f"Your client takes no {mode} elicitation, so I do not ask."
+            )
+            return "end_turn"
+        action = answer.get("action")
+        if action != "accept":
+            text = outcome_text(action, "page" if url else "greeting")
+        elif url:
+            text = "You opened the page."
+            await self.elicitation_done(ident)
+        else:
+            text = greeting(answer.get("content"))
+        await self.stream_text(session, text)
+        return "end_turn"
+
     async def wait_turn(
         self, session: Session, tool_calls: list[ToolCallRecord]
     ) -> str:
@@ -372,6 +417,14 @@ class EchoAgentV1(EchoCore, v1.Agent):
         await self.client.session_update(acp_trio.notification(session_id, update))
 
     async def initialize(self, params: v1.InitializeRequest) -> v1.InitializeResponse:
+        caps = optional(params.client_capabilities)
+        offered = optional(caps.elicitation) if caps is not None else None
+        if offered is not None:
+            self.elicitation_modes = {
+                mode
+                for mode, given in (("form", offered.form), ("url", offered.url))
+                if optional(given) is not None
+            }
         fork = v1.SessionForkCapabilities() if self.unstable else msgspec.UNSET
         return v1.InitializeResponse(
             protocol_version=1,
@@ -557,6 +610,20 @@ class EchoAgentV1(EchoCore, v1.Agent):
 
     async def send_mode(self, session_id: str, mode_id: str) -> None:
         await self.send(session_id, v1.CurrentModeUpdate(current_mode_id=mode_id))
+
+    async def elicit(self, params: Json) -> Json | None:
+        if params.get("mode") not in self.elicitation_modes:
+            return None  # elicitation.mdx: never a mode the client has not advertised
+        request: v1.CreateElicitationRequest = v1.convert(
+            params, v1.CreateElicitationRequest
+        )
+        answer = await self.client.elicitation_create(request)
+        return msgspec.convert(msgspec.to_builtins(answer), Json)
+
+    async def elicitation_done(self, elicitation_id: str) -> None:
+        await self.client.elicitation_complete(
+            v1.CompleteElicitationNotification(elicitation_id=elicitation_id)
+        )
 
     async def send_options(self, session_id: str, options: list[Json]) -> None:
         update = v1.ConfigOptionUpdate(

@@ -250,6 +250,12 @@ class EchoAgentV2(EchoCore, v2.Agent):
     async def send_mode(self, session_id: str, mode_id: str) -> None:
         pass  # v2 has no modes: the config option says it
 
+    async def elicit(self, params: Json) -> Json | None:
+        return None  # the 2.0.0-alpha.0 draft has no elicitation
+
+    async def elicitation_done(self, elicitation_id: str) -> None:
+        pass
+
     async def send_options(self, session_id: str, options: list[Json]) -> None:
         update = v2.ConfigOptionUpdate(
             config_options=v2.convert(options, list[v2.SessionConfigOption])
