@@ -70,6 +70,8 @@ class CaseContext:
     step: str = ""
     #: ``--auth`` named a ``terminal`` method (not run: no authenticate sent)
     terminal_login: bool = False
+    #: the prompt that makes the agent elicit (the echo agent's convention)
+    elicit_prompt: str = "elicit"
 
     def expect(self, ok: bool, why: str) -> None:
         if not ok:
@@ -534,6 +536,35 @@ async def cancel_with_pending_permission(ctx: CaseContext) -> None:
     await ctx.quiet()
 
 
+async def elicitation_outcomes(ctx: CaseContext) -> None:
+    """Both modes advertised; the agent's elicitations answered ``decline``
+    in one turn, ``cancel`` in the next: each turn still ends."""
+    sid = await ctx.ready(elicitation={"form": {}, "url": {}})
+    asked: list[Message] = []
+    action = "decline"
+
+    async def refuse(agent: AgentUnderTest, msg: Message) -> None:
+        if msg.method != "elicitation/create":
+            return await _default(agent, msg)
+        asked.append(msg)
+        await agent.answer(msg, {"action": action})
+
+    ctx.agent.responder = refuse
+    for action in ("decline", "cancel"):
+        answer = await turn(ctx, sid, ctx.elicit_prompt)
+        if not asked:
+            raise NotApplicable(
+                f"the agent asked no elicitation (prompt {ctx.elicit_prompt!r})"
+            )
+        reason = as_obj(answer.result).get("stopReason")
+        ctx.expect(
+            isinstance(reason, str),
+            f"the turn whose elicitation was answered {action} ended "
+            f"{answer.error or 'without a stopReason'}",
+        )
+    await ctx.quiet()
+
+
 # -- capabilities, EOF --------------------------------------------------------
 
 
@@ -573,6 +604,7 @@ CASES: tuple[Case, ...] = (
     Case("prompt.permission-rejected", "a turn goes on after a rejected permission", REFS["turn-ends-with-response"], permission_rejected),
     Case("cancel.prompt", "session/cancel ends the prompt with stopReason cancelled", REFS["cancelled-stop-reason"], cancel_prompt),
     Case("cancel.pending-permission", "session/cancel with a permission pending ends the turn cancelled", REFS["cancelled-stop-reason"], cancel_with_pending_permission),
+    Case("elicitation.outcomes", "a turn goes on after its elicitation is declined or cancelled", REFS["elicitation-outcomes-handled"], elicitation_outcomes),
     Case("capabilities.honoured", "nothing the client did not advertise is used", REFS["fs-needs-capability"], capabilities_honoured),
     Case("eof.exit", "the agent exits when its stdin closes", REFS["close-stdin-terminate"], eof_exit),
 )  # fmt: skip

@@ -169,6 +169,8 @@ _ALL = [
          "the Agent **MUST NOT** attempt to call any terminal methods", 25),
     _ref("elicitation-mode-needs-capability", "elicitation.mdx", "MUST NOT",
          "Agents **MUST NOT** request a mode the Client has not advertised", 54),
+    _ref("elicitation-outcomes-handled", "elicitation.mdx", "MUST",
+         "They **MUST** handle", 151),
     # prompt turn
     _ref("prompt-content-capabilities", "prompt-turn.mdx", "MUST",
          "Clients **MUST** restrict types of content according to the [Prompt Capabilities]", 92, 93),

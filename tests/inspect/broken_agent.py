@@ -21,6 +21,8 @@ late; ``slow-eof N`` exits N seconds after its stdin closed;
 and refuses ``session/new`` (no login ever ran); ``batch-error-without-id``
 answers a batch with one error without an id; ``tool-after-cancel`` asks
 permission for a tool on ``session/cancel`` and runs it when allowed;
+``elicitation-assumed`` elicits a form on an "elicit" prompt and fails the
+turn unless it is accepted;
 ``slow-stream`` streams a "hello" turn for 2 s (a chunk every 0.2 s).  Its
 initialize answer says its HOME and cwd in ``_meta``; it says its fault on
 stderr.
@@ -91,6 +93,18 @@ def handle(msg: object) -> dict[str, object] | None:
                 sys.exit(3)  # a standing permission was granted: refuse to go on
             cancelled = outcome.get("outcome") == "cancelled"
             reason = "cancelled" if cancelled else "end_turn"
+            if mid == 600:  # the elicitation: anything but accept fails the turn
+                if (msg.get("result") or {}).get("action") == "accept":
+                    send(
+                        {
+                            "jsonrpc": "2.0",
+                            "id": asked[1],
+                            "result": {"stopReason": "end_turn"},
+                        }
+                    )
+                else:
+                    send(error(asked[1], -32603, "the user did not fill in the form"))
+                return None
             if mid == 700:  # the tool asked after session/cancel
                 sys.stderr.write(f"late tool: {'not run' if cancelled else 'ran'}\n")
                 if not cancelled:
@@ -178,6 +192,20 @@ def handle(msg: object) -> dict[str, object] | None:
             chunk(sid, "waiting")
             waiting[sid] = mid
             streamed[sid] = 1
+            return None
+        if text == "elicit" and FAULT == "elicitation-assumed":
+            schema = {"type": "object", "properties": {"name": {"type": "string"}}}
+            ask = {"sessionId": sid, "mode": "form", "message": "Name?"}
+            ask["requestedSchema"] = schema
+            send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 600,
+                    "method": "elicitation/create",
+                    "params": ask,
+                }
+            )
+            pending_prompt[600] = (sid, mid, text)
             return None
         if FAULT == "always-trap":
             options = [

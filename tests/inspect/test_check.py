@@ -469,11 +469,11 @@ def test_initialize_failing_is_one_cause_its_dependents_skipped_and_counted(
     tmp_path: Path,
 ) -> None:
     _code, report, out = check(tmp_path, [*BROKEN, "no-protocol-version"])
-    assert report["summary"]["skip"] == 16, out
+    assert report["summary"]["skip"] == 17, out
     assert by_case(report)["initialize.negotiation"]["status"] == "fail"
     skipped = [line for line in out.splitlines() if line.startswith("SKIP")]
     assert skipped == [
-        "SKIP 16 cases skipped: initialize failed (see initialize.negotiation)"
+        "SKIP 17 cases skipped: initialize failed (see initialize.negotiation)"
     ]
     # the agent's stderr under each failing case
     assert "stderr| broken_agent: no-protocol-version" in out

@@ -99,3 +99,23 @@ def test_the_html_report_shows_a_long_message_as_json(tmp_path: Path) -> None:
     html = page.read_text()
     assert "(not JSON)" not in html
     assert "result #1: protocolVersion" in html
+
+
+def test_elicitation_outcomes_fails_an_agent_that_assumes_its_form_is_filled_in(
+    tmp_path: Path,
+) -> None:
+    code, report, out = check(
+        tmp_path, "elicitation-assumed", "--case", "elicitation.outcomes"
+    )
+    case = cases(report)["elicitation.outcomes"]
+    assert case["status"] == "fail", out
+    assert "answered decline ended" in case["detail"]
+    assert case["cite"] == "v1/elicitation.mdx:151"
+    assert code == 1  # a MUST
+
+
+def test_elicitation_outcomes_is_not_applicable_to_an_agent_that_never_elicits(
+    tmp_path: Path,
+) -> None:
+    _, report, out = check(tmp_path, "", "--case", "elicitation.outcomes")
+    assert cases(report)["elicitation.outcomes"]["status"] == "n/a", out
