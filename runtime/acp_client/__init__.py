@@ -9,7 +9,8 @@ terminal without ``--prompt`` it runs a prompt loop (:mod:`acp_client.loop`);
     acp-client --yes --prompt "hello" -- python -m acp_echo
     acp-client --auth openai-api-key -- npx @zed-industries/codex-acp
 
-What it serves the agent (protocol v1; the v2 draft has neither): ``fs/*``
+It answers elicitations (protocol v1: a form field by field, a URL shown;
+:mod:`acp_client.elicit`).  What it serves the agent (protocol v1; the v2 draft has neither): ``fs/*``
 confined to the session's directories (:mod:`acp_client.workspace`) and
 ``terminal/*`` (:mod:`acp_client.terminals`: a command without ``args`` runs
 through the user's shell), each asked once: a write or command the user

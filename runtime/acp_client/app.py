@@ -22,6 +22,7 @@ from msgspec import UnsetType
 from acp_client.auth import AuthChoice, NeedsLogin, auth_choices
 from acp_client.calls import AgentCalls, AgentV1, AgentV2, McpSpec, Setup
 from acp_client.display import Screen
+from acp_client.elicit import Elicitor
 from acp_client.grants import Grants, grant_for
 from acp_client.handlers import ClientV1, ClientV2
 from acp_client.loop import Loop
@@ -73,6 +74,7 @@ class App:
         self.options = options
         self.screen = Screen()
         self.asker = Asker(self.screen, options.yes)
+        self.elicitor = Elicitor(self.screen, self.asker, options.yes)
         self.cwd = os.getcwd()
         self.setup = Setup(self.cwd, options.add_dir, options.mcp)
         self.grants = Grants()
@@ -84,6 +86,8 @@ class App:
         self.step = "starting the agent"
         self.logged_in = False
         self.turn: tuple[AgentCalls, str] | None = None  # (agent, session) of a turn
+        #: set once the running turn is over (its answer shown, or it failed)
+        self.turn_over = trio.Event()
         self.ended: int | None = None  # the ending signal received
         self.quit = False  # a second Ctrl-C: leave at once
 
@@ -213,8 +217,10 @@ class App:
                 self.screen.line(f"{signal.Signals(signum).name}: ending")
                 if self.turn is not None:
                     agent, session_id = self.turn
+                    over = self.turn_over
                     with trio.move_on_after(CANCEL_GRACE):
                         await agent.cancel(session_id)
+                        await over.wait()  # the cancelled turn's answer, shown
                 await self.leave()
                 raise Ended(signum)
 
@@ -242,6 +248,10 @@ class App:
                         ),
                         terminal=True,
                         auth=v1.AuthCapabilities(terminal=tty),
+                        elicitation=v1.ElicitationCapabilities(
+                            form=v1.ElicitationFormCapabilities(),
+                            url=v1.ElicitationUrlCapabilities(),
+                        ),
                     ),
                     client_info=v1.Implementation(
                         name=CLIENT_NAME, version=CLIENT_VERSION
@@ -360,10 +370,13 @@ class App:
             await agent.authenticate(choice.id)
 
     async def terminal_login(self, choice: AuthChoice) -> None:
-        """The agent command with the method's arguments, on this terminal."""
+        """The agent command with the method's arguments, on this terminal:
+        it inherits the client's stdin, stdout and stderr (an interactive
+        login reads what the user types)."""
         self.screen.line(f"auth: {choice.name}: running the agent's login")
         done = await trio.run_process(
             [*self.options.command, *choice.args],
+            stdin=None,  # the user's terminal (trio's default is an empty stdin)
             env={**os.environ, **choice.env},
             check=False,
         )
@@ -373,6 +386,14 @@ class App:
             )
 
     async def prompt_turn(self, agent: AgentCalls, session_id: str, text: str) -> int:
+        self.turn, self.turn_over = (agent, session_id), trio.Event()
+        try:
+            return await self.run_turn(agent, session_id, text)
+        finally:
+            self.turn = None
+            self.turn_over.set()
+
+    async def run_turn(self, agent: AgentCalls, session_id: str, text: str) -> int:
         interrupted = False
         self.step = "session/prompt"
         async with trio.open_nursery() as nursery:
@@ -392,11 +413,7 @@ class App:
                         self.screen.cancelled()
 
             await nursery.start(on_ctrl_c)  # Ctrl-C now cancels the turn
-            self.turn = (agent, session_id)
-            try:
-                stop_reason = await agent.prompt(session_id, text)
-            finally:
-                self.turn = None
+            stop_reason = await agent.prompt(session_id, text)
             nursery.cancel_scope.cancel()
         self.screen.end_turn()
         if stop_reason == "cancelled":

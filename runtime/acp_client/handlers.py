@@ -7,9 +7,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import acp_trio
+import msgspec
 from acp_schema import v1
 from acp_schema import v2_alpha0 as v2
 
+from acp_client.calls import Json
 from acp_client.text import optional
 
 if TYPE_CHECKING:
@@ -17,7 +19,7 @@ if TYPE_CHECKING:
 
 
 class ClientV1(v1.Client):
-    """Serves a v1 agent: updates, permissions, files and terminals."""
+    """Serves a v1 agent: updates, permissions, elicitations, files and terminals."""
 
     def __init__(self, conn: acp_trio.ClientSideConnection[v1.Agent], app: App):
         self.app = app
@@ -40,6 +42,21 @@ class ClientV1(v1.Client):
         return v1.RequestPermissionResponse(
             outcome=v1.SelectedPermissionOutcome(option_id=option.option_id)
         )
+
+    async def elicitation_create(
+        self, params: v1.CreateElicitationRequest
+    ) -> v1.CreateElicitationResponse:
+        raw = msgspec.convert(msgspec.to_builtins(params), Json)
+        outcome = await self.app.elicitor.answer(raw)
+        answer: v1.CreateElicitationResponse = v1.convert(
+            outcome.wire(), v1.CreateElicitationResponse
+        )
+        return answer
+
+    async def elicitation_complete(
+        self, params: v1.CompleteElicitationNotification
+    ) -> None:
+        self.app.elicitor.complete(params.elicitation_id)
 
     async def fs_read_text_file(
         self, params: v1.ReadTextFileRequest

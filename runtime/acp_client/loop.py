@@ -52,10 +52,12 @@ class Loop:
     session_id: str
     version: int
     done: bool = False
+    #: the options the last ``session/set_config_option`` answered, with the
+    #: transcript's list at that time (a later ``config_option_update`` wins)
+    answered: tuple[list[Json], object] | None = None
 
     async def run(self) -> int:
         self.app.screen.line("type a prompt (/help for commands, Ctrl-D to quit)")
-        status = 0
         while not self.done:
             self.app.screen.end_stream()
             line = await read_line("> ")
@@ -69,16 +71,16 @@ class Loop:
                     await self.command(line)
                 else:
                     self.app.screen.user_prompt(line, self.version)
-                    status = await self.app.prompt_turn(
-                        self.agent, self.session_id, line
-                    )
+                    # a cancelled turn is over: the loop goes on, and
+                    # leaving it later is a normal exit (0)
+                    await self.app.prompt_turn(self.agent, self.session_id, line)
             except Failure as failure:  # a command that cannot run: say so, go on
                 self.app.screen.line(f"error: {failure}")
             except acp_trio.CapabilityError as exc:
                 self.app.screen.line(f"error: {exc}")
             except acp_trio.RequestError as exc:
                 self.app.screen.line(f"error: {self.app.step}: {error_text(exc)}")
-        return status
+        return 0
 
     async def command(self, line: str) -> None:
         name, _, rest = line[1:].partition(" ")
@@ -122,6 +124,8 @@ class Loop:
         """The session's options: the last ``config_option_update``, else the
         answer that opened the session."""
         shown = self.app.screen.transcript.config_options
+        if self.answered is not None and self.answered[1] is shown:
+            return self.answered[0]
         raw: object = [msgspec.to_builtins(o) for o in shown] or self.agent.opened.get(
             "configOptions"
         )
@@ -147,10 +151,15 @@ class Loop:
             )
 
     async def set_option(self, config_id: str, value: str) -> None:
-        await self.call(
+        answer = await self.call(
             "session/set_config_option",
             {"sessionId": self.session_id, "configId": config_id, "value": value},
         )
+        raw = answer.get("configOptions")
+        if isinstance(raw, list):  # every option as it now is
+            items = cast("list[object]", raw)
+            options = [cast("Json", o) for o in items if isinstance(o, dict)]
+            self.answered = (options, self.app.screen.transcript.config_options)
         self.app.screen.line(f"option {config_id}: {value}")
 
     async def set(self, rest: str) -> None:
@@ -199,7 +208,7 @@ class Loop:
         self.app.screen.line(f"session: {rest} (loading)")
         async with self.app.request("session/load"):
             await self.agent.load_session(rest, self.app.setup)
-        self.session_id = rest
+        self.session_id, self.answered = rest, None
         self.app.screen.line(f"session: {rest} (loaded)")
 
 

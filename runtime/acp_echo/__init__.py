@@ -13,7 +13,10 @@ what a real agent sends:
   tool call that asks ``session/request_permission``, its updates, a
   ``usage_update``, and ends with ``end_turn``;
 * a prompt containing the word "wait" starts a tool call and runs until the
-  client sends ``session/cancel``; the runtime then answers ``cancelled``.
+  client sends ``session/cancel``; the runtime then answers ``cancelled``;
+* ``session/list`` (paged), ``session/delete``, config options ``mode`` and
+  ``model`` (``session/set_config_option``; v1 also ``modes`` and
+  ``session/set_mode``): :mod:`acp_echo.options`.
 
 Sessions live in memory (load and resume work within the process) and, with
 ``--state-dir DIR``, in ``DIR/<sessionId>.jsonl`` so they survive a restart
@@ -37,10 +40,9 @@ from acp_echo.agent import (
     AGENT_VERSION,
     EchoAgentV1,
     EchoAgentV1Unstable,
-    EchoAgentV2,
-    EchoAgentV2Unstable,
     EchoCore,
 )
+from acp_echo.agent_v2 import EchoAgentV2, EchoAgentV2Unstable
 from acp_echo.store import Session, Store
 
 __all__ = [

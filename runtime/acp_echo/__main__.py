@@ -15,9 +15,8 @@ import trio
 from acp_echo.agent import (
     EchoAgentV1,
     EchoAgentV1Unstable,
-    EchoAgentV2,
-    EchoAgentV2Unstable,
 )
+from acp_echo.agent_v2 import EchoAgentV2, EchoAgentV2Unstable
 from acp_echo.store import SETTINGS, Store
 
 

@@ -1,6 +1,6 @@
 """The echo agent's protocol classes: ``EchoCore`` (sessions and the turn's
-script, whatever the version) under ``EchoAgentV1(v1.Agent)`` and
-``EchoAgentV2(v2.Agent)``."""
+script, whatever the version) under ``EchoAgentV1(v1.Agent)`` (and
+``EchoAgentV2(v2.Agent)`` in :mod:`acp_echo.agent_v2`)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ import acp_trio
 import msgspec
 import trio
 from acp_schema import v1
-from acp_schema import v2_alpha0 as v2
 
 from acp_echo.content import (
     PLAN_STEPS,
@@ -25,6 +24,15 @@ from acp_echo.content import (
     setup_meta,
     to_json,
 )
+from acp_echo.elicit import (
+    ELICIT,
+    LINK,
+    form_request,
+    greeting,
+    outcome_text,
+    url_request,
+)
+from acp_echo.options import config_options, listed, modes, set_option
 from acp_echo.store import (
     SETTINGS,
     HistoryItem,
@@ -77,6 +85,8 @@ class EchoCore:
 
     def __init__(self) -> None:
         self.active: set[str] = set()  # sessions opened on this connection
+        #: the elicitation modes the client advertised (v1's ``elicitation``)
+        self.elicitation_modes: set[str] = set()
 
     # what each version sends -------------------------------------------------------
 
@@ -103,6 +113,23 @@ class EchoCore:
 
     async def ask_permission(self, session_id: str, call: ToolCallRecord) -> str | None:
         """The option the user picked (``None``: the turn was cancelled)."""
+        raise NotImplementedError
+
+    async def elicit(self, params: Json) -> Json | None:
+        """``elicitation/create``: the answer, or ``None`` when the client did
+        not advertise the mode (or the version has no elicitation)."""
+        raise NotImplementedError
+
+    async def elicitation_done(self, elicitation_id: str) -> None:
+        """``elicitation/complete`` (a URL elicitation's page was visited)."""
+        raise NotImplementedError
+
+    async def send_mode(self, session_id: str, mode_id: str) -> None:
+        """The session's mode changed (v1: ``current_mode_update``; v2 has no modes)."""
+        raise NotImplementedError
+
+    async def send_options(self, session_id: str, options: list[Json]) -> None:
+        """The session's config options changed (``config_option_update``)."""
         raise NotImplementedError
 
     # sessions ----------------------------------------------------------------------
@@ -169,6 +196,49 @@ class EchoCore:
         log.info("session %s: forked from %s", session.session_id, source.session_id)
         return session
 
+    def opened(self, session_id: str) -> Session:
+        """A session opened on this connection, or -32002."""
+        session = SETTINGS.store.get(session_id)
+        if session is None or session_id not in self.active:
+            raise not_found(session_id)
+        return session
+
+    async def set_config(
+        self, session_id: str, config_id: str, value: object
+    ) -> Session:
+        """``session/set_config_option``: set, saved; the mode's change said
+        as v1 says it (``current_mode_update``)."""
+        session = self.opened(session_id)
+        mode = session.mode
+        set_option(session, config_id, value)
+        SETTINGS.store.save_setup(session)
+        if session.mode != mode:
+            await self.send_mode(session_id, session.mode)
+        return session
+
+    async def set_mode(self, session_id: str, mode_id: str) -> None:
+        """``session/set_mode`` (v1): the mode, and the config option that
+        mirrors it (``config_option_update``)."""
+        session = self.opened(session_id)
+        set_option(session, "mode", mode_id)
+        SETTINGS.store.save_setup(session)
+        await self.send_options(session_id, config_options(session))
+
+    def listing(self, cwd: str | None, cursor: str | None) -> Json:
+        """``session/list``: one page of the stored sessions, as wire JSON."""
+        sessions, after = listed(SETTINGS.store, cwd, cursor)
+        answer: Json = {"sessions": sessions}
+        if after is not None:
+            answer["nextCursor"] = after
+        return answer
+
+    def delete(self, session_id: str) -> None:
+        """``session/delete``: gone from memory and disk; an unknown session
+        succeeds silently (session-delete.mdx)."""
+        self.active.discard(session_id)
+        SETTINGS.store.delete(session_id)
+        log.info("session %s: deleted", session_id)
+
     def forget(self, session_id: str) -> None:
         # The runtime already cancelled a running prompt of this session.
         if session_id not in self.active:
@@ -205,6 +275,8 @@ class EchoCore:
         try:
             if WAIT.search(text):
                 return await self.wait_turn(session, tool_calls)
+            if ELICIT.search(text) or LINK.search(text):
+                return await self.elicit_turn(session, url=not ELICIT.search(text))
             return await self.echo_turn(session, text, tool_calls)
         finally:
             # Runs on cancellation too (no await here): a tool call left running
@@ -245,7 +317,8 @@ class EchoCore:
 
         session.history.append(plan)
         await progress("in_progress", "pending", "pending")
-        reply = f"You said: {text or '(nothing)'}\n{describe_setup(session)}"
+        said = text.upper() if session.model == "shout" else text
+        reply = f"You said: {said or '(nothing)'}\n{describe_setup(session)}"
         await self.stream_text(session, reply)
         await progress("completed", "in_progress", "pending")
 
@@ -284,6 +357,30 @@ class EchoCore:
         await self.send_usage(sid, usage)
         return "end_turn"
 
+    async def elicit_turn(self, session: Session, *, url: bool) -> str:
+        """Ask a form (or, ``url``, a page to open) and say what came of it."""
+        sid, ident = session.session_id, new_id("elicit")
+        if url:
+            answer = await self.elicit(url_request(sid, ident))
+        else:
+            answer = await self.elicit(form_request(sid))
+        if answer is None:
+            mode = "url" if url else "form"
+            await self.stream_text(
+                session, f"Your client takes no {mode} elicitation, so I do not ask."
+            )
+            return "end_turn"
+        action = answer.get("action")
+        if action != "accept":
+            text = outcome_text(action, "page" if url else "greeting")
+        elif url:
+            text = "You opened the page."
+            await self.elicitation_done(ident)
+        else:
+            text = greeting(answer.get("content"))
+        await self.stream_text(session, text)
+        return "end_turn"
+
     async def wait_turn(
         self, session: Session, tool_calls: list[ToolCallRecord]
     ) -> str:
@@ -320,6 +417,14 @@ class EchoAgentV1(EchoCore, v1.Agent):
         await self.client.session_update(acp_trio.notification(session_id, update))
 
     async def initialize(self, params: v1.InitializeRequest) -> v1.InitializeResponse:
+        caps = optional(params.client_capabilities)
+        offered = optional(caps.elicitation) if caps is not None else None
+        if offered is not None:
+            self.elicitation_modes = {
+                mode
+                for mode, given in (("form", offered.form), ("url", offered.url))
+                if optional(given) is not None
+            }
         fork = v1.SessionForkCapabilities() if self.unstable else msgspec.UNSET
         return v1.InitializeResponse(
             protocol_version=1,
@@ -331,6 +436,8 @@ class EchoAgentV1(EchoCore, v1.Agent):
                     additional_directories=v1.SessionAdditionalDirectoriesCapabilities(),
                     resume=v1.SessionResumeCapabilities(),
                     close=v1.SessionCloseCapabilities(),
+                    list=v1.SessionListCapabilities(),
+                    delete=v1.SessionDeleteCapabilities(),
                     fork=fork,
                 ),
             ),
@@ -355,20 +462,31 @@ class EchoAgentV1(EchoCore, v1.Agent):
     async def session_new(self, params: v1.NewSessionRequest) -> v1.NewSessionResponse:
         session = self.open_new(self.setup_of(params))
         return v1.NewSessionResponse(
-            session_id=session.session_id, meta=setup_meta(session)
+            session_id=session.session_id,
+            modes=modes_v1(session),
+            config_options=options_v1(session),
+            meta=setup_meta(session),
         )
 
     async def session_load(
         self, params: v1.LoadSessionRequest
     ) -> v1.LoadSessionResponse:
         session = await self.open_loaded(params.session_id, self.setup_of(params))
-        return v1.LoadSessionResponse(meta=setup_meta(session))
+        return v1.LoadSessionResponse(
+            modes=modes_v1(session),
+            config_options=options_v1(session),
+            meta=setup_meta(session),
+        )
 
     async def session_resume(
         self, params: v1.ResumeSessionRequest
     ) -> v1.ResumeSessionResponse:
         session = self.open_resumed(params.session_id, self.setup_of(params))
-        return v1.ResumeSessionResponse(meta=setup_meta(session))
+        return v1.ResumeSessionResponse(
+            modes=modes_v1(session),
+            config_options=options_v1(session),
+            meta=setup_meta(session),
+        )
 
     async def session_fork(
         self, params: v1.ForkSessionRequest
@@ -383,6 +501,33 @@ class EchoAgentV1(EchoCore, v1.Agent):
     ) -> v1.CloseSessionResponse:
         self.forget(params.session_id)
         return v1.CloseSessionResponse()
+
+    async def session_list(
+        self, params: v1.ListSessionsRequest
+    ) -> v1.ListSessionsResponse:
+        answer = self.listing(optional(params.cwd), optional(params.cursor))
+        return v1.convert(answer, v1.ListSessionsResponse)
+
+    async def session_delete(
+        self, params: v1.DeleteSessionRequest
+    ) -> v1.DeleteSessionResponse:
+        self.delete(params.session_id)
+        return v1.DeleteSessionResponse()
+
+    async def session_set_mode(
+        self, params: v1.SetSessionModeRequest
+    ) -> v1.SetSessionModeResponse:
+        await self.set_mode(params.session_id, params.mode_id)
+        return v1.SetSessionModeResponse()
+
+    async def session_set_config_option(
+        self, params: v1.SetSessionConfigOptionRequest
+    ) -> v1.SetSessionConfigOptionResponse:
+        raw = msgspec.convert(msgspec.to_builtins(params), Json)
+        session = await self.set_config(
+            str(raw.get("sessionId")), str(raw.get("configId")), raw.get("value")
+        )
+        return v1.SetSessionConfigOptionResponse(config_options=options_v1(session))
 
     async def session_cancel(self, params: v1.CancelNotification) -> None:
         # The runtime cancels the running session/prompt itself (its trio cancel
@@ -463,6 +608,37 @@ class EchoAgentV1(EchoCore, v1.Agent):
             return outcome.option_id
         return None
 
+    async def send_mode(self, session_id: str, mode_id: str) -> None:
+        await self.send(session_id, v1.CurrentModeUpdate(current_mode_id=mode_id))
+
+    async def elicit(self, params: Json) -> Json | None:
+        if params.get("mode") not in self.elicitation_modes:
+            return None  # elicitation.mdx: never a mode the client has not advertised
+        request: v1.CreateElicitationRequest = v1.convert(
+            params, v1.CreateElicitationRequest
+        )
+        answer = await self.client.elicitation_create(request)
+        return msgspec.convert(msgspec.to_builtins(answer), Json)
+
+    async def elicitation_done(self, elicitation_id: str) -> None:
+        await self.client.elicitation_complete(
+            v1.CompleteElicitationNotification(elicitation_id=elicitation_id)
+        )
+
+    async def send_options(self, session_id: str, options: list[Json]) -> None:
+        update = v1.ConfigOptionUpdate(
+            config_options=v1.convert(options, list[v1.SessionConfigOption])
+        )
+        await self.send(session_id, update)
+
+
+def modes_v1(session: Session) -> v1.SessionModeState:
+    return v1.convert(modes(session), v1.SessionModeState)
+
+
+def options_v1(session: Session) -> list[v1.SessionConfigOption]:
+    return v1.convert(config_options(session), list[v1.SessionConfigOption])
+
 
 def content_block_v1(raw: Json) -> v1.ContentBlock:
     """A stored content block in v1 (one v1 cannot read, as text)."""
@@ -477,206 +653,5 @@ def stop_reason_v1(stop_reason: str) -> v1.StopReason:
     return "cancelled" if stop_reason == "cancelled" else "end_turn"
 
 
-# -- protocol v2 -------------------------------------------------------------------------
-#
-# v2 is a draft: the messages a later draft moves (initialize, capabilities, the
-# permission request, the prompt's answer) are written as JSON with both
-# spellings and converted by the version's types, which keep the keys they
-# declare; so this class also serves a tree bumped to 2.0.0-alpha.3.
-
-
-class EchoAgentV2(EchoCore, v2.Agent):
-    """The echo agent over protocol v2: typed handlers of ``v2.Agent``."""
-
-    def __init__(self, conn: acp_trio.AgentSideConnection[v2.Client]) -> None:
-        super().__init__()
-        self.client = conn.client
-
-    async def send(self, session_id: str, update: v2.SessionUpdate) -> None:
-        await self.client.session_update(acp_trio.notification(session_id, update))
-
-    async def initialize(self, params: v2.InitializeRequest) -> v2.InitializeResponse:
-        session: Json = {
-            "prompt": {"embeddedContext": {}},
-            "mcp": {"stdio": {}, "http": {}},
-            "load": {},
-            "resume": {},
-            "close": {},
-            "additionalDirectories": {},
-        }
-        if self.unstable:
-            session["fork"] = {}
-        info = {"name": AGENT_NAME, "title": "Echo agent", "version": AGENT_VERSION}
-        response: v2.InitializeResponse = v2.convert(
-            {
-                "protocolVersion": 2,
-                "capabilities": {"session": session},
-                "agentInfo": info,
-                "info": info,  # 2.0.0-alpha.3's name for agentInfo
-            },
-            v2.AGENT_METHODS["initialize"].result,
-        )
-        return response
-
-    @staticmethod
-    def setup_of(
-        params: v2.NewSessionRequest
-        | v2.LoadSessionRequest
-        | v2.ResumeSessionRequest
-        | v2.ForkSessionRequest,
-    ) -> SessionSetup:
-        servers = to_json(optional(params.mcp_servers) or [])
-        directories = list(optional(params.additional_directories) or [])
-        return SessionSetup(params.cwd, directories, servers)
-
-    async def session_new(self, params: v2.NewSessionRequest) -> v2.NewSessionResponse:
-        session = self.open_new(self.setup_of(params))
-        return v2.NewSessionResponse(
-            session_id=session.session_id, meta=setup_meta(session)
-        )
-
-    async def session_load(
-        self, params: v2.LoadSessionRequest
-    ) -> v2.LoadSessionResponse:
-        session = await self.open_loaded(params.session_id, self.setup_of(params))
-        return v2.LoadSessionResponse(meta=setup_meta(session))
-
-    async def session_resume(
-        self, params: v2.ResumeSessionRequest
-    ) -> v2.ResumeSessionResponse:
-        session = self.open_resumed(params.session_id, self.setup_of(params))
-        return v2.ResumeSessionResponse(meta=setup_meta(session))
-
-    async def session_fork(
-        self, params: v2.ForkSessionRequest
-    ) -> v2.ForkSessionResponse:
-        session = self.open_forked(params.session_id, self.setup_of(params))
-        return v2.ForkSessionResponse(
-            session_id=session.session_id, meta=setup_meta(session)
-        )
-
-    async def session_close(
-        self, params: v2.CloseSessionRequest
-    ) -> v2.CloseSessionResponse:
-        self.forget(params.session_id)
-        return v2.CloseSessionResponse()
-
-    async def session_cancel(self, params: v2.CancelNotification) -> None:
-        log.info("session %s: cancel requested", params.session_id)
-
-    async def session_prompt(self, params: v2.PromptRequest) -> v2.PromptResponse:
-        stop_reason = await self.run_turn(params.session_id, to_json(params.prompt))
-        # 2.0.0-alpha.3 reports the stop reason in a state update instead
-        response: v2.PromptResponse = v2.convert(
-            {"stopReason": stop_reason}, v2.AGENT_METHODS["session/prompt"].result
-        )
-        return response
-
-    # updates ---------------------------------------------------------------------
-
-    async def send_text(self, session_id: str, text: str, message_id: str) -> None:
-        update = acp_trio.agent_text(text, message_id=message_id, version=v2)
-        await self.send(session_id, update)
-
-    async def send_message(self, session_id: str, message: Message) -> None:
-        # v2 replays whole messages: upserts keyed by messageId.
-        blocks = [content_block_v2(raw) for raw in message.content]
-        update: v2.SessionUpdate
-        if message.role == "user":
-            update = v2.UserMessage(message_id=message.message_id, content=blocks)
-        else:
-            update = v2.AgentMessage(message_id=message.message_id, content=blocks)
-        await self.send(session_id, update)
-
-    async def send_plan(self, session_id: str, plan: PlanRecord) -> None:
-        entries = [
-            acp_trio.plan_entry(
-                e.content, priority=e.priority, status=e.status, version=v2
-            )
-            for e in plan.entries
-        ]
-        await self.send(
-            session_id, acp_trio.plan(entries, plan_id=plan.plan_id, version=v2)
-        )
-
-    async def send_tool_call(self, session_id: str, call: ToolCallRecord) -> None:
-        output = (
-            [acp_trio.tool_content(call.output, version=v2)]
-            if call.output is not None
-            else []
-        )
-        await self.send(
-            session_id,
-            acp_trio.tool_call(
-                call.tool_call_id,
-                call.title,
-                kind="other",
-                status=call.status,
-                content=output or msgspec.UNSET,
-                locations=call.locations or msgspec.UNSET,
-                raw_input=msgspec.UNSET if call.raw_input is None else call.raw_input,
-                version=v2,
-            ),
-        )
-
-    async def send_tool_status(self, session_id: str, call: ToolCallRecord) -> None:
-        output = (
-            [acp_trio.tool_content(call.output, version=v2)]
-            if call.output is not None
-            else []
-        )
-        await self.send(
-            session_id,
-            acp_trio.tool_call_update(
-                call.tool_call_id,
-                status=call.status,
-                content=output or msgspec.UNSET,
-                version=v2,
-            ),
-        )
-
-    async def send_usage(self, session_id: str, usage: UsageRecord) -> None:
-        update = acp_trio.usage_update(
-            usage.used, usage.size, cost=usage.cost, version=v2
-        )
-        await self.send(session_id, update)
-
-    async def ask_permission(self, session_id: str, call: ToolCallRecord) -> str | None:
-        subject = {
-            "toolCallId": call.tool_call_id,
-            "title": call.title,
-            "kind": "other",
-        }
-        request: v2.RequestPermissionRequest = v2.convert(
-            {
-                "sessionId": session_id,
-                "toolCall": subject,
-                # 2.0.0-alpha.3: a title and a subject instead of toolCall
-                "title": call.title,
-                "subject": {"type": "tool_call", "toolCall": subject},
-                "options": PERMISSION_OPTIONS,
-            },
-            v2.CLIENT_METHODS["session/request_permission"].params,
-        )
-        answer = await self.client.session_request_permission(request)
-        outcome = answer.outcome
-        if isinstance(outcome, v2.SelectedPermissionOutcome):
-            return outcome.option_id
-        return None
-
-
-def content_block_v2(raw: Json) -> v2.ContentBlock:
-    """A stored content block in v2 (one v2 cannot read, as text)."""
-    try:
-        block: v2.ContentBlock = v2.convert(raw, v2.ContentBlock)
-    except msgspec.ValidationError:
-        block = v2.TextContent(text=f"[{raw.get('type')} content]")
-    return block
-
-
 class EchoAgentV1Unstable(EchoAgentV1):
-    unstable = True
-
-
-class EchoAgentV2Unstable(EchoAgentV2):
     unstable = True

@@ -74,6 +74,10 @@ class Session(msgspec.Struct):
     history: list[HistoryItem] = []
     turns: int = 0
     used_tokens: int = 0
+    mode: str = (
+        "ask"  # the session's mode (``session/set_mode``, config option ``mode``)
+    )
+    model: str = "echo"  # its "model" (config option ``model``: ``shout`` capitalizes)
 
 
 # -- on disk: one append-only JSON Lines file per session -------------------------------
@@ -90,6 +94,8 @@ class SetupRecord(msgspec.Struct, tag="setup"):
     cwd: str
     additional_directories: list[str] = []
     mcp_servers: list[object] = []
+    mode: str = "ask"
+    model: str = "echo"
 
 
 class TurnRecord(msgspec.Struct, tag="turn"):
@@ -176,6 +182,7 @@ class Store:
                 session.cwd = record.cwd
                 session.additional_directories = record.additional_directories
                 session.mcp_servers = record.mcp_servers
+                session.mode, session.model = record.mode, record.model
             elif session is not None:
                 session.history.extend(record.items)
                 session.turns += 1
@@ -196,7 +203,31 @@ class Store:
             cwd=session.cwd,
             additional_directories=session.additional_directories,
             mcp_servers=session.mcp_servers,
+            mode=session.mode,
+            model=session.model,
         )
+
+    def ids(self) -> list[str]:
+        """Every session's id: those in memory (oldest first), then those
+        only on disk (by name)."""
+        found = list(self.sessions)
+        if self.directory is not None:
+            known = set(found)
+            on_disk = sorted(
+                p.stem
+                for p in self.directory.glob("*.jsonl")
+                if SESSION_ID.match(p.stem) and p.stem not in known
+            )
+            found.extend(on_disk)
+        return found
+
+    def delete(self, session_id: str) -> None:
+        """Forget the session, in memory and on disk (absent: nothing to do)."""
+        self.sessions.pop(session_id, None)
+        path = self._path(session_id)
+        if path is not None:
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
 
     def _append(self, session: Session, records: list[StateRecord]) -> None:
         """Append ``records`` (a ``setup`` first when the file is new or

@@ -220,6 +220,9 @@ async def _serve(
     config = Config()
     config.bind = [listen]
     config.accesslog = None
+    # hypercorn's lines ("Running on ...") through our logger, once: its own
+    # stderr handler would print each a second time beside the root one
+    config.errorlog = logging.getLogger("acp_http.hypercorn")
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
 
         async def stop() -> None:

@@ -68,6 +68,10 @@ class CaseContext:
     streaming: float = 1.0
     #: the setup step under way (``initialize``, ``session/new``), else ""
     step: str = ""
+    #: ``--auth`` named a ``terminal`` method (not run: no authenticate sent)
+    terminal_login: bool = False
+    #: the prompt that makes the agent elicit (the echo agent's convention)
+    elicit_prompt: str = "elicit"
 
     def expect(self, ok: bool, why: str) -> None:
         if not ok:
@@ -118,6 +122,15 @@ class CaseContext:
                 f"--auth {method_id}: not a method of the agent (it offers: {offered})",
                 "authenticate",
             )
+        if method.get("type") == "terminal":
+            # authentication.mdx: a terminal method is a login the client runs
+            # on the user's terminal, never an authenticate request (MUST NOT)
+            self.terminal_login = True
+            self.agent.note(
+                f"--auth {method_id}: a terminal method: no authenticate is sent "
+                "(its login runs on a user's terminal, which the check has not)"
+            )
+            return
         missing = [
             str(v.get("name"))
             for v in map(as_obj, as_list(method.get("vars")))
@@ -151,11 +164,16 @@ class CaseContext:
         if (
             error is not None
             and error.get("code") == AUTH_REQUIRED
-            and self.auth is None
+            and (self.auth is None or self.terminal_login)
         ):
             ids = ", ".join(str(m.get("id")) for m in self.auth_methods())
+            given = (
+                f"--auth {self.auth} is a terminal login, which the check cannot run"
+                if self.terminal_login
+                else "no --auth was given"
+            )
             raise AuthRequired(
-                f"the agent requires authentication (session/new: {AUTH_REQUIRED}) and no --auth was given"
+                f"the agent requires authentication (session/new: {AUTH_REQUIRED}) and {given}"
                 + (f" (its methods: {ids})" if ids else "")
             )
         if error is not None:
@@ -207,6 +225,12 @@ def _is_error(msg: Message, code: int | None = None) -> bool:
     return msg.error is not None and (code is None or msg.error.get("code") == code)
 
 
+def _answer_text(msg: Message) -> str:
+    """An answer as a failure says it (an error without an id member: so)."""
+    said = f"{msg.error or msg.result}"
+    return f"{said} without an id member" if msg.id_absent else said
+
+
 # -- JSON-RPC hygiene ---------------------------------------------------------
 
 
@@ -215,8 +239,8 @@ async def malformed_line(ctx: CaseContext) -> None:
     await ctx.agent.send_raw(b'{"jsonrpc": "2.0", "id": 1, "method": ')
     answer = await ctx.agent.wait_for(lambda m: m.kind == "response")
     ctx.expect(
-        _is_error(answer, -32700) and answer.id is None,
-        f"expected -32700 with id null, got {answer.error or answer.result}",
+        _is_error(answer, -32700) and answer.id is None and not answer.id_absent,
+        f"expected -32700 with id null, got {_answer_text(answer)}",
     )
     sid = await ctx.new_session()
     ctx.expect(bool(sid), "the connection did not go on after the malformed line")
@@ -256,8 +280,8 @@ async def empty_batch(ctx: CaseContext) -> None:
     await ctx.agent.send_raw(b"[]")
     answer = await ctx.agent.wait_for(lambda m: m.kind == "response")
     ctx.expect(
-        _is_error(answer, -32600) and answer.id is None,
-        f"expected one -32600 with id null, got {answer.error}",
+        _is_error(answer, -32600) and answer.id is None and not answer.id_absent,
+        f"expected one -32600 with id null, got {_answer_text(answer)}",
     )
 
 
@@ -512,6 +536,35 @@ async def cancel_with_pending_permission(ctx: CaseContext) -> None:
     await ctx.quiet()
 
 
+async def elicitation_outcomes(ctx: CaseContext) -> None:
+    """Both modes advertised; the agent's elicitations answered ``decline``
+    in one turn, ``cancel`` in the next: each turn still ends."""
+    sid = await ctx.ready(elicitation={"form": {}, "url": {}})
+    asked: list[Message] = []
+    action = "decline"
+
+    async def refuse(agent: AgentUnderTest, msg: Message) -> None:
+        if msg.method != "elicitation/create":
+            return await _default(agent, msg)
+        asked.append(msg)
+        await agent.answer(msg, {"action": action})
+
+    ctx.agent.responder = refuse
+    for action in ("decline", "cancel"):
+        answer = await turn(ctx, sid, ctx.elicit_prompt)
+        if not asked:
+            raise NotApplicable(
+                f"the agent asked no elicitation (prompt {ctx.elicit_prompt!r})"
+            )
+        reason = as_obj(answer.result).get("stopReason")
+        ctx.expect(
+            isinstance(reason, str),
+            f"the turn whose elicitation was answered {action} ended "
+            f"{answer.error or 'without a stopReason'}",
+        )
+    await ctx.quiet()
+
+
 # -- capabilities, EOF --------------------------------------------------------
 
 
@@ -551,6 +604,7 @@ CASES: tuple[Case, ...] = (
     Case("prompt.permission-rejected", "a turn goes on after a rejected permission", REFS["turn-ends-with-response"], permission_rejected),
     Case("cancel.prompt", "session/cancel ends the prompt with stopReason cancelled", REFS["cancelled-stop-reason"], cancel_prompt),
     Case("cancel.pending-permission", "session/cancel with a permission pending ends the turn cancelled", REFS["cancelled-stop-reason"], cancel_with_pending_permission),
+    Case("elicitation.outcomes", "a turn goes on after its elicitation is declined or cancelled", REFS["elicitation-outcomes-handled"], elicitation_outcomes),
     Case("capabilities.honoured", "nothing the client did not advertise is used", REFS["fs-needs-capability"], capabilities_honoured),
     Case("eof.exit", "the agent exits when its stdin closes", REFS["close-stdin-terminate"], eof_exit),
 )  # fmt: skip

@@ -133,6 +133,7 @@ class CaseResult:
                     "text": e.text,
                     "size": e.size,
                     "findings": [f.rule for f in e.findings],
+                    **({"label": e.label} if e.label else {}),
                 }
                 for e in self.timeline
             ],

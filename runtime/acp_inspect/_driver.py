@@ -34,6 +34,7 @@ from typing import Any
 import msgspec
 import trio
 
+from ._html import summarize
 from ._inspector import Finding, Inspector, LineSplitter
 from ._message import AGENT, CLIENT, Direction, Message, as_list, as_obj, parse_line
 from ._process import open_agent, reap
@@ -54,6 +55,8 @@ STDERR_KEEP = 16 * 1024
 #: Messages waiting looked through for a notification to drop before a
 #: request is dropped instead (so dropping costs the same however many wait).
 DROP_SCAN = 64
+#: Characters of the summary kept for a line cut in the timeline.
+LABEL_CHARS = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +97,8 @@ class Entry:
     findings: list[Finding] = field(default_factory=list[Finding])
     #: bytes of the line (its text may be cut)
     size: int = 0
+    #: the line's summary when ``text`` is cut (read from the whole line)
+    label: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,10 +257,12 @@ class PeerUnderTest:
             self.dropped_bytes += len(line)
             return None
         text = line[: b.line_chars].decode("utf-8", "replace")
+        label = ""
         if len(line) > b.line_chars:
             text += f" ... [{len(line)} bytes]"
-        self.kept_chars += len(text)
-        entry = Entry(t, direction, text, size=len(line))
+            label = summarize(line)[:LABEL_CHARS]  # the cut text is no JSON
+        self.kept_chars += len(text) + len(label)
+        entry = Entry(t, direction, text, size=len(line), label=label)
         self.timeline.append(entry)
         return entry
 
@@ -358,7 +365,7 @@ class PeerUnderTest:
                         continue
                     self._received_bytes -= waiting.size
                     if respond and msg.kind == "request":
-                        await self.responder(self, msg)
+                        await self._respond(msg)
             finally:
                 self._received[:0] = kept
             if self.too_long:
@@ -367,6 +374,19 @@ class PeerUnderTest:
                 raise self.gone()
             self._arrived = trio.Event()
             await self._arrived.wait()
+
+    async def _respond(self, msg: Message) -> None:
+        """A request from the agent: a permission asked in a turn the check
+        cancelled is answered ``cancelled`` (prompt-turn.mdx: the client
+        MUST; never approved, whatever the case's responder); the rest go to
+        the responder."""
+        sid = msg.session_id
+        turn = self.inspector.state.turns.get(sid) if sid is not None else None
+        if msg.method == "session/request_permission" and turn and turn.cancelled:
+            self.note("a permission asked after session/cancel: answered cancelled")
+            await self.answer(msg, {"outcome": {"outcome": "cancelled"}})
+            return
+        await self.responder(self, msg)
 
     def received(self) -> list[Message]:
         """What arrived and was not taken yet (kept)."""
@@ -427,6 +447,12 @@ class PeerUnderTest:
                 if what[-1].startswith("error"):
                     self.unmatched.append(f"{what[-1][6:]} at {t:.2f} s")
                     del self.unmatched[:-5]
+                    # the answer to a line without an id, as far as the check
+                    # can tell: a case waiting for that has it (no timeout)
+                    error = as_obj(as_obj(_decode(line)).get("error"))
+                    absent = Message(AGENT, 0, t, "response", None, None, {})
+                    absent.error, absent.id_absent = error, True
+                    self._take(absent, size)
         if len(items) > 1:
             shown = ", ".join(what[:3]) + (", ..." if len(what) > 3 else "")
             self.last_received = f"a batch of {len(items)} ({shown}) at {t:.2f} s"

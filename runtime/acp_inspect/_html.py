@@ -44,7 +44,7 @@ details summary{cursor:pointer} pre{white-space:pre-wrap;word-break:break-all;ma
 """
 
 
-def summarize(text: str) -> str:
+def summarize(text: str | bytes) -> str:
     """One line for a message: ``session/prompt #3``, ``#3 -> stopReason cancelled``."""
     try:
         value = msgspec.json.decode(text)
@@ -74,7 +74,10 @@ def summarize(text: str) -> str:
     return f"result{ident}" + (f": {keys}" if keys else "")
 
 
-def _row(t: float, direction: str | None, text: str, findings: list[str]) -> str:
+def _row(
+    t: float, direction: str | None, text: str, findings: list[str], label: str = ""
+) -> str:
+    """A timeline row; ``label``: the summary of a line cut in ``text``."""
     arrow = {"to_agent": "client &rarr;", "from_agent": "&larr; agent"}.get(
         direction or "", "note"
     )
@@ -85,7 +88,7 @@ def _row(t: float, direction: str | None, text: str, findings: list[str]) -> str
     else:
         shown = text if len(text) <= LINE_SHOWN else text[:LINE_SHOWN] + " ..."
         body = (
-            f"<details><summary>{html.escape(summarize(text))}</summary>"
+            f"<details><summary>{html.escape(label or summarize(text))}</summary>"
             f"<pre>{html.escape(shown)}</pre></details>"
         )
     notes = "".join(f'<div class="finding">{html.escape(f)}</div>' for f in findings)
@@ -148,7 +151,7 @@ def _case(case: dict[str, Any], peer: str = "agent") -> str:
             for r in e["findings"]
             if r in by_rule
         ]
-        out.append(_row(e["t"], e["dir"], e["text"], notes))
+        out.append(_row(e["t"], e["dir"], e["text"], notes, e.get("label", "")))
     out.append("</table>")
     if case["stderr"]:
         out.append(

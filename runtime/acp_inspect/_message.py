@@ -95,6 +95,9 @@ class Message:
     raw: msgspec.Raw | None = None
     #: ``raw`` as the method's generated type, once the schema check decoded it
     typed: Any = None
+    #: an error line without an ``id`` member (not JSON-RPC): the check reads
+    #: it as the answer to a line that has no id, so that no case waits past it
+    id_absent: bool = False
 
     @property
     def session_id(self) -> str | None:

@@ -180,6 +180,8 @@ _ALL = [
          "the Agent **MUST NOT** attempt to call any terminal methods", 25),
     _ref("elicitation-mode-needs-capability", "elicitation.mdx", "MUST NOT",
          "Agents **MUST NOT** request a mode the Client has not advertised", 54),
+    _ref("elicitation-outcomes-handled", "elicitation.mdx", "MUST",
+         "They **MUST** handle", 151),
     # prompt turn
     _ref("prompt-content-capabilities", "prompt-turn.mdx", "MUST",
          "Clients **MUST** restrict types of content according to the [Prompt Capabilities]", 92, 93),
@@ -187,6 +189,8 @@ _ALL = [
          "the turn ends and the Agent **MUST** respond to the original `session/prompt`", 217, 299),
     _ref("permission-cancelled-on-cancel", "prompt-turn.mdx", "MUST",
          "The Client **MUST** respond to all pending `session/request_permission`", 328, 435),
+    _ref("cancel-stops-tools", "prompt-turn.mdx", "SHOULD",
+         "it **SHOULD** stop all language model requests and all tool call invocations as soon as possible", 330, 437),
     _ref("cancelled-stop-reason", "prompt-turn.mdx", "MUST",
          "the Agent **MUST** respond to the original `session/prompt` request with the `cancelled`", 332, 439),
     _ref("updates-before-response", "prompt-turn.mdx", "MUST",

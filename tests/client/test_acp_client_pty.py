@@ -117,6 +117,17 @@ def test_sigterm_and_sighup_end_the_turn_and_the_agent(
     assert gone(int(pidfile.read_text())), "the agent outlived the client"
 
 
+def test_sigterm_waits_for_the_cancelled_turns_answer(
+    tmp_path: Path, run: list[Pty]
+) -> None:
+    # docs/client.md: session/cancel, up to 1 s for the answer, then leave
+    p = client(run, tmp_path, "--yes", "--prompt", "wait", agent=ECHO)
+    p.expect("Waiting until you cancel this turn.")
+    os.kill(p.pid, signal.SIGTERM)
+    assert p.wait() == 128 + signal.SIGTERM, p.text()
+    assert "stop reason: cancelled" in p.text()
+
+
 def test_read_with_line_and_limit_reads_only_the_lines_asked(
     tmp_path: Path, run: list[Pty]
 ) -> None:

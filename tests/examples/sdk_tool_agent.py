@@ -7,7 +7,8 @@ needs authentication and uses the client's files and terminals.
   from its environment when ``authenticate`` names it),
   ``token`` (the default ``agent`` type, never succeeds) and, when the client
   advertised ``auth.terminal``, ``login`` (type ``terminal``, ``args: ["--login"]``):
-  ``sdk_tool_agent.py --login`` writes ``$SDK_AGENT_LOGIN`` and exits 0; an agent
+  ``sdk_tool_agent.py --login`` writes ``$SDK_AGENT_LOGIN`` (with
+  ``$SDK_AGENT_LOGIN_ASKS`` set, after reading a code typed on its stdin) and exits 0; an agent
   started while that file exists is authenticated.
 * ``session/new`` is refused -32000 until authenticated.
 * A prompt is a command: ``read PATH``, ``write PATH TEXT``, ``run CMD ARG...``
@@ -190,8 +191,11 @@ class ToolAgent:
 
 
 def login() -> None:
+    code = ""
+    if os.environ.get("SDK_AGENT_LOGIN_ASKS"):  # an interactive login, as pi's
+        code = input("login code: ")  # EOFError (exit 1) on an empty stdin
     with open(os.environ["SDK_AGENT_LOGIN"], "w") as f:
-        f.write("logged in\n")
+        f.write(f"logged in{' with ' + code if code else ''}\n")
     print("login: done")
 
 

@@ -282,11 +282,14 @@ async def run_client_on_a_terminal(
     cwd: Path,
     env: dict[str, str],
     answers: dict[bytes, bytes],
+    typed: bytes = b"",
 ) -> tuple[int, str, str]:
     """The client with a pseudo-terminal as stdin and controlling terminal;
-    each question seen there (a key of ``answers``) is answered.  Returns
+    each question seen there (a key of ``answers``) is answered; ``typed`` is
+    typed ahead (read by the first reader of the terminal).  Returns
     (status, stdout, what the terminal showed)."""
     master, slave = os.openpty()
+    os.write(master, typed)
     with trio.fail_after(TIMEOUT):
         process = await trio.lowlevel.open_process(
             [*CLIENT, *options, "--", *agent],
@@ -352,6 +355,27 @@ async def test_a_terminal_login_runs_the_agent_command_then_starts_over(
     ]
     assert lines[3] == "agent: sdk-tool-agent 0.12.1, protocol v1"  # reconnected
     assert reply(out) == "read: logged in"
+
+
+async def test_a_terminal_login_runs_on_the_users_terminal(tmp_path: Path) -> None:
+    # an interactive login reads what the user types: it inherits the terminal
+    marker = tmp_path / "logged-in"
+    status, out, _ = await run_client_on_a_terminal(
+        "--protocol",
+        "1",
+        "--auth",
+        "login",
+        "--prompt",
+        f"read {marker}",
+        agent=TOOL_AGENT,
+        cwd=tmp_path,
+        env={"SDK_AGENT_LOGIN": str(marker), "SDK_AGENT_LOGIN_ASKS": "1"},
+        answers={},
+        typed=b"1234\n",  # its prompt goes to stdout (a pipe here): typed ahead
+    )
+    assert status == 0, out
+    assert "login code: " in out
+    assert marker.read_text() == "logged in with 1234\n"
 
 
 # -- files ------------------------------------------------------------------------------

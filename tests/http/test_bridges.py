@@ -145,3 +145,24 @@ async def test_a_bearer_token_is_checked_on_every_request_and_the_upgrade(
         async with acp_trio.spawn_agent(command, RecordingClient, env=env) as conn:
             await run_scenario(conn)
     assert not any(alive(pid) for pid in agent_pids(tmp_path))
+
+
+SERVE = [sys.executable, "-m", "acp_http", "serve"]
+
+
+def test_serve_says_its_address_once(tmp_path: Path) -> None:
+    process = subprocess.Popen(
+        [*SERVE, "--listen", "127.0.0.1:0", "--", *AGENT],
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        assert process.stderr is not None
+        first = process.stderr.readline()  # blocks until hypercorn says it serves
+        assert "Running on http://127.0.0.1:" in first, first
+    finally:
+        process.terminate()
+        process.wait(timeout=TIMEOUT)
+    rest = process.stderr.read()  # what readline's buffer holds too
+    assert (first + rest).count("Running on") == 1, first + rest

@@ -17,6 +17,12 @@ answer; ``error-without-id`` answers ``session/new`` with an error without
 an id; ``flood N`` streams N MB of chunks before answering a prompt;
 ``huge N`` pads every answer to N MB; ``late N`` starts reading N seconds
 late; ``slow-eof N`` exits N seconds after its stdin closed;
+``terminal-auth-required`` offers a ``terminal`` method only (``login``)
+and refuses ``session/new`` (no login ever ran); ``batch-error-without-id``
+answers a batch with one error without an id; ``tool-after-cancel`` asks
+permission for a tool on ``session/cancel`` and runs it when allowed;
+``elicitation-assumed`` elicits a form on an "elicit" prompt and fails the
+turn unless it is accepted;
 ``slow-stream`` streams a "hello" turn for 2 s (a chunk every 0.2 s).  Its
 initialize answer says its HOME and cwd in ``_meta``; it says its fault on
 stderr.
@@ -69,6 +75,11 @@ def chunk(sid: str, text: str) -> None:
     )
 
 
+def send_update(sid: str, update: dict[str, object]) -> None:
+    params = {"sessionId": sid, "update": update}
+    send({"jsonrpc": "2.0", "method": "session/update", "params": params})
+
+
 def handle(msg: object) -> dict[str, object] | None:
     global initialized, authenticated
     if not isinstance(msg, dict) or msg.get("jsonrpc") != "2.0":
@@ -82,10 +93,53 @@ def handle(msg: object) -> dict[str, object] | None:
                 sys.exit(3)  # a standing permission was granted: refuse to go on
             cancelled = outcome.get("outcome") == "cancelled"
             reason = "cancelled" if cancelled else "end_turn"
+            if mid == 600:  # the elicitation: anything but accept fails the turn
+                if (msg.get("result") or {}).get("action") == "accept":
+                    send(
+                        {
+                            "jsonrpc": "2.0",
+                            "id": asked[1],
+                            "result": {"stopReason": "end_turn"},
+                        }
+                    )
+                else:
+                    send(error(asked[1], -32603, "the user did not fill in the form"))
+                return None
+            if mid == 700:  # the tool asked after session/cancel
+                sys.stderr.write(f"late tool: {'not run' if cancelled else 'ran'}\n")
+                if not cancelled:
+                    run = {"sessionUpdate": "tool_call_update", "toolCallId": "late"}
+                    send_update(asked[0], run | {"status": "in_progress"})
+                    send_update(asked[0], run | {"status": "completed"})
+                send(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": asked[1],
+                        "result": {"stopReason": "cancelled"},
+                    }
+                )
+                return None
             chunk(asked[0], "you said: " + asked[2])
             send({"jsonrpc": "2.0", "id": asked[1], "result": {"stopReason": reason}})
         return None
     if "id" not in msg:  # notification
+        if method == "session/cancel" and FAULT == "tool-after-cancel":
+            sid = params.get("sessionId")
+            if sid in waiting:  # asks to run a tool all the same
+                ask = {"sessionId": sid, "toolCall": {"toolCallId": "late"}}
+                ask["options"] = [
+                    {"optionId": "yes", "name": "Yes", "kind": "allow_once"}
+                ]
+                send(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": 700,
+                        "method": "session/request_permission",
+                        "params": ask,
+                    }
+                )
+                pending_prompt[700] = (sid, waiting.pop(sid), "late tool")
+            return None
         if method == "session/cancel" and params.get("sessionId") in waiting:
             sid = params["sessionId"]
             reason = "end_turn" if FAULT == "end-turn-after-cancel" else "cancelled"
@@ -111,12 +165,17 @@ def handle(msg: object) -> dict[str, object] | None:
             del result["protocolVersion"]
         if FAULT == "auth-required":
             result["authMethods"] = [{"id": "key", "name": "API key"}]
+        if FAULT == "terminal-auth-required":
+            login = {"id": "login", "name": "Log in", "type": "terminal"}
+            result["authMethods"] = [login | {"args": ["--login"]}]
         return {"jsonrpc": "2.0", "id": mid, "result": result}
     if method == "authenticate" and params.get("methodId") == "key":
         authenticated = True
         return {"jsonrpc": "2.0", "id": mid, "result": {}}
     if not initialized:
         return error(mid, -32600, "not initialized")
+    if method == "session/new" and FAULT == "terminal-auth-required":
+        return error(mid, -32000, "Authentication required")
     if method == "session/new" and FAULT == "auth-required" and not authenticated:
         return error(mid, -32000, "Authentication required")
     if method == "session/new" and FAULT == "error-without-id":
@@ -133,6 +192,20 @@ def handle(msg: object) -> dict[str, object] | None:
             chunk(sid, "waiting")
             waiting[sid] = mid
             streamed[sid] = 1
+            return None
+        if text == "elicit" and FAULT == "elicitation-assumed":
+            schema = {"type": "object", "properties": {"name": {"type": "string"}}}
+            ask = {"sessionId": sid, "mode": "form", "message": "Name?"}
+            ask["requestedSchema"] = schema
+            send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 600,
+                    "method": "elicitation/create",
+                    "params": ask,
+                }
+            )
+            pending_prompt[600] = (sid, mid, text)
             return None
         if FAULT == "always-trap":
             options = [
@@ -192,6 +265,11 @@ def serve(raw: str) -> None:
         send(error(None, -32700, "Parse error"))
         return
     if isinstance(value, list):
+        if not value and FAULT == "batch-error-without-id":
+            send(
+                {"jsonrpc": "2.0", "error": {"code": -32700, "message": "Parse error"}}
+            )
+            return
         if not value:
             send(error(None, -32600, "Invalid Request"))
             return

@@ -207,6 +207,40 @@ def test_permission_answered_after_cancel_without_cancelled_outcome_is_reported(
     assert found[0].cite == "v1/prompt-turn.mdx:328"
 
 
+def test_tools_run_after_session_cancel_are_reported() -> None:
+    # prompt-turn.mdx:330: the agent SHOULD stop all tool call invocations
+    w = Wire()
+    w.client(id=1, method="session/prompt", params=PROMPT)
+    started = {"sessionUpdate": "tool_call", "toolCallId": "c1", "title": "Edit"}
+    update = {"sessionId": "s1", "update": started}
+    assert w.agent(method="session/update", params=update) == []  # before the cancel
+    w.client(method="session/cancel", params={"sessionId": "s1"})
+    ask = {"sessionId": "s1", "toolCall": {"toolCallId": "c2"}, "options": []}
+    found = w.agent(id=5, method="session/request_permission", params=ask)
+    assert rules(found) == ["tool-after-cancel"]
+    assert (found[0].cite, found[0].level) == ("v1/prompt-turn.mdx:330", "SHOULD")
+    found = w.agent(method="session/update", params=update)
+    assert rules(found) == ["tool-after-cancel"]
+    running = {
+        "sessionUpdate": "tool_call_update",
+        "toolCallId": "c1",
+        "status": "in_progress",
+    }
+    found = w.agent(
+        method="session/update", params={"sessionId": "s1", "update": running}
+    )
+    assert rules(found) == ["tool-after-cancel"]
+    ended = {
+        "sessionUpdate": "tool_call_update",
+        "toolCallId": "c1",
+        "status": "failed",
+    }
+    assert (
+        w.agent(method="session/update", params={"sessionId": "s1", "update": ended})
+        == []
+    )
+
+
 def test_replay_on_resume_is_reported() -> None:
     w = Wire()
     w.client(id=1, method="session/resume", params={"sessionId": "s1", "cwd": "/"})
@@ -283,6 +317,7 @@ def _scope_corpus() -> list[tuple[Direction, bytes]]:
         "authMethods": [{"id": "t", "name": "t", "type": "terminal"}],
     }
     ask = {"sessionId": "s1", "options": [], "toolCall": {}}
+    started = {"sessionUpdate": "tool_call", "toolCallId": "t9", "title": "x"}
     return [
         (c, line(id=1, method="session/new", params=new)),  # before initialize
         (c, line(id=2, method="initialize", params=init)),
@@ -294,6 +329,7 @@ def _scope_corpus() -> list[tuple[Direction, bytes]]:
         (a, line(id=6, method="fs/read_text_file", params={"sessionId": "s1", "path": "/r"})),
         (a, line(id=7, method="session/request_permission", params=ask)),
         (c, line(method="session/cancel", params={"sessionId": "s1"})),
+        (a, line(method="session/update", params={"sessionId": "s1", "update": started})),
         (c, line(id=7, result={"outcome": {"outcome": "selected", "optionId": "o"}})),
         (a, line(id=5, result={"stopReason": "end_turn"})),
         (a, line(method="session/update", params={"sessionId": "s1", "update": late})),

@@ -15,6 +15,7 @@ from .permission_not_cancelled import PermissionNotCancelled
 from .relative_path import RelativePath
 from .replay_on_resume import ReplayOnResume
 from .terminal_auth import TerminalAuthNotAdvertised
+from .tool_after_cancel import ToolAfterCancel
 from .unadvertised_agent_method import UnadvertisedAgentMethod
 from .unadvertised_client_method import UnadvertisedClientMethod
 from .unadvertised_session_feature import UnadvertisedSessionFeature
@@ -34,6 +35,7 @@ __all__ = [
     "Rule",
     "Scope",
     "TerminalAuthNotAdvertised",
+    "ToolAfterCancel",
     "UnadvertisedAgentMethod",
     "UnadvertisedClientMethod",
     "UnadvertisedSessionFeature",
@@ -55,6 +57,7 @@ DEFAULT_RULES: tuple[Rule, ...] = (
     RelativePath(),
     CancelledStopReason(),
     PermissionNotCancelled(),
+    ToolAfterCancel(),
     UpdateAfterTurn(),
     ReplayOnResume(),
 )
