@@ -87,19 +87,28 @@ def make_agent(schema: Any) -> type:
                     await self.say(sid, str(i))
                     i += 1
             elif words[0] == "ask":
-                answer = await self.client.session_request_permission(
-                    schema.RequestPermissionRequest(
-                        session_id=sid,
-                        tool_call=schema.ToolCallUpdate(tool_call_id="c1"),
-                        options=[
-                            schema.PermissionOption(
-                                option_id="yes", name="Yes", kind="allow_once"
-                            )
-                        ],
-                    )
-                )
-                await self.say(sid, answer.outcome.outcome)
+                try:
+                    answer = await self.ask(sid)
+                except runtime.UnknownVariantError as exc:  # a newer client's
+                    variant = exc.variant
+                    said = f"newer {variant.tag} {variant.path} {variant.where}"
+                    await self.say(sid, f"{said} {bytes(variant.params).decode()}")
+                else:
+                    await self.say(sid, answer.outcome.outcome)
             return schema.PromptResponse(stop_reason="end_turn")
+
+        async def ask(self, sid: str) -> Any:
+            return await self.client.session_request_permission(
+                schema.RequestPermissionRequest(
+                    session_id=sid,
+                    tool_call=schema.ToolCallUpdate(tool_call_id="c1"),
+                    options=[
+                        schema.PermissionOption(
+                            option_id="yes", name="Yes", kind="allow_once"
+                        )
+                    ],
+                )
+            )
 
     return RuleAgent
 
