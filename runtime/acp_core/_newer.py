@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, cast
 
 import msgspec
 import msgspec.inspect as mi
@@ -137,15 +137,26 @@ def _members(t: mi.Type) -> tuple[mi.Type, ...]:
     return (t,)
 
 
+def _object(value: Any) -> dict[str, Any] | None:
+    """``value`` if it is a JSON object."""
+    return cast("dict[str, Any]", value) if isinstance(value, dict) else None
+
+
+def _array(value: Any) -> list[Any] | None:
+    """``value`` if it is a JSON array."""
+    return cast("list[Any]", value) if isinstance(value, list) else None
+
+
 def _struct_for(t: mi.Type, value: Any) -> mi.StructType | None:
     """The struct of ``t`` (a struct, or a union with one) that ``value`` is."""
     structs = [m for m in _members(t) if isinstance(m, mi.StructType)]
     if len(structs) == 1:
         return structs[0]
-    if not isinstance(value, dict):
+    obj = _object(value)
+    if obj is None:
         return None
     for s in structs:
-        if s.tag_field is not None and value.get(s.tag_field) == s.tag:
+        if s.tag_field is not None and obj.get(s.tag_field) == s.tag:
             return s
     return None
 
@@ -155,11 +166,12 @@ def _step(t: mi.Type, value: Any, step: re.Match[str]) -> tuple[mi.Type, Any] | 
     name, index = step.group(1), step.group(2)
     if name is not None:
         struct = _struct_for(t, value)
-        if struct is None or not isinstance(value, dict) or name not in value:
+        obj = _object(value)
+        if struct is None or obj is None or name not in obj:
             return None
         for f in struct.fields:
             if f.encode_name == name:
-                return f.type, value[name]
+                return f.type, obj[name]
         return None
     if index is None or index == "...":
         return None  # a dict's value: its key is not in the path
@@ -169,9 +181,10 @@ def _step(t: mi.Type, value: Any, step: re.Match[str]) -> tuple[mi.Type, Any] | 
         if isinstance(m, mi.ListType | mi.SetType | mi.FrozenSetType | mi.VarTupleType)
     ]
     position = int(index)
-    if len(arrays) != 1 or not isinstance(value, list) or position >= len(value):
+    items = _array(value)
+    if len(arrays) != 1 or items is None or position >= len(items):
         return None
-    return arrays[0].item_type, value[position]
+    return arrays[0].item_type, items[position]
 
 
 def find_unknown_variant(
@@ -201,13 +214,14 @@ def find_unknown_variant(
         if moved is None:
             return None
         t, value = moved
-    if not isinstance(value, dict) or tag_field not in value:
+    obj = _object(value)
+    if obj is None or tag_field not in obj:
         return None
     structs = [m for m in _members(t) if isinstance(m, mi.StructType)]
     known = tuple(str(s.tag) for s in structs if s.tag_field == tag_field)
     if not known or len(known) != len(structs):
         return None  # not a tagged union on this field
-    tag = value[tag_field]
+    tag: Any = obj[tag_field]
     if isinstance(tag, dict | list) or str(tag) in known:
         return None
     return "$" + found.group(2), tag, known
@@ -226,8 +240,8 @@ def read_unknown_variant(
     if found is None:
         return None
     path, tag, known = found
-    value: Any = msgspec.json.decode(data)  # it decoded in find_unknown_variant
-    session = value.get("sessionId") if isinstance(value, dict) else None
+    obj = _object(msgspec.json.decode(data))  # it decoded in find_unknown_variant
+    session = None if obj is None else obj.get("sessionId")
     return UnknownVariant(
         method=method,
         where=where,
