@@ -144,10 +144,7 @@ def _object(value: Any) -> dict[str, Any] | None:
 
 def _array(value: Any) -> list[Any] | None:
     """``value`` if it is a JSON array."""
-    if not isinstance(value, list):
-        return None
-    items: list[Any] = value
-    return items
+    return cast("list[Any] | None", value if isinstance(value, list) else None)
 
 
 def _struct_for(t: mi.Type, value: Any) -> mi.StructType | None:
