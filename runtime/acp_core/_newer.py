@@ -144,7 +144,10 @@ def _object(value: Any) -> dict[str, Any] | None:
 
 def _array(value: Any) -> list[Any] | None:
     """``value`` if it is a JSON array."""
-    return cast("list[Any] | None", value if isinstance(value, list) else None)
+    if not isinstance(value, list):
+        return None
+    items: list[Any] = cast(Any, value)  # list[Unknown] to pyright
+    return items
 
 
 def _struct_for(t: mi.Type, value: Any) -> mi.StructType | None:
