@@ -355,7 +355,7 @@ def _struct_view(struct: ir.Struct, meta_doc: str = "") -> _StructView:
     options = ["kw_only=True"]
     if struct.tag_field is not None:
         options.append(f"tag_field={py_str(struct.tag_field)}")
-        options.append(f"tag={py_str(struct.tag)}")
+        options.append(f"tag={py_literal(struct.tag)}")
     base = struct.base or "_Struct"
     bases = ", ".join([base, *options])
     return _StructView(
@@ -433,13 +433,15 @@ def _union_views(
                 runtime = None
             elif union.strategy == "open":
                 raw = ", ".join(union.raw_variants)
-                marker = f"OpenUnion({py_str(union.tag_field)}, {union.other or 'None'}"
+                marker = (
+                    f"OpenUnion({py_literal(union.tag_field)}, {union.other or 'None'}"
+                )
                 marker += f", ({raw},))" if union.raw_variants else ")"
                 guarded = list(members)
                 if len(guarded) == 1:
                     # msgspec reads a lone tagged Struct without its tag: a
                     # guard variant makes it a real tagged union.
-                    guarded.append(f"tag_guard({py_str(union.tag_field)})")
+                    guarded.append(f"tag_guard({py_literal(union.tag_field)})")
                 inner = _wrap("Union[", guarded)
                 runtime = [f"{union.name} = Annotated["]
                 if len(inner) == 1:
