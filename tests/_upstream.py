@@ -73,9 +73,11 @@ def lacks(
     method: str | None = None,
     type: str | None = None,
     field: str | None = None,
+    keyword: str | None = None,
 ) -> str | None:
     """Why ``spec/FOLDER`` cannot run a test naming these (``field``:
-    ``"Type.wireName"``), or None when it has them all (in its stable or
+    ``"Type.wireName"``; ``keyword``: a JSON Schema keyword that field has,
+    ``"minItems"``), or None when it has them all (in its stable or
     unstable schema)."""
     defs = _defs(folder)
     missing: list[str] = []
@@ -85,8 +87,11 @@ def lacks(
         missing.append(f"type {type}")
     if field is not None:
         owner, _, name = field.partition(".")
-        if name not in defs.get(owner, {}).get("properties", {}):
+        properties = defs.get(owner, {}).get("properties", {})
+        if name not in properties:
             missing.append(f"field {field}")
+        elif keyword is not None and keyword not in properties[name]:
+            missing.append(f"{keyword} on {field}")
     if not missing:
         return None
     return (

@@ -27,6 +27,7 @@ def _round_trip(module: Any, data: Any, type_: Any) -> Any:
 # -- length constraints (minItems) ---------------------------------------------
 
 
+@needs("v2", field="PromptRequest.prompt", keyword="minItems")
 def test_an_open_union_in_a_list_with_min_items_keeps_unknown_tags() -> None:
     # v2 `prompt` is a list of at least one ContentBlock (an open union): an
     # unknown block type is kept raw there as anywhere else.
@@ -37,6 +38,7 @@ def test_an_open_union_in_a_list_with_min_items_keeps_unknown_tags() -> None:
         _decode(v2, {"sessionId": "s", "prompt": []}, v2.PromptRequest)
 
 
+@needs("v2", field="SessionConfigSelectGroup.options", keyword="minItems")
 def test_min_items_holds_after_invalid_items_are_skipped() -> None:
     # `options` skips invalid items, and then must still hold one: with none
     # left it is invalid, and its default-on-error has no default to give a
