@@ -11,6 +11,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from .literal import py_literal
+
 #: Names that generated annotations use and that a field of the same name would
 #: shadow inside its class body.
 SHADOWABLE_BUILTINS = frozenset({"list", "dict", "str", "int", "float", "bool"})
@@ -65,7 +67,7 @@ class Prim:
             ("pattern", self.pattern),
         ):
             if value is not None:
-                bounds.append(f"{keyword}={value!r}")
+                bounds.append(f"{keyword}={py_literal(value)}")
         if not bounds:
             return text
         return f"Annotated[{text}, msgspec.Meta({', '.join(bounds)})]"
@@ -97,7 +99,7 @@ class ListOf:
         name = "builtins.list" if "list" in shadowed else "list"
         text = f"{name}[{self.item.render(shadowed)}]"
         bounds = [
-            f"{keyword}={value!r}"
+            f"{keyword}={py_literal(value)}"
             for keyword, value in (
                 ("min_length", self.min_items),
                 ("max_length", self.max_items),
@@ -130,7 +132,7 @@ class LiteralOf:
     values: tuple[str | int, ...]
 
     def render(self, shadowed: frozenset[str]) -> str:
-        return f"Literal[{', '.join(repr(v) for v in self.values)}]"
+        return f"Literal[{', '.join(py_literal(v) for v in self.values)}]"
 
     def refs(self) -> set[str]:
         return set()

@@ -15,6 +15,7 @@ from pathlib import Path
 import jinja2
 
 from . import ir
+from .literal import py_literal, py_str
 
 TEMPLATES = Path(__file__).parent / "templates"
 #: The output package's hand-written module, which the generated ones import:
@@ -43,19 +44,6 @@ def docstring(text: str, indent: int) -> str:
 
 def first_paragraph(text: str) -> str:
     return text.strip().split("\n\n")[0].strip()
-
-
-def _py(value: object) -> str:
-    """A JSON value as a Python literal (double-quoted strings, as ruff writes them)."""
-    if isinstance(value, str):
-        if '"' in value and "'" not in value and "\\" not in value:
-            return f"'{value}'"
-        return json.dumps(value, ensure_ascii=False)
-    if isinstance(value, list):
-        return "[" + ", ".join(_py(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{_py(k)}: {_py(v)}" for k, v in value.items()) + "}"
-    return repr(value)
 
 
 @dataclasses.dataclass
@@ -100,7 +88,7 @@ class _StructView:
         if self.forbidden:
             lines.append(f"    _forbidden = {_tuple_text(self.forbidden)}")
         if self.uint64_checks:
-            names = [f'"{attr}"' for attr in self.uint64_checks]
+            names = [py_str(attr) for attr in self.uint64_checks]
             if len(names) == 1:
                 names[0] += ","
             line = f"    _uint64 = ({', '.join(names)})"
@@ -210,17 +198,17 @@ def _rule_view(struct: ir.Struct) -> _RuleView | None:
         # JSON text: one token however long, decoded only when used.
         if field.has_default:
             text = json.dumps(field.default, separators=(",", ":"))
-            parts.append(f"default_json={_py(text)}")
+            parts.append(f"default_json={py_literal(text)}")
         if field.default_on_null:
             text = json.dumps(field.null_default, separators=(",", ":"))
-            parts.append(f"null_json={_py(text)}")
+            parts.append(f"null_json={py_literal(text)}")
         spelled.append((field.attr, parts))
     if not shared and not spelled:
         return None
     args: list[list[str]] = []  # each argument's lines, at indent 0
     for keyword in ("default", "_default_skip", "_skip"):
         if keyword in shared:
-            value = _py(" ".join(shared[keyword]))
+            value = py_literal(" ".join(shared[keyword]))
             args.append(
                 [value if keyword == "default" and not args else f"{keyword}={value}"]
             )
@@ -338,9 +326,9 @@ def _field_view(
             annotation += " | None"  # last, as ruff's RUF036 wants it
     if field.explicit_wire:
         default = (
-            f'msgspec.field(default=UNSET, name="{field.wire}")'
+            f"msgspec.field(default=UNSET, name={py_str(field.wire)})"
             if default
-            else f'msgspec.field(name="{field.wire}")'
+            else f"msgspec.field(name={py_str(field.wire)})"
         )
     doc = field.doc
     if field.wire == _META_WIRE and meta_doc:
@@ -358,16 +346,16 @@ def _field_view(
 
 def _tuple_text(items: tuple[str, ...]) -> str:
     if len(items) == 1:
-        return f'("{items[0]}",)'
-    return "(" + ", ".join(f'"{i}"' for i in items) + ")"
+        return f"({py_str(items[0])},)"
+    return "(" + ", ".join(py_str(i) for i in items) + ")"
 
 
 def _struct_view(struct: ir.Struct, meta_doc: str = "") -> _StructView:
     shadowed = frozenset(f.attr for f in struct.fields) & ir.SHADOWABLE_BUILTINS
     options = ["kw_only=True"]
     if struct.tag_field is not None:
-        options.append(f'tag_field="{struct.tag_field}"')
-        options.append(f'tag="{struct.tag}"')
+        options.append(f"tag_field={py_str(struct.tag_field)}")
+        options.append(f"tag={py_literal(struct.tag)}")
     base = struct.base or "_Struct"
     bases = ", ".join([base, *options])
     return _StructView(
@@ -407,7 +395,7 @@ def _union_views(
         )
         deps[alias.name] = alias.type.refs()
     for enum in module.enums:
-        values = [_py(v.value) for v in enum.values]
+        values = [py_literal(v.value) for v in enum.values]
         head = f"{enum.name}: TypeAlias = "
         if enum.open_type is not None:
             # Any other value is accepted too (an extension or a later version's).
@@ -445,13 +433,15 @@ def _union_views(
                 runtime = None
             elif union.strategy == "open":
                 raw = ", ".join(union.raw_variants)
-                marker = f'OpenUnion("{union.tag_field}", {union.other or "None"}'
+                marker = (
+                    f"OpenUnion({py_literal(union.tag_field)}, {union.other or 'None'}"
+                )
                 marker += f", ({raw},))" if union.raw_variants else ")"
                 guarded = list(members)
                 if len(guarded) == 1:
                     # msgspec reads a lone tagged Struct without its tag: a
                     # guard variant makes it a real tagged union.
-                    guarded.append(f'tag_guard("{union.tag_field}")')
+                    guarded.append(f"tag_guard({py_literal(union.tag_field)})")
                 inner = _wrap("Union[", guarded)
                 runtime = [f"{union.name} = Annotated["]
                 if len(inner) == 1:
@@ -465,7 +455,7 @@ def _union_views(
             else:  # shape
                 candidates = [*members, *([union.other] if union.other else [])]
                 tag_arg = (
-                    [f'        tag_field="{union.shape_tag_field}",']
+                    [f"        tag_field={py_str(union.shape_tag_field)},"]
                     if union.shape_tag_field
                     else []
                 )
@@ -473,7 +463,7 @@ def _union_views(
                     f"{union.name} = Annotated[",
                     f"    {union.wire or 'Any'},",
                     "    ShapeUnion(",
-                    f'        "{union.name}",',
+                    f"        {py_str(union.name)},",
                     *(
                         [f"        ({candidates[0]},),"]
                         if len(candidates) == 1
@@ -561,7 +551,7 @@ def _definitions(
 def _known_tags_lines(tags: tuple[str, ...]) -> list[str]:
     if not tags:
         return ["known_tags = frozenset()"]
-    items = [_py(t) for t in tags]
+    items = [py_literal(t) for t in tags]
     one_line = "known_tags = frozenset({" + ", ".join(items) + "})"
     if len(one_line) <= _LINE - 4:
         return [one_line]
@@ -728,7 +718,7 @@ def environment() -> jinja2.Environment:
     )
     env.filters["docstring"] = docstring
     env.filters["first_paragraph"] = first_paragraph
-    env.filters["pyrepr"] = _py
+    env.filters["pyrepr"] = py_literal
     env.filters["indent_doc"] = lambda text, n: textwrap.indent(text, " " * n)
     return env
 

@@ -42,6 +42,7 @@ from acp_core.adapter import (
     Limits,
     MethodSpec,
     Running,
+    UnknownVariant,
     VersionChosen,
 )
 
@@ -76,6 +77,10 @@ _origin: contextvars.ContextVar[int] = contextvars.ContextVar(
     "acp_asyncio_origin", default=ORIGIN_USER
 )
 _monotonic = time.monotonic
+
+
+def _forwarded(engine: Engine, message: UnknownVariant) -> bytes:
+    return engine.forward_notification(message)
 
 
 class _Waiter(asyncio.Future[None]):
@@ -406,6 +411,12 @@ class Connection:
     async def ext_notify(self, name: str, params: Any) -> None:
         """Send a ``_``-prefixed extension notification."""
         await self._send(self.engine.ext_notification, name, params)
+
+    async def forward(self, message: UnknownVariant) -> None:
+        """Send on a notification received naming an unknown variant (a peer
+        on a newer spec, given to ``unknown_variant``), its params byte for
+        byte.  :class:`ValueError` if this side does not send its method."""
+        await self._send(_forwarded, self.engine, message)
 
     async def _send(
         self, encode: Callable[[Any, Any], bytes], what: Any, params: Any

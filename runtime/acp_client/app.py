@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, cast
 import acp_trio
 import trio
 from acp_schema import v1
+from acp_schema import v2 as v2_latest
 from acp_schema import v2_alpha0 as v2
 from msgspec import UnsetType
 
@@ -235,9 +236,15 @@ class App:
 
     async def initialize(self, conn: acp_trio.ClientSideConnection[object]) -> Init:
         """One ``initialize`` carrying each offered version's fields, so a v1
-        agent reads the fs and terminal support a {1, 2} offer advertises."""
+        agent reads the fs and terminal support a {1, 2} offer advertises,
+        and valid under each offered version's schema: v2's in both drafts
+        (``acp_schema.v2`` requires ``info``), so an agent of either reads it
+        (one of the draft this client does not speak then answers, and the
+        client says which draft it speaks)."""
         tty = sys.stdin.isatty()  # a terminal login needs one
-        requests: list[v1.InitializeRequest | v2.InitializeRequest] = []
+        requests: list[
+            v1.InitializeRequest | v2.InitializeRequest | v2_latest.InitializeRequest
+        ] = []
         if 1 in self.offer():
             requests.append(
                 v1.InitializeRequest(
@@ -263,17 +270,14 @@ class App:
             # (convert keeps the spelling the version declares).
             info = {"name": CLIENT_NAME, "version": CLIENT_VERSION}
             auth: dict[str, object] = {"terminal": {}} if tty else {}
-            requests.append(
-                v2.convert(
-                    {
-                        "protocolVersion": 2,
-                        "capabilities": {"auth": auth},
-                        "clientInfo": info,
-                        "info": info,
-                    },
-                    v2.InitializeRequest,
-                )
-            )
+            fields = {
+                "protocolVersion": 2,
+                "capabilities": {"auth": auth},
+                "clientInfo": info,
+                "info": info,
+            }
+            requests.append(v2.convert(fields, v2.InitializeRequest))
+            requests.append(v2_latest.convert(fields, v2_latest.InitializeRequest))
         async with self.request("initialize"):
             # the requests are v1's and the 2.0.0-alpha.0 draft's: so is the answer
             response = cast("Init", await conn.initialize(*requests))

@@ -71,6 +71,12 @@ from ._jsonrpc import (
     split_batch,
 )
 from ._limits import DEFAULT_MAX_MESSAGE_SIZE, Limits
+from ._newer import (
+    UNKNOWN_VARIANT_HANDLER,
+    UnknownVariant,
+    UnknownVariantError,
+    find_unknown_variant,
+)
 from ._outgoing import OutgoingMessageError, set_check_outgoing_default
 from ._proxy import Caller, PeerProxy
 from ._proxy_role import (
@@ -178,6 +184,7 @@ __all__ = [
     "PARSE_ERROR",
     "PAUSED",
     "REQUEST_CANCELLED",
+    "UNKNOWN_VARIANT_HANDLER",
     "WRITE_BUFFER",
     "AgentCallChecks",
     "AgentRules",
@@ -226,6 +233,8 @@ __all__ = [
     "ToolCallState",
     "ToolCallTracker",
     "TranscriptMessage",
+    "UnknownVariant",
+    "UnknownVariantError",
     "VersionChosen",
     "VersionUnavailableError",
     "__version__",
@@ -246,6 +255,7 @@ __all__ = [
     "encode_notification",
     "encode_request",
     "encode_result",
+    "find_unknown_variant",
     "fitting_draft",
     "is_absolute_anywhere",
     "judge_oversized",

@@ -33,6 +33,12 @@ from ._jsonrpc import (
     encode_notification,
     encode_request,
 )
+from ._newer import (
+    UnknownVariant,
+    UnknownVariantError,
+    read_unknown_variant,
+    variant_data,
+)
 from ._outgoing import check_outgoing_message
 from ._records import (
     ORIGIN_USER,
@@ -50,6 +56,7 @@ __all__ = [
     "call_finished",
     "ext_notification",
     "fail_call",
+    "forward_notification",
     "notification",
     "on_response",
     "release",
@@ -172,6 +179,28 @@ def ext_notification(state: EngineState, name: str, params: Any) -> bytes:
     return encode_notification(msgspec.json.encode(name), state.schema.encode(params))
 
 
+def forward_notification(state: EngineState, variant: UnknownVariant) -> bytes:
+    """The frame of a notification received naming an unknown variant (an
+    :class:`~acp_core.UnknownVariant`), its params sent on byte for byte.
+
+    Its method must be one this side sends in the version spoken (a proxy
+    hands an agent's ``session/update`` on to its client), else
+    :class:`ValueError`; :class:`~acp_core.ConnectionClosed` once closed.
+    """
+    if variant.where != "notification":
+        raise ValueError(f"only a notification is forwarded, not a {variant.where}")
+    schema = state.schema
+    method = schema.outgoing.get(variant.method)
+    if method is None or (method.result is not None and method.notification is None):
+        raise ValueError(
+            f"{clip(variant.method, state.limits.max_error_text)} is no "
+            f"notification this side sends in protocol v{schema.version}"
+        )
+    if state.closed:
+        raise ConnectionClosed("connection closed")
+    return encode_notification(schema.wire_names[method.name], variant.params)
+
+
 # -- answers to them -----------------------------------------------------------
 
 
@@ -257,10 +286,16 @@ def _decode_result(
                 return schema.decode(EMPTY_OBJECT, result_type), None
             except msgspec.ValidationError:
                 pass
+        limit = state.limits.max_error_text
+        variant = read_unknown_variant(method.name, "result", result_type, raw, exc)
+        if variant is not None:  # a peer on a newer spec
+            state.newer_peer(variant)
+            data = variant_data(variant, "$.result", limit)
+            return None, UnknownVariantError(variant, data)
         err = RequestError(
             INVALID_PARAMS,
             "Invalid result from peer",
-            validation_data(exc, "$.result", state.limits.max_error_text),
+            validation_data(exc, "$.result", limit),
         )
         state.bad_input(f"invalid result for {method.name}: {exc}")
         return None, err

@@ -187,6 +187,7 @@ class Engine(EngineState):
     call_finished = _calls.call_finished
     notification = _calls.notification
     ext_notification = _calls.ext_notification
+    forward_notification = _calls.forward_notification
 
     # -- the end -------------------------------------------------------------------
 

@@ -45,6 +45,7 @@ from typing import Any, Final, cast
 
 import msgspec
 
+from ._newer import UNKNOWN_VARIANT_HANDLER
 from ._schema import SCHEMA_MODULES, MethodSpec, Schema
 
 __all__ = [
@@ -60,7 +61,9 @@ __all__ = [
 log = logging.getLogger("acp_core")
 
 #: Extension entry points every handler object may define.
-EXTENSION_HANDLERS: Final = frozenset(("ext_method", "ext_notification"))
+EXTENSION_HANDLERS: Final = frozenset(
+    ("ext_method", "ext_notification", UNKNOWN_VARIANT_HANDLER)
+)
 
 #: The official Python SDK's handler names, and ours (for the bind-time hint).
 SDK_NAMES: Final[Mapping[str, str]] = {

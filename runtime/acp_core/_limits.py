@@ -66,6 +66,10 @@ class Limits:
         Characters of any text taken from the peer's input (a method name, a
         tag, a validation message) in an error the runtime sends back or
         logs; longer text is cut and ends with ``...``.
+    ``max_unknown_variants`` (64)
+        Kinds of unknown variants (a peer on a newer spec: a method, a path
+        and a tag our schema lacks) each logged once at WARNING; the kinds
+        past this many are logged at DEBUG, so a peer cannot grow the set.
     """
 
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE
@@ -75,6 +79,7 @@ class Limits:
     max_concurrent_requests: int = 128
     max_batch_members: int = 128
     max_error_text: int = 256
+    max_unknown_variants: int = 64
 
     def __post_init__(self) -> None:
         for field in dataclasses.fields(self):

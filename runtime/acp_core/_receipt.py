@@ -10,7 +10,10 @@ built once per schema and handler object), then, in this order:
    the version here (``rules.negotiate``) and waits for its handler object
    (``VersionChosen``, then :func:`resume_initialize`);
 3. the params decoded into the method's type, then the receiver check
-   (``rule.check``); a failure answers -32602 (a notification is dropped);
+   (``rule.check``); a failure answers -32602 (a notification is dropped),
+   except that a notification naming a variant our schema lacks (a peer on
+   a newer spec, :mod:`acp_core._newer`) goes to the handler object's
+   ``unknown_variant``, queued as any notification;
 4. a watched notification is shown to the rules (``rule.watched``:
    ``session/cancel`` acts at once); ``$/cancel_request`` cancels here;
 5. a notification is queued (``_ordering``); a request is admitted: it
@@ -34,6 +37,7 @@ from ._errors import (
     method_not_found,
 )
 from ._jsonrpc import Envelope, Id, clip
+from ._newer import UNKNOWN_VARIANT_HANDLER, read_unknown_variant, variant_data
 from ._records import (
     Batch,
     ExtMethod,
@@ -117,7 +121,15 @@ def on_notification(state: EngineState, env: Envelope) -> None:
         try:
             params = _decode(state, receipt, data, True)
         except Exception as exc:  # msgspec's, RequestError, RecursionError
-            state.bad_input(f"notification {name} dropped, invalid params: {exc}")
+            type_ = receipt.notification_type
+            variant = read_unknown_variant(name, "notification", type_, data, exc)
+            if variant is None:
+                state.bad_input(f"notification {name} dropped, invalid params: {exc}")
+                return
+            state.newer_peer(variant)
+            newer = getattr(state.handler_obj, UNKNOWN_VARIANT_HANDLER, None)
+            if newer is not None:  # in its place among the notifications
+                state.queue.push(QueuedNotification(name, newer, variant, size))
             return
         if receipt.rule.watched:
             rules.notification_received(receipt.method, params)
@@ -280,8 +292,15 @@ def _params_or_reply(
             state, receipt, EMPTY_OBJECT if raw is msgspec.UNSET else raw, False
         )
     except msgspec.ValidationError as exc:
-        state.bad_input(f"invalid params for {name}: {exc}")
-        data = validation_data(exc, "$.params", state.limits.max_error_text)
+        limit = state.limits.max_error_text
+        body = EMPTY_OBJECT if raw is msgspec.UNSET else raw
+        variant = read_unknown_variant(name, "request", receipt.request_type, body, exc)
+        if variant is not None:  # a peer on a newer spec: -32602 naming it
+            state.newer_peer(variant)
+            data: Any = variant_data(variant, "$.params", limit)
+        else:
+            state.bad_input(f"invalid params for {name}: {exc}")
+            data = validation_data(exc, "$.params", limit)
         state.reply_error(ident, INVALID_PARAMS, "Invalid params", batch, data)
     except msgspec.DecodeError:
         state.bad_input(f"params of {name} are not JSON")

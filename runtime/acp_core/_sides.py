@@ -347,7 +347,9 @@ class ClientSide(_Side, Generic[AgentT]):
         them.  ``protocolVersion`` is the highest of the requests'; each
         other field comes from the request that has it (v1's
         ``clientCapabilities`` beside v2's ``capabilities``); a field two
-        requests share must agree, else :class:`ValueError`.  The
+        requests share must agree, and the message must be valid under the
+        schema of each request and of each offered version's draft this
+        connection speaks, else :class:`ValueError`.  The
         capabilities this client then enforces on the agent (and reports
         as :attr:`client_capabilities`) are those of the request of the
         version the agent answers, none if it had none.  Returns the
@@ -355,10 +357,10 @@ class ClientSide(_Side, Generic[AgentT]):
 
             await conn.initialize(
                 v1.InitializeRequest(protocol_version=1, client_capabilities=fs_caps),
-                v2.InitializeRequest(protocol_version=2),
+                v2.InitializeRequest(protocol_version=2, info=client_info),
             )
         """
-        offer = merge_initialize(requests, self._offers)
+        offer = merge_initialize(requests, self._offers, self.rules.offer.drafts)
         method = self.engine.schema.outgoing["initialize"]
         self.rules.offer_initialize(offer.requests)
         response: v1.InitializeResponse | v2.InitializeResponse = await self.request(

@@ -37,6 +37,7 @@ from ._errors import INTERNAL_ERROR, RequestError
 from ._flow import LogThrottle, ReadGate, ResumeOrder
 from ._jsonrpc import Envelope, Id, clip, clip_data, encode_error, encode_id
 from ._limits import Limits
+from ._newer import UnknownVariant, VariantLog
 from ._outgoing import check_outgoing_default
 from ._pending import PendingCalls
 from ._queue import NextQueued, OrderedQueue, QueueItem
@@ -141,6 +142,8 @@ class EngineState:
         self.gate = ReadGate(limits)
         self.order = ResumeOrder()
         self.bad_input_log = LogThrottle()
+        #: the kinds of unknown variants logged already (``_newer``)
+        self.variant_log = VariantLog(limits.max_unknown_variants)
         self.queue = OrderedQueue(self.order, self.ordered_head)
         #: ``Engine.next_queued`` is the queue's own step (one call per item).
         self.next_queued = self.queue.next
@@ -305,6 +308,24 @@ class EngineState:
         if line is not None:
             text += f"; {len(line)} bytes: {clip(repr(line[:limit]), limit)}"
         log.log(level, "%s", text)
+
+    def newer_peer(self, variant: UnknownVariant) -> None:
+        """Log a message of a peer on a newer spec: each kind once (bounded)."""
+        level = logging.WARNING if self.variant_log.first(variant) else logging.DEBUG
+        if not log.isEnabledFor(level):
+            return
+        limit = self.limits.max_error_text
+        log.log(
+            level,
+            "a peer on a newer spec: %s %s has %s at %s, a variant schema %s "
+            "lacks (known: %s)",
+            variant.where,
+            clip(variant.method, limit),
+            clip(repr(variant.tag), limit),
+            clip(variant.path, limit),
+            getattr(self.schema.module, "SCHEMA_VERSION", self.schema.version),
+            clip(", ".join(variant.known), limit),
+        )
 
     # -- the end -----------------------------------------------------------------------
 

@@ -52,7 +52,8 @@ consumer) and give ``call.line`` to write; the engine sets ``waiter``
 :meth:`Engine.call_finished` (it returns a ``$/cancel_request`` line to
 write if the caller left early) and reads ``call.result()``.
 :meth:`Engine.notification` / :meth:`Engine.ext_notification` give the
-line of a notification to write.
+line of a notification to write; :meth:`Engine.forward_notification` that of
+an :class:`UnknownVariant` sent on unchanged (the connection's ``forward``).
 
 **The end**: :meth:`Engine.abandon_queued` answers the queued requests
 cancelled (a half-closed peer may still read), :meth:`Engine.close` fails
@@ -71,6 +72,7 @@ from ._errors import ConnectionClosed, RequestError
 from ._flow import NOTIFICATIONS, WRITE_BUFFER
 from ._jsonrpc import Id
 from ._limits import Limits
+from ._newer import UnknownVariant
 from ._records import (
     END_OF_INPUT,
     NEED_DATA,
@@ -118,6 +120,7 @@ __all__ = [
     "Running",
     "Schema",
     "Settable",
+    "UnknownVariant",
     "VersionChosen",
     "normalize_offer",
 ]

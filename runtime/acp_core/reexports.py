@@ -1,7 +1,7 @@
 """The names of :mod:`acp_core` every adapter (``acp_trio``, ``acp_asyncio``)
 re-exports as its own: the errors and their codes, :class:`~acp_core.Limits`,
 the session-update builders, :class:`~acp_core.SessionTranscript` and its
-records, ``__version__``.  Part of the adapter contract (:mod:`acp_core.adapter`); an adapter does::
+records, :class:`~acp_core.UnknownVariant` (a peer on a newer spec), ``__version__``.  Part of the adapter contract (:mod:`acp_core.adapter`); an adapter does::
 
     from acp_core import reexports
     from acp_core.reexports import *
@@ -22,6 +22,7 @@ from ._errors import (
     VersionUnavailableError,
 )
 from ._limits import DEFAULT_MAX_MESSAGE_SIZE, Limits
+from ._newer import UnknownVariant, UnknownVariantError
 from ._outgoing import OutgoingMessageError
 from ._proxy import PeerProxy
 from ._sides import Offer
@@ -81,6 +82,8 @@ __all__ = [
     "ToolCallState",
     "ToolCallTracker",
     "TranscriptMessage",
+    "UnknownVariant",
+    "UnknownVariantError",
     "VersionUnavailableError",
     "__version__",
     "agent_message",

@@ -159,10 +159,16 @@ class Inspector:
     def _message(self, msg: Message, own: SpecRef) -> list[Finding]:
         out: list[Finding] = []
         problem = self.typed.check(self.state, msg)
-        if problem is not None:
+        if problem is not None and problem.text:  # empty: a kind told already
             out.append(
                 self._finding(
-                    "schema", own, msg.direction, msg.index, msg.time, problem[:300]
+                    problem.rule,
+                    own,
+                    msg.direction,
+                    msg.index,
+                    msg.time,
+                    problem.text[:300],
+                    problem.level,
                 )
             )
         for rule in self.rules_for[msg.direction, msg.kind]:

@@ -92,6 +92,7 @@ from acp_core.adapter import (
     QueuedNotification,
     Running,
     Schema,
+    UnknownVariant,
     VersionChosen,
 )
 
@@ -642,6 +643,13 @@ class Connection:
     def ext_notify(self, name: str, params: Any) -> Coroutine[Any, Any, None]:
         """Send a ``_``-prefixed extension notification; await it."""
         return self._send(self.engine.ext_notification(name, params))
+
+    def forward(self, message: UnknownVariant) -> Coroutine[Any, Any, None]:
+        """Send on a notification received naming an unknown variant (a peer
+        on a newer spec, given to ``unknown_variant``), its params byte for
+        byte; await it.  :class:`ValueError` if this side does not send its
+        method."""
+        return self._send(self.engine.forward_notification(message))
 
     async def _send(self, line: bytes) -> None:
         # LineWriter.send, but a handler's step only queues (_drive flushes).

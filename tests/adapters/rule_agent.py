@@ -81,6 +81,10 @@ def make_agent(schema: Any) -> type:
             chunk = runtime.agent_text(text, message_id="m1", version=schema)
             await self.client.session_update(runtime.notification(sid, chunk))
 
+        async def newer(self, sid: str, variant: Any) -> None:
+            said = f"newer {variant.tag} {variant.path} {variant.where}"
+            await self.say(sid, f"{said} {bytes(variant.params).decode()}")
+
         async def session_prompt(self, params: Any) -> Any:
             sid = params.session_id
             words = params.prompt[0].text.split()
@@ -96,18 +100,22 @@ def make_agent(schema: Any) -> type:
                     await self.say(sid, str(i))
                     i += 1
             elif words[0] == "ask":
-                answer = await self.client.session_request_permission(
-                    schema.RequestPermissionRequest(
-                        session_id=sid,
-                        tool_call=schema.ToolCallUpdate(tool_call_id="c1"),
-                        options=[
-                            schema.PermissionOption(
-                                option_id="yes", name="Yes", kind="allow_once"
-                            )
-                        ],
+                try:
+                    answer = await self.client.session_request_permission(
+                        schema.RequestPermissionRequest(
+                            session_id=sid,
+                            tool_call=schema.ToolCallUpdate(tool_call_id="c1"),
+                            options=[
+                                schema.PermissionOption(
+                                    option_id="yes", name="Yes", kind="allow_once"
+                                )
+                            ],
+                        )
                     )
-                )
-                await self.say(sid, answer.outcome.outcome)
+                except runtime.UnknownVariantError as exc:  # a newer client's
+                    await self.newer(sid, exc.variant)
+                else:
+                    await self.say(sid, answer.outcome.outcome)
             return schema.PromptResponse(stop_reason="end_turn")
 
         async def ext_notification(self, method: str, params: Any) -> None:

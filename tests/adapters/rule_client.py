@@ -13,7 +13,13 @@
   writes at once; reports how many were handled when this task ran again
   (``handled``) and, once all N were, their number (``seen``);
 - ``initialize``: initialize only (reports its result);
-- ``version``: initialize, offering v1 only (reports the error).
+- ``version``: initialize, offering v1 only (reports the error);
+- ``newer N``: initialize, then wait for N updates and unknown variants (a
+  peer on a newer spec) in all; reports the order they came in (``order``:
+  a session id, or ``unknown:TAG``), each unknown variant's fields
+  (``variants``) and the line its ``forward`` wrote on an agent-side
+  connection (``forwarded``); ``newer-plain N``: the same client without
+  an ``unknown_variant`` handler (updates only).
 """
 
 from __future__ import annotations
@@ -55,6 +61,12 @@ class Client:
             self.first.set()
         if SCENARIO in ("order", "burst") and len(seen) == int(ARGS[0]):
             self.updated.set()
+        report.setdefault("order", []).append(params.session_id)
+        self._count()
+
+    def _count(self) -> None:
+        if SCENARIO.startswith("newer") and len(report["order"]) == int(ARGS[0]):
+            self.updated.set()
 
     async def session_request_permission(
         self, params: v1.RequestPermissionRequest
@@ -64,7 +76,52 @@ class Client:
         raise AssertionError("not reached")
 
 
+class NewerClient(Client):
+    """A client that takes what a peer on a newer spec sends (``newer``)."""
+
+    async def unknown_variant(self, message: runtime.UnknownVariant) -> None:
+        report.setdefault("order", []).append(f"unknown:{message.tag}")
+        report.setdefault("variants", []).append(
+            {
+                "method": message.method,
+                "where": message.where,
+                "params": bytes(message.params).decode(),
+                "path": message.path,
+                "tag": message.tag,
+                "sessionId": message.session_id,
+                "knowsAgentMessageChunk": "agent_message_chunk" in message.known,
+            }
+        )
+        if len(report["variants"]) == 1:
+            report["forwarded"] = await forwarded(message)
+        self._count()
+
+
 INIT = v1.InitializeRequest(protocol_version=1)
+
+
+class Agent:
+    """The agent side a proxy would forward to (serves nothing)."""
+
+    def __init__(self, conn: Any) -> None:
+        pass
+
+
+async def forwarded(message: Any) -> str:
+    """The line ``conn.forward(message)`` writes on an agent-side connection."""
+    if ADAPTER == "trio":
+        ours, theirs = runtime.memory_stream_pair()
+        async with runtime.connect_to_client(ours, Agent) as conn:
+            await conn.forward(message)
+            line = b""
+            while not line.endswith(b"\n"):
+                line += await theirs.receive_some()
+    else:
+        ours, theirs = runtime.memory_stream_pair()
+        async with runtime.connect_to_client(*ours, Agent) as conn:
+            await conn.forward(message)
+            line = await theirs.reader.readline()
+    return line.decode()
 
 
 async def scenario(conn: Any) -> None:
@@ -84,6 +141,8 @@ async def scenario(conn: Any) -> None:
             )
             known.add(session.session_id)
         await conn.client.updated.wait()  # the last update, handled after its answer
+    elif SCENARIO.startswith("newer"):
+        await conn.client.updated.wait()
     elif SCENARIO == "burst":
         await conn.client.first.wait()
         report["handled"] = len(report["seen"])
@@ -111,6 +170,9 @@ async def scenario(conn: Any) -> None:
         report["stopReason"] = result.stop_reason
 
 
+CLIENT = NewerClient if SCENARIO == "newer" else Client
+
+
 def done() -> None:
     print("REPORT " + json.dumps(report), file=sys.stderr, flush=True)
 
@@ -121,7 +183,7 @@ if ADAPTER == "trio":
         stream = trio.StapledStream(
             trio.lowlevel.FdStream(os.dup(1)), trio.lowlevel.FdStream(os.dup(0))
         )
-        async with runtime.connect_to_agent(stream, Client) as conn:
+        async with runtime.connect_to_agent(stream, CLIENT) as conn:
             await scenario(conn)
 
     trio.run(main_trio)
@@ -137,7 +199,7 @@ else:
             asyncio.streams.FlowControlMixin, os.fdopen(os.dup(1), "wb", 0)
         )
         writer = asyncio.StreamWriter(transport, protocol, reader, loop)
-        async with runtime.connect_to_agent(reader, writer, Client) as conn:
+        async with runtime.connect_to_agent(reader, writer, CLIENT) as conn:
             await scenario(conn)
 
     asyncio.run(main_asyncio())

@@ -336,3 +336,28 @@ def test_a_known_method_with_another_jsonrpc_version_is_answered_invalid_request
     assert notification["id"] is None and notification["error"]["code"] == -32600
     drain(engine)
     assert client.seen == []
+
+
+def test_the_kinds_of_unknown_variants_logged_at_warning_are_bounded(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # a peer on a newer spec: each kind once, at most max_unknown_variants kinds
+    engine = initialized_client(Client(), Limits(max_unknown_variants=2))
+    kinds = [f"newer_{i}" for i in range(4)]
+    lines = [
+        msgspec.json.encode(
+            {
+                "jsonrpc": "2.0",
+                "method": "session/update",
+                "params": {"sessionId": "s1", "update": {"sessionUpdate": kind}},
+            }
+        )
+        for kind in [*kinds, *kinds]
+    ]
+    with caplog.at_level(logging.DEBUG, logger="acp_core"):
+        feed(engine, *lines)
+    told = [r for r in caplog.records if "newer spec" in r.getMessage()]
+    assert [r.levelno for r in told] == [logging.WARNING] * 2 + [logging.DEBUG] * 6
+    assert engine.variant_log.seen == {
+        ("session/update", "$.update.sessionUpdate", repr(k)) for k in kinds[:2]
+    }

@@ -96,7 +96,7 @@ class ClientV1:
 
 
 class ClientV2(ClientV1):
-    pass
+    acp_schema = v2  # the 2.0.0-alpha.0 draft: the requests below are its
 
 
 def line(obj: Any) -> bytes:

@@ -30,9 +30,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from _upstream import SDK_VERSION
 
 PACKAGE = "@agentclientprotocol/sdk"
-VERSION = "2.4.0"
+#: the version spec/v1 and spec/v2 come from (spec/v1/UPSTREAM.json)
+VERSION: str = SDK_VERSION
 #: npm install timeout (seconds): generous, a cold cache on a slow network
 INSTALL_TIMEOUT = 600
 #: how much of npm's output a failure quotes

@@ -11,6 +11,7 @@ import trio
 from _acp_helpers import EchoAgent, EchoAgentV2, RecordingClient, connected
 from acp_core._initialize import merge_initialize
 from acp_schema import v1
+from acp_schema import v2 as v2_latest
 from acp_schema import v2_alpha0 as v2
 
 FS = v1.ClientCapabilities(fs=v1.FileSystemCapabilities(read_text_file=True))
@@ -44,7 +45,7 @@ class ReadingClient(RecordingClient):
 
 
 def test_a_multi_version_initialize_carries_each_versions_fields() -> None:
-    offer = merge_initialize([V1, V2], {1, 2})
+    offer = merge_initialize([V1, V2], {1, 2}, {2: "v2_alpha0"})
     assert msgspec.json.decode(offer.payload) == {
         "protocolVersion": 2,
         "capabilities": {"_meta": {"x": 1}},
@@ -59,12 +60,28 @@ def test_a_multi_version_initialize_carries_each_versions_fields() -> None:
     )
 
 
+def test_a_multi_version_initialize_must_be_valid_under_each_offered_version() -> None:
+    # v2 spoken as acp_schema.v2 (the 2.4.0 draft), which requires `info`:
+    # the 2.0.0-alpha.0 request alone leaves it out
+    with pytest.raises(ValueError, match=r"not valid under v2 .*`info`"):
+        merge_initialize([V1, V2], {1, 2})
+    # with the v2 draft's request too, an agent of either draft reads it
+    latest = v2_latest.InitializeRequest(
+        protocol_version=2, info=v2_latest.Implementation(name="c", version="1")
+    )
+    offer = merge_initialize([V1, V2, latest], {1, 2})
+    assert v2_latest.decode(offer.payload, v2_latest.InitializeRequest).info.name == "c"
+    assert offer.requests[2] is latest  # the draft spoken: v2's
+    offer = merge_initialize([V1, V2, latest], {1, 2}, {2: "v2_alpha0"})
+    assert offer.requests[2] is V2
+
+
 def test_initialize_requests_that_disagree_on_a_shared_field_are_refused() -> None:
     other = v2.InitializeRequest(
         protocol_version=2, client_info=v2.Implementation(name="other", version="1")
     )
     with pytest.raises(ValueError, match="disagree on 'clientInfo'"):
-        merge_initialize([V1, other], {1, 2})
+        merge_initialize([V1, other], {1, 2}, {2: "v2_alpha0"})
 
 
 @pytest.mark.parametrize(

@@ -10,6 +10,7 @@ from typing import Any
 
 import msgspec
 import pytest
+from _upstream import needs
 from acp_schema import v1, v2
 
 
@@ -26,6 +27,7 @@ def _round_trip(module: Any, data: Any, type_: Any) -> Any:
 # -- length constraints (minItems) ---------------------------------------------
 
 
+@needs("v2", field="PromptRequest.prompt", keyword="minItems")
 def test_an_open_union_in_a_list_with_min_items_keeps_unknown_tags() -> None:
     # v2 `prompt` is a list of at least one ContentBlock (an open union): an
     # unknown block type is kept raw there as anywhere else.
@@ -36,6 +38,7 @@ def test_an_open_union_in_a_list_with_min_items_keeps_unknown_tags() -> None:
         _decode(v2, {"sessionId": "s", "prompt": []}, v2.PromptRequest)
 
 
+@needs("v2", field="SessionConfigSelectGroup.options", keyword="minItems")
 def test_min_items_holds_after_invalid_items_are_skipped() -> None:
     # `options` skips invalid items, and then must still hold one: with none
     # left it is invalid, and its default-on-error has no default to give a
@@ -119,6 +122,7 @@ def test_an_mcp_error_keeps_its_undeclared_fields(module: Any) -> None:
 # -- an untagged union reads each variant whole, in turn ------------------------
 
 
+@needs("v2", type="SessionNotFoundErrorData")
 def test_an_earlier_variant_repaired_wins_over_a_later_strict_match() -> None:
     # v2 ErrorData: SessionNotFound, ..., then any JSON value. A bad `_meta`
     # (default-on-error: absent) still makes it SessionNotFound, as serde and
