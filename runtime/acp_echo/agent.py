@@ -32,7 +32,7 @@ from acp_echo.elicit import (
     outcome_text,
     url_request,
 )
-from acp_echo.options import config_options, listed, modes, set_option
+from acp_echo.options import config_options, listed, modes, set_option, shaped
 from acp_echo.store import (
     SETTINGS,
     HistoryItem,
@@ -627,7 +627,10 @@ class EchoAgentV1(EchoCore, v1.Agent):
 
     async def send_options(self, session_id: str, options: list[Json]) -> None:
         update = v1.ConfigOptionUpdate(
-            config_options=v1.convert(options, list[v1.SessionConfigOption])
+            config_options=v1.convert(
+                shaped(options, v1.SessionConfigOptionSelect),
+                list[v1.SessionConfigOption],
+            )
         )
         await self.send(session_id, update)
 
@@ -637,7 +640,10 @@ def modes_v1(session: Session) -> v1.SessionModeState:
 
 
 def options_v1(session: Session) -> list[v1.SessionConfigOption]:
-    return v1.convert(config_options(session), list[v1.SessionConfigOption])
+    return v1.convert(
+        shaped(config_options(session), v1.SessionConfigOptionSelect),
+        list[v1.SessionConfigOption],
+    )
 
 
 def content_block_v1(raw: Json) -> v1.ContentBlock:

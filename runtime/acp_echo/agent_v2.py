@@ -17,7 +17,7 @@ from acp_echo.agent import (
     SessionSetup,
 )
 from acp_echo.content import setup_meta, to_json
-from acp_echo.options import config_options
+from acp_echo.options import config_options, shaped
 from acp_echo.store import (
     Json,
     Message,
@@ -258,13 +258,19 @@ class EchoAgentV2(EchoCore, v2.Agent):
 
     async def send_options(self, session_id: str, options: list[Json]) -> None:
         update = v2.ConfigOptionUpdate(
-            config_options=v2.convert(options, list[v2.SessionConfigOption])
+            config_options=v2.convert(
+                shaped(options, v2.SessionConfigOptionSelect),
+                list[v2.SessionConfigOption],
+            )
         )
         await self.send(session_id, update)
 
 
 def options_v2(session: Session) -> list[v2.SessionConfigOption]:
-    return v2.convert(config_options(session), list[v2.SessionConfigOption])
+    return v2.convert(
+        shaped(config_options(session), v2.SessionConfigOptionSelect),
+        list[v2.SessionConfigOption],
+    )
 
 
 def content_block_v2(raw: Json) -> v2.ContentBlock:

@@ -11,6 +11,7 @@ in capitals).  ``session/list`` pages through the store's sessions,
 from __future__ import annotations
 
 import acp_trio
+import msgspec
 
 from acp_echo.store import Json, Message, Session, Store
 
@@ -62,6 +63,23 @@ def config_options(session: Session) -> list[Json]:
             "options": MODELS,
         },
     ]
+
+
+def shaped(options: list[Json], select: type[msgspec.Struct]) -> list[Json]:
+    """``options`` with each option's id under the wire name the schema's
+    select option (``select``) gives it: ``id``, ``configId`` in later v2
+    drafts, so that a spec bump needs no edit here."""
+    key = next(
+        (
+            f.encode_name
+            for f in msgspec.structs.fields(select)
+            if f.name in ("id", "config_id")
+        ),
+        "id",
+    )
+    if key == "id":
+        return options
+    return [{(key if k == "id" else k): v for k, v in o.items()} for o in options]
 
 
 def modes(session: Session) -> Json:

@@ -159,7 +159,11 @@ def test_serve_says_its_address_once(tmp_path: Path) -> None:
     )
     try:
         assert process.stderr is not None
-        first = process.stderr.readline()  # blocks until hypercorn says it serves
+        first = ""
+        while "Running on" not in first:  # blocks until hypercorn says it serves
+            line = process.stderr.readline()
+            assert line, first
+            first += line
         assert "Running on http://127.0.0.1:" in first, first
     finally:
         process.terminate()

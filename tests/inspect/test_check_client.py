@@ -46,11 +46,11 @@ def broken(fault: str) -> list[str]:
 
 
 def test_acp_client_passes_every_case_that_applies(tmp_path: Path) -> None:
-    client = [sys.executable, "-m", "acp_client", "--protocol", "1", "--yes",
+    # its default offer (v1 and both v2 drafts in one initialize)
+    client = [sys.executable, "-m", "acp_client", "--yes",
               "--prompt", "hi", "--", "{agent}"]  # fmt: skip
     report, done = check_client(tmp_path, client)
     got = statuses(report)
-    assert got.pop("elicitation.form") == "n/a"  # acp-client advertises no elicitation
     assert (
         got.pop("capabilities.unadvertised") == "n/a"
     )  # it advertises fs and terminal
