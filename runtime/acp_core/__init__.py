@@ -60,6 +60,7 @@ from ._jsonrpc import (
     InvalidMessage,
     OversizedVerdict,
     Routing,
+    TooDeep,
     decode_envelope,
     decode_routing,
     encode_error,
@@ -68,9 +69,10 @@ from ._jsonrpc import (
     encode_request,
     encode_result,
     judge_oversized,
+    nested_deeper,
     split_batch,
 )
-from ._limits import DEFAULT_MAX_MESSAGE_SIZE, Limits
+from ._limits import DEFAULT_MAX_MESSAGE_SIZE, DEFAULT_MAX_NESTING_DEPTH, Limits
 from ._outgoing import OutgoingMessageError, set_check_outgoing_default
 from ._proxy import Caller, PeerProxy
 from ._records import (
@@ -135,6 +137,7 @@ from .session import (
 __all__ = [
     "CLIENT_CHECKED",
     "DEFAULT_MAX_MESSAGE_SIZE",
+    "DEFAULT_MAX_NESTING_DEPTH",
     "DEFAULT_SEAM_CAPACITY",
     "END_OF_INPUT",
     "INTERNAL_ERROR",
@@ -195,6 +198,7 @@ __all__ = [
     "SessionInfoState",
     "SessionTranscript",
     "Settable",
+    "TooDeep",
     "ToolCallState",
     "ToolCallTracker",
     "TranscriptMessage",
@@ -222,6 +226,7 @@ __all__ = [
     "is_absolute_anywhere",
     "judge_oversized",
     "merge_initialize",
+    "nested_deeper",
     "normalize_offer",
     "notification",
     "plan",

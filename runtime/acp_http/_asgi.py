@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import hmac
 import logging
+import os
+import sys
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -39,9 +41,24 @@ from ._limits import HttpLimits
 from ._outbox import Outbox
 from ._routing import MessageError, Scope, decode_envelope, post_rule
 
-__all__ = ["AcpHttpApp", "Authorize", "asgi_app", "bearer_token"]
+__all__ = ["EXIT_SHARED_FAILURE", "AcpHttpApp", "Authorize", "asgi_app", "bearer_token"]
 
 log = logging.getLogger("acp_http")
+
+#: The exit status of a server process whose shared machinery failed (the
+#: task group its connections run in): every connection and agent is ended
+#: first (EX_SOFTWARE).
+EXIT_SHARED_FAILURE = 70
+
+
+def end_process(status: int) -> None:
+    """End this process with ``status`` at once (logs flushed): neither ASGI
+    server ends on a failed lifespan after its startup, and a server that
+    stays up answering 500 is restarted by no supervisor."""
+    logging.shutdown()
+    sys.stderr.flush()
+    os._exit(status)
+
 
 # loose on purpose: each server types its own events (hypercorn: TypedDicts)
 Scope_ = Mapping[str, Any]
@@ -130,15 +147,25 @@ class AcpHttpApp:
         message = await receive()
         if message["type"] != "lifespan.startup":
             return
-        async with anyio.create_task_group() as task_group:
-            self.registry.task_group = task_group
-            task_group.start_soon(self.registry.sweep)
-            await send({"type": "lifespan.startup.complete"})
-            while (await receive())["type"] != "lifespan.shutdown":
-                pass
+        try:
+            async with anyio.create_task_group() as task_group:
+                self.registry.task_group = task_group
+                task_group.start_soon(self.registry.sweep)
+                await send({"type": "lifespan.startup.complete"})
+                while (await receive())["type"] != "lifespan.shutdown":
+                    pass
+                self.registry.task_group = None
+                await self.registry.close_all()
+                task_group.cancel_scope.cancel()
+        except Exception:
+            # the task group every connection runs in failed (each connection's
+            # own failures end that connection only): no connection can be
+            # served any more, so the process ends for its supervisor to see
+            log.critical("the server's shared task group failed", exc_info=True)
             self.registry.task_group = None
-            await self.registry.close_all()
-            task_group.cancel_scope.cancel()
+            with anyio.CancelScope(shield=True):
+                await self.registry.close_all()
+            end_process(EXIT_SHARED_FAILURE)
         await send({"type": "lifespan.shutdown.complete"})
 
     # -- HTTP --------------------------------------------------------------
@@ -185,7 +212,7 @@ class AcpHttpApp:
             raise Refusal(415, -32600, "Content-Type must be application/json")
         body = await _read_body(receive, self.limits.max_body_bytes)
         try:
-            envelope = decode_envelope(body)
+            envelope = decode_envelope(body, self.limits.max_nesting_depth)
         except MessageError as error:
             raise Refusal(error.status, error.code, error.message) from None
         request_id = None if envelope.id is msgspec.UNSET else envelope.id
@@ -374,9 +401,10 @@ class AcpHttpApp:
                 await send({"type": "websocket.close", "code": 1009})
                 return
             try:
-                envelope = decode_envelope(data)
+                envelope = decode_envelope(data, self.limits.max_nesting_depth)
             except MessageError as error:
-                error_line = _error_body(error.code, error.message)
+                ident = None if error.response else error.ident
+                error_line = _error_body(error.code, error.message, ident)
                 await connection.queue(connection.outbox, error_line)
                 continue
             try:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import anyio
 import anyio.abc
 import msgspec
+from acp_core import INVALID_REQUEST, encode_error, encode_id
 
 from ._agents import AgentHandle, AgentLauncher
 from ._limits import HttpLimits
@@ -128,10 +129,36 @@ class Connection:
 
     async def _route(self, line: bytes) -> None:
         try:
-            envelope = decode_envelope(line)
-        except MessageError:
-            envelope = Envelope()
+            envelope = decode_envelope(line, self.limits.max_nesting_depth)
+        except MessageError as error:
+            if error.too_deep:
+                await self._refuse_deep(error)
+                return
+            envelope = Envelope()  # not a message: on the connection stream
         outbox = self._target(envelope, line)
+        if outbox is not None:
+            await self.queue(outbox, line)
+
+    async def _refuse_deep(self, error: MessageError) -> None:
+        """An agent line nested deeper than ``max_nesting_depth``, judged as
+        the engine judges one: a request answered -32600 to the agent, an
+        answer turned into an error answer for the client, a notification
+        dropped; one bounded log line."""
+        log.warning(
+            "connection %s: the agent sent a message nested deeper than %d"
+            " levels (id=%.64r)",
+            self.id,
+            self.limits.max_nesting_depth,
+            error.ident,
+        )
+        if error.ident is None:
+            return
+        answer = encode_error(encode_id(error.ident), INVALID_REQUEST, error.message)
+        if not error.response:
+            await self._to_agent(answer.rstrip(b"\n"))
+            return
+        line = answer.rstrip(b"\n")
+        outbox = self._target(decode_envelope(line), line)
         if outbox is not None:
             await self.queue(outbox, line)
 
@@ -336,8 +363,11 @@ class Registry:
         return connection
 
     async def _run(self, connection: Connection) -> None:
+        # whatever fails here ends this connection, never the server's task group
         try:
             await connection.pump()
+        except Exception:
+            log.exception("connection %s failed", connection.id)
         finally:
             self.connections.pop(connection.id, None)
 

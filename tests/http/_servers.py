@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import socket
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -30,7 +30,11 @@ def serving(
     app: str = "served_app:app",
     env: Mapping[str, str] | None = None,
     sock: socket.socket | None = None,
+    options: Sequence[str] = (),
 ) -> Iterator[Served]:
-    """Run ``app`` (module:attribute in tests/http) under ``kind``; yield its ``/acp`` URL."""
-    with http_servers.serving(kind, app, cwd=HERE, env=env, sock=sock) as served:
+    """Run ``app`` (module:attribute in tests/http) under ``kind`` (``options`` on
+    its command line); yield its ``/acp`` URL."""
+    with http_servers.serving(
+        kind, app, cwd=HERE, env=env, sock=sock, options=options
+    ) as served:
         yield served
