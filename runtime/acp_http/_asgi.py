@@ -36,6 +36,7 @@ import anyio
 import msgspec
 
 from ._agents import AgentLauncher
+from ._body import RequestBody
 from ._connection import Connection, Refusal, Registry
 from ._limits import HttpLimits
 from ._outbox import Outbox
@@ -171,9 +172,9 @@ class AcpHttpApp:
     # -- HTTP --------------------------------------------------------------
 
     async def _http(self, scope: Scope_, receive: Receive, send: Send) -> None:
+        # every refusal is decided on the headers, before the body is read
         headers = _headers(scope)
-        receiving = _Receiving(receive)
-        receive = receiving
+        body = RequestBody(scope, headers, receive, self.limits)
         try:
             if scope["path"] != self.path:
                 raise Refusal(404, -32600, f"no ACP endpoint at {scope['path'][:100]}")
@@ -181,9 +182,9 @@ class AcpHttpApp:
                 raise Refusal(401, -32000, "Unauthorized")
             method = scope["method"]
             if method == "POST":
-                await self._post(headers, receive, send)
+                await self._post(headers, body, send)
             elif method == "GET":
-                await self._get(headers, receive, send)
+                await self._get(headers, body, send)
             elif method == "DELETE":
                 await self._delete(headers, send)
             else:
@@ -191,12 +192,13 @@ class AcpHttpApp:
                     405, -32600, f"method {method[:20]} not allowed on {self.path}"
                 )
         except Refusal as refusal:
-            await receiving.finish()
-            await self._refuse(send, refusal, None)
+            await self._refuse(body, send, refusal, None)
 
-    async def _refuse(self, send: Send, refusal: Refusal, request_id: object) -> None:
+    async def _refuse(
+        self, body: RequestBody, send: Send, refusal: Refusal, request_id: object
+    ) -> None:
         extra = [(b"www-authenticate", b"Bearer")] if refusal.status == 401 else []
-        await _respond(
+        await body.answer(
             send,
             refusal.status,
             _error_body(refusal.code, refusal.message, request_id),
@@ -204,13 +206,12 @@ class AcpHttpApp:
         )
 
     async def _post(
-        self, headers: Mapping[str, str], receive: Receive, send: Send
+        self, headers: Mapping[str, str], request: RequestBody, send: Send
     ) -> None:
         content_type = headers.get("content-type", "")
         if content_type.split(";", 1)[0].strip().lower() != "application/json":
-            await _drain(receive, self.limits.max_body_bytes)
             raise Refusal(415, -32600, "Content-Type must be application/json")
-        body = await _read_body(receive, self.limits.max_body_bytes)
+        body = await request.read()
         try:
             envelope = decode_envelope(body, self.limits.max_nesting_depth)
         except MessageError as error:
@@ -235,7 +236,7 @@ class AcpHttpApp:
                 raise Refusal(409, -32600, "a WebSocket connection takes no POST")
             await connection.send(envelope, rule, body)
         except Refusal as refusal:
-            await self._refuse(send, refusal, request_id)
+            await self._refuse(request, send, refusal, request_id)
             return
         await _respond(send, 202, b"", [])
 
@@ -440,63 +441,6 @@ async def _respond(
         {"type": "http.response.start", "status": status, "headers": all_headers}
     )
     await send({"type": "http.response.body", "body": body})
-
-
-async def _read_body(receive: Receive, limit: int) -> bytes:
-    """The body, or :class:`Refusal` 413 once it is read past ``limit``.
-
-    An oversized body is still read to its end (and dropped): answering
-    before the client finished sending makes some servers (hypercorn's
-    HTTP/2) fail the whole connection.
-    """
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            raise Refusal(400, -32600, "the client went away")
-        chunk: bytes = message.get("body", b"")
-        size += len(chunk)
-        if size <= limit:
-            chunks.append(chunk)
-        elif chunks:
-            chunks = []  # over the limit: keep nothing more
-        if not message.get("more_body", False):
-            if size > limit:
-                raise Refusal(413, -32600, f"the body is over {limit} bytes")
-            return b"".join(chunks)
-
-
-class _Receiving:
-    """An ASGI ``receive`` that knows whether the request body was read to its end.
-
-    Every answer waits for the body to end (the rest is read and dropped):
-    answering an HTTP/2 request before its body ended makes hypercorn (0.18)
-    fail, with a KeyError, the connection and, on its trio worker, the server.
-    """
-
-    def __init__(self, receive: Receive) -> None:
-        self._receive = receive
-        self.ended = False
-
-    async def __call__(self) -> Message:
-        message: Message = await self._receive()
-        kind = message["type"]
-        if kind == "http.disconnect" or not message.get("more_body", False):
-            self.ended = True
-        return message
-
-    async def finish(self) -> None:
-        """Read (and drop) what is left of the body."""
-        while not self.ended:
-            await self()
-
-
-async def _drain(receive: Receive, limit: int) -> None:
-    try:
-        await _read_body(receive, limit)
-    except Refusal:
-        pass
 
 
 async def _cancel_on_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:

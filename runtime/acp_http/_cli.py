@@ -131,6 +131,8 @@ async def _serve(
     config = Config()
     config.bind = [listen]
     config.accesslog = None
+    # a WebSocket frame past the app's bound is refused as it streams
+    config.websocket_max_message_size = limits.max_body_bytes
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
 
         async def stop() -> None:
