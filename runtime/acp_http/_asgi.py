@@ -78,6 +78,10 @@ _SSE_HEADERS = [
     (b"x-accel-buffering", b"no"),  # nginx: pass each event on at once
 ]
 _KEEPALIVE = b": keepalive\n\n"
+#: the largest piece of an SSE body given to the server in one send
+SEND_CHUNK = 64 * 1024
+#: how long a closed connection's streams may take to send what was queued
+FLUSH_SECONDS = 1.0
 
 
 def bearer_token(token: str) -> Authorize:
@@ -288,42 +292,55 @@ class AcpHttpApp:
     ) -> None:
         outbox.has_reader = True
         connection.open_streams += 1
-        keepalive = self.limits.keepalive_seconds
         try:
             await send(
                 {"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS}
             )
+            ended = False
             async with anyio.create_task_group() as task_group:
-                task_group.start_soon(
-                    _cancel_on_disconnect, receive, task_group.cancel_scope
-                )
-                while True:
-                    lines: list[bytes] | None = None
-                    with anyio.move_on_after(keepalive):
-                        lines = await outbox.take()
-                        if lines is None:
-                            break
-                    if lines is None:
-                        await send(
-                            {
-                                "type": "http.response.body",
-                                "body": _KEEPALIVE,
-                                "more_body": True,
-                            }
-                        )
-                        continue
-                    body = b"".join([b"data: " + line + b"\n\n" for line in lines])
-                    await send(
-                        {"type": "http.response.body", "body": body, "more_body": True}
-                    )
-                task_group.cancel_scope.cancel()
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
+                scope = task_group.cancel_scope
+                task_group.start_soon(_cancel_on_disconnect, receive, scope)
+                task_group.start_soon(_abandon_on_close, connection, scope)
+                await self._send_events(outbox, send)
+                ended = True
+                scope.cancel()
+            if ended:  # else abandoned: the server ends the response
+                with anyio.move_on_after(FLUSH_SECONDS):
+                    await send({"type": "http.response.body", "body": b""})
         except OSError:
             pass  # the client went away
         finally:
             outbox.has_reader = False
             connection.open_streams -= 1
             connection.last_active = anyio.current_time()
+
+    async def _send_events(self, outbox: Outbox, send: Send) -> None:
+        """Send what ``outbox`` gives as SSE events until it ends, in pieces
+        of at most ``SEND_CHUNK`` bytes (what a server holds of a send that
+        does not complete: the rest stays in the connection's budget)."""
+        keepalive = self.limits.keepalive_seconds
+        while True:
+            lines: list[bytes] | None = None
+            with anyio.move_on_after(keepalive):
+                lines = await outbox.take()
+                if lines is None:
+                    return
+            if lines is None:
+                await send(
+                    {
+                        "type": "http.response.body",
+                        "body": _KEEPALIVE,
+                        "more_body": True,
+                    }
+                )
+                continue
+            body = b"".join([b"data: " + line + b"\n\n" for line in lines])
+            for start in range(0, len(body), SEND_CHUNK):
+                piece = body[start : start + SEND_CHUNK]
+                await send(
+                    {"type": "http.response.body", "body": piece, "more_body": True}
+                )
+            outbox.delivered()
 
     async def _delete(self, headers: Mapping[str, str], send: Send) -> None:
         connection = self._connection(headers.get(CONNECTION_HEADER))
@@ -352,11 +369,11 @@ class AcpHttpApp:
         connection.open_streams += 1
         try:
             async with anyio.create_task_group() as task_group:
-                task_group.start_soon(
-                    self._ws_out, connection, send, task_group.cancel_scope
-                )
-                await self._ws_in(connection, receive, send)
-                task_group.cancel_scope.cancel()
+                sends = task_group.cancel_scope
+                task_group.start_soon(self._ws_out, connection, send, sends)
+                task_group.start_soon(_abandon_on_close, connection, sends)
+                await self._ws_read(connection, receive, send)
+                sends.cancel()
         except OSError:
             pass
         finally:
@@ -366,25 +383,17 @@ class AcpHttpApp:
     async def _ws_out(
         self, connection: Connection, send: Send, scope: anyio.CancelScope
     ) -> None:
-        while (lines := await connection.outbox.take()) is not None:
+        outbox = connection.outbox
+        while (lines := await outbox.take()) is not None:
             for line in lines:
                 await send(
                     {"type": "websocket.send", "text": line.decode("utf-8", "replace")}
                 )
+            outbox.delivered()
         # the connection ended (its agent, a stall, a limit): close the socket
         with anyio.move_on_after(1):
             await send({"type": "websocket.close", "code": 1000})
         scope.cancel()
-
-    async def _ws_in(
-        self, connection: Connection, receive: Receive, send: Send
-    ) -> None:
-        try:
-            await self._ws_read(connection, receive, send)
-        except TimeoutError:  # our answers waited stall_seconds: a reader gone
-            await connection.close(
-                f"its reader took nothing for {self.limits.stall_seconds} s"
-            )
 
     async def _ws_read(
         self, connection: Connection, receive: Receive, send: Send
@@ -441,6 +450,16 @@ async def _respond(
         {"type": "http.response.start", "status": status, "headers": all_headers}
     )
     await send({"type": "http.response.body", "body": body})
+
+
+async def _abandon_on_close(connection: Connection, scope: anyio.CancelScope) -> None:
+    """Cancel ``scope`` (a stream's sends) once ``connection`` closed: at once
+    when it dropped what it held (a reader that does not read), else after
+    ``FLUSH_SECONDS`` (what was queued goes out first)."""
+    await connection.closed.wait()
+    if not connection.dropped:
+        await anyio.sleep(FLUSH_SECONDS)
+    scope.cancel()
 
 
 async def _cancel_on_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
