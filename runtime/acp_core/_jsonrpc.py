@@ -172,13 +172,14 @@ def nested_deeper(data: bytes, max_depth: int) -> bool:
     (``{}`` is depth 1), outside its strings.
 
     What a decoder meets before the first byte it refuses: a line that is no
-    JSON past some point is judged on what comes before.  Costs two
+    JSON past some point is judged on what comes before.  Costs a length
+    (a line of ``max_depth`` bytes cannot nest deeper), or two
     ``bytes.count`` on a line with no more brackets than the bound (nearly
     every message); else a few passes in C (escapes out, brackets and quotes
     kept, strings out), then one over the brackets left, by chunks of
     ``max_depth`` (a chunk that cannot pass the bound is only counted).
     """
-    if data.count(b"[") + data.count(b"{") <= max_depth:
+    if len(data) <= max_depth or data.count(b"[") + data.count(b"{") <= max_depth:
         return False
     if b"\\" in data:  # escapes: a pair is read from the left, \\ before \"
         data = data.replace(b"\\\\", b"").replace(b'\\"', b"")

@@ -18,9 +18,12 @@ GET       Upgrade: websocket   a new connection over one WebSocket
 DELETE    Acp-Connection-Id    202: the connection and its agent end
 ========  ===================  ====================================================
 
-Every request (and the upgrade) first passes ``authorize``; the server's
-connections run in a task group opened by the ASGI lifespan, which both
-hypercorn and uvicorn run.
+Every request (and the upgrade) first passes ``authorize``; a request refused
+for its headers is answered before its body is read (:mod:`acp_http._body`).
+The server's connections run in a task group opened by the ASGI lifespan,
+which both hypercorn and uvicorn run: what fails in one connection ends that
+connection; if the task group itself fails, every connection ends and so does
+the process (:data:`EXIT_SHARED_FAILURE`).
 """
 
 from __future__ import annotations
