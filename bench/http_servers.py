@@ -46,9 +46,11 @@ def listening_socket() -> socket.socket:
 
 
 class Served(str):
-    """The ``/acp`` URL of a running server, with the server's PID (its process group)."""
+    """The ``/acp`` URL of a running server, with the server's PID (its process group)
+    and its process."""
 
     pid: int
+    process: subprocess.Popen[bytes]
 
 
 def rss_kib(group: int) -> int:
@@ -92,8 +94,8 @@ def serving(
     sock = sock or listening_socket()
     fd = sock.fileno()
     port = sock.getsockname()[1]
-    argv = [sys.executable] + [a.format(fd=fd, app=app) for a in SERVERS[kind]]
-    argv += options
+    command = [a.format(fd=fd, app=app) for a in SERVERS[kind]]
+    argv = [sys.executable, *command[:-1], *options, command[-1]]
     process = subprocess.Popen(
         argv,
         cwd=cwd,
@@ -104,6 +106,7 @@ def serving(
     sock.close()
     served = Served(f"http://127.0.0.1:{port}/acp")
     served.pid = process.pid
+    served.process = process
     try:
         yield served
     finally:

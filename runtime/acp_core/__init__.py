@@ -60,6 +60,7 @@ from ._jsonrpc import (
     InvalidMessage,
     OversizedVerdict,
     Routing,
+    TooDeep,
     decode_envelope,
     decode_routing,
     encode_error,
@@ -68,9 +69,10 @@ from ._jsonrpc import (
     encode_request,
     encode_result,
     judge_oversized,
+    nested_deeper,
     split_batch,
 )
-from ._limits import DEFAULT_MAX_MESSAGE_SIZE, Limits
+from ._limits import DEFAULT_MAX_MESSAGE_SIZE, DEFAULT_MAX_NESTING_DEPTH, Limits
 from ._newer import (
     UNKNOWN_VARIANT_HANDLER,
     UnknownVariant,
@@ -169,6 +171,7 @@ from .session import (
 __all__ = [
     "CLIENT_CHECKED",
     "DEFAULT_MAX_MESSAGE_SIZE",
+    "DEFAULT_MAX_NESTING_DEPTH",
     "DEFAULT_SEAM_CAPACITY",
     "END_OF_INPUT",
     "INTERNAL_ERROR",
@@ -230,6 +233,7 @@ __all__ = [
     "SessionInfoState",
     "SessionTranscript",
     "Settable",
+    "TooDeep",
     "ToolCallState",
     "ToolCallTracker",
     "TranscriptMessage",
@@ -260,6 +264,7 @@ __all__ = [
     "is_absolute_anywhere",
     "judge_oversized",
     "merge_initialize",
+    "nested_deeper",
     "normalize_offer",
     "notification",
     "plan",

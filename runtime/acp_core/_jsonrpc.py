@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Container
+from itertools import accumulate
 from typing import Any, Final, Literal, cast
 
 import msgspec
 
 from ._errors import INVALID_REQUEST, PARSE_ERROR, RequestError
 from ._framing import Oversized, sniff_oversized
+from ._limits import DEFAULT_MAX_NESTING_DEPTH
 
 __all__ = [
     "NOTIFICATION",
@@ -31,6 +33,7 @@ __all__ = [
     "InvalidMessage",
     "OversizedVerdict",
     "Routing",
+    "TooDeep",
     "clip",
     "clip_data",
     "decode_envelope",
@@ -41,6 +44,7 @@ __all__ = [
     "encode_request",
     "encode_result",
     "judge_oversized",
+    "nested_deeper",
     "split_batch",
 ]
 
@@ -121,14 +125,18 @@ class InvalidMessage(Exception):
         self.response = response
 
 
-def decode_envelope(data: bytes) -> Envelope:
+def decode_envelope(
+    data: bytes, max_depth: int = DEFAULT_MAX_NESTING_DEPTH
+) -> Envelope:
     """Decode one message; raise :class:`InvalidMessage` if it is not one.
 
-    Never raises anything else: malformed JSON is -32700, a message nested
-    deeper than the decoder goes (``RecursionError``) or any other failure
-    of the decoder is -32600 with the ``id`` read from the text when it can
-    be.
+    Never raises anything else: malformed JSON is -32700; a message nested
+    deeper than ``max_depth`` (:func:`nested_deeper`, checked before any
+    decoding: ``Limits.max_nesting_depth``), or any other failure of the
+    decoder, is -32600 with the ``id`` read from the text when it can be.
     """
+    if nested_deeper(data, max_depth):
+        raise too_deep(data, max_depth)
     try:
         env = _envelope_decoder.decode(data)
     except msgspec.ValidationError as exc:  # (a DecodeError: test it first)
@@ -138,7 +146,7 @@ def decode_envelope(data: bytes) -> Envelope:
         ) from None
     except msgspec.DecodeError:
         raise InvalidMessage(PARSE_ERROR, "Parse error", None, False) from None
-    except Exception:  # RecursionError (too deep) or a decoder bug: read what we can
+    except Exception:  # RecursionError (too deep for this stack) or a decoder bug
         ident, response = _sniff(data)
         raise InvalidMessage(
             INVALID_REQUEST,
@@ -147,6 +155,64 @@ def decode_envelope(data: bytes) -> Envelope:
             response,
         ) from None
     return check_envelope(env)
+
+
+# -- nesting: one bound, checked before anything decodes a line -------------------
+
+#: what is kept of a line to see its structure: brackets, and the quotes
+#: that tell which brackets are in strings
+_NOT_STRUCTURE: Final = bytes(c for c in range(256) if c not in b'[]{}"')
+_STEP: Final = [0] * 256
+_STEP[ord("[")] = _STEP[ord("{")] = 1
+_STEP[ord("]")] = _STEP[ord("}")] = -1
+
+
+def nested_deeper(data: bytes, max_depth: int) -> bool:
+    """Whether ``data`` nests arrays and objects deeper than ``max_depth``
+    (``{}`` is depth 1), outside its strings.
+
+    What a decoder meets before the first byte it refuses: a line that is no
+    JSON past some point is judged on what comes before.  Costs a length
+    (JSON nested ``d`` deep takes ``2 * d`` bytes: a shorter line is let
+    through, and one that opens more than it closes fails its decoding at
+    its end, no deeper than its length), or two ``bytes.count`` on a line with no more brackets than the bound (nearly
+    every message); else a few passes in C (escapes out, brackets and quotes
+    kept, strings out), then one over the brackets left, by chunks of
+    ``max_depth`` (a chunk that cannot pass the bound is only counted).
+    """
+    if len(data) <= 2 * max_depth or data.count(b"[") + data.count(b"{") <= max_depth:
+        return False
+    if b"\\" in data:  # escapes: a pair is read from the left, \\ before \"
+        data = data.replace(b"\\\\", b"").replace(b'\\"', b"")
+    kept = data.translate(None, _NOT_STRUCTURE)
+    brackets = b"".join(kept.split(b'"')[::2])  # what is between quotes is text
+    if brackets.count(b"[") + brackets.count(b"{") <= max_depth:
+        return False
+    depth = 0
+    for start in range(0, len(brackets), max_depth):
+        chunk = brackets[start : start + max_depth]
+        opens = chunk.count(b"[") + chunk.count(b"{")
+        if depth + opens > max_depth and (
+            depth + max(accumulate(map(_STEP.__getitem__, chunk))) > max_depth
+        ):
+            return True
+        depth += 2 * opens - len(chunk)
+    return False
+
+
+class TooDeep(InvalidMessage):
+    """A line nested deeper than the bound (:func:`nested_deeper`): -32600."""
+
+
+def too_deep(data: bytes, max_depth: int) -> TooDeep:
+    """The :class:`TooDeep` (-32600) of a line :func:`nested_deeper` refused."""
+    ident, response = _sniff(data)
+    return TooDeep(
+        INVALID_REQUEST,
+        f"Invalid request: nested deeper than {max_depth} levels",
+        ident,
+        response,
+    )
 
 
 def check_envelope(env: Envelope) -> Envelope:
@@ -272,17 +338,20 @@ class Routing(msgspec.Struct, omit_defaults=True):
 _routing_decoder = msgspec.json.Decoder(Routing)
 
 
-def decode_routing(data: bytes) -> Routing:
+def decode_routing(data: bytes, max_depth: int = DEFAULT_MAX_NESTING_DEPTH) -> Routing:
     """The routing view of one message; :class:`InvalidMessage` (with
-    :func:`decode_envelope`'s reasons) if it is not a JSON-RPC message.
+    :func:`decode_envelope`'s reasons, ``max_depth`` its nesting bound) if it
+    is not a JSON-RPC message.
 
     One pass when ``params`` / ``result`` are objects; else the envelope is
     read by :func:`decode_envelope` and names no session.
     """
+    if nested_deeper(data, max_depth):
+        raise too_deep(data, max_depth)
     try:
         routing = _routing_decoder.decode(data)
     except Exception:  # not JSON, not an object, payloads not objects, too deep
-        env = decode_envelope(data)
+        env = decode_envelope(data, max_depth)
         return Routing(
             jsonrpc=env.jsonrpc, id=env.id, method=env.method, error=env.error
         )

@@ -17,11 +17,16 @@ from __future__ import annotations
 
 import dataclasses
 
-__all__ = ["DEFAULT_MAX_MESSAGE_SIZE", "Limits"]
+__all__ = ["DEFAULT_MAX_MESSAGE_SIZE", "DEFAULT_MAX_NESTING_DEPTH", "Limits"]
 
 #: Default bound on one incoming message, newline excluded (64 MiB: room for
 #: base64 images in prompts, small enough to refuse a runaway peer).
 DEFAULT_MAX_MESSAGE_SIZE = 64 * 1024 * 1024
+
+#: Default bound on how deep one incoming message nests its arrays and objects
+#: (the message's own object counts 1): far deeper than any model or tool
+#: JSON, far below where a recursive decoder (msgspec's, Python's) fails.
+DEFAULT_MAX_NESTING_DEPTH = 128
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -62,6 +67,15 @@ class Limits:
         with one -32600 error (``id: null``, ``data.maxBatchMembers``) and
         none of its members is handled, so a 2 MB ``[1,1,...]`` line costs
         one short reply.
+    ``max_nesting_depth`` (128)
+        How deep one incoming message may nest arrays and objects (the
+        message itself is depth 1).  A deeper one is answered -32600 with its
+        ``id`` when one can be read (a response-shaped one fails the call it
+        answers), before anything decodes it: no reader of the line (the
+        envelope, the params' types, a handler) meets a message its decoder
+        cannot take.  The same bound, the same check
+        (:func:`acp_core.decode_envelope`), in every reader: the engine,
+        acp_http (``HttpLimits.max_nesting_depth``), acp_inspect.
     ``max_error_text`` (256)
         Characters of any text taken from the peer's input (a method name, a
         tag, a validation message) in an error the runtime sends back or
@@ -78,6 +92,7 @@ class Limits:
     notification_queue_bytes: int = 4 * 1024 * 1024
     max_concurrent_requests: int = 128
     max_batch_members: int = 128
+    max_nesting_depth: int = DEFAULT_MAX_NESTING_DEPTH
     max_error_text: int = 256
     max_unknown_variants: int = 64
 

@@ -23,11 +23,13 @@ from ._jsonrpc import (
     BatchTooLong,
     Envelope,
     InvalidMessage,
+    TooDeep,
     check_envelope,
     clip,
     decode_envelope,
     envelope_decoder,
     judge_oversized,
+    nested_deeper,
     split_batch,
 )
 from ._records import Batch
@@ -38,6 +40,7 @@ __all__ = ["on_line", "on_oversized"]
 _UNSET: Final[Any] = msgspec.UNSET
 #: An Oversized record is no buffer: it fails there (``on_line``).
 _decode_envelope = cast(Callable[[Any], Envelope], envelope_decoder.decode)
+_nested_deeper = cast(Callable[[Any, int], bool], nested_deeper)
 
 
 def on_line(state: EngineState, line: bytes | Oversized, batch: Batch | None) -> bool:
@@ -47,12 +50,16 @@ def on_line(state: EngineState, line: bytes | Oversized, batch: Batch | None) ->
     kept of one past ``max_message_size`` (:func:`on_oversized`; its decoding
     fails first).
 
-    The envelope is decoded by ``envelope_decoder`` (``jsonrpc`` checked);
-    a line it refuses, or an envelope breaking a rule of
+    A line nested deeper than ``max_nesting_depth`` is decoded by nothing;
+    the envelope of any other is decoded by ``envelope_decoder`` (``jsonrpc``
+    checked); a line refused, or an envelope breaking a rule of
     :func:`~acp_core._jsonrpc.check_envelope`, is answered by what
     :func:`~acp_core._jsonrpc.decode_envelope` says of it.
     """
+    max_depth = state.limits.max_nesting_depth
     try:
+        if _nested_deeper(line, max_depth):  # (an Oversized record fails here)
+            raise ValueError(max_depth)
         env = _decode_envelope(line)
         if env.method is _UNSET:
             env = check_envelope(env)
@@ -61,9 +68,14 @@ def on_line(state: EngineState, line: bytes | Oversized, batch: Batch | None) ->
             on_oversized(state, line)
             return False
         try:
-            env = decode_envelope(line)  # raises InvalidMessage: which one
+            env = decode_envelope(line, max_depth)  # raises InvalidMessage: which one
         except InvalidMessage as exc:
-            if batch is None and not exc.response and line.lstrip()[:1] == b"[":
+            if (
+                batch is None
+                and not exc.response
+                and not isinstance(exc, TooDeep)
+                and line.lstrip()[:1] == b"["
+            ):
                 _on_batch(state, line)
                 return False
             _on_invalid(state, exc, line, batch)

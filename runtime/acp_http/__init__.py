@@ -21,7 +21,7 @@ except ModuleNotFoundError as exc:  # packaging
     ) from exc
 
 from ._agents import AgentHandle, AgentLauncher, CommandAgent, InProcessAgent
-from ._asgi import AcpHttpApp, Authorize, asgi_app, bearer_token
+from ._asgi import EXIT_SHARED_FAILURE, AcpHttpApp, Authorize, asgi_app, bearer_token
 from ._client import (
     HttpOptions,
     WebSocketOptions,
@@ -37,6 +37,7 @@ from ._limits import HttpLimits
 from ._ws_wire import WebSocketWire
 
 __all__ = [
+    "EXIT_SHARED_FAILURE",
     "AcpHttpApp",
     "AgentHandle",
     "AgentLauncher",

@@ -105,12 +105,15 @@ class InProcessAgent:
     async def _serve(
         self, end: SeamEnd, scope: anyio.CancelScope, done: anyio.Event
     ) -> None:
+        # whatever fails here ends this connection, never the server's task group
         try:
             with scope:
                 if sniffio.current_async_library() == "trio":
                     await self._serve_trio(end)
                 else:
                     await self._serve_asyncio(end)
+        except Exception:
+            log.exception("an in-process agent failed")
         finally:
             end.close()
             done.set()

@@ -19,15 +19,20 @@ DELETE    Acp-Connection-Id    202: the connection and its agent end
 ========  ===================  ====================================================
 
 Every request (and the upgrade) first passes the ``Host`` and ``Origin``
-checks (:mod:`acp_http._guard`: 403, nothing started), then ``authorize``; the server's
-connections run in a task group opened by the ASGI lifespan, which both
-hypercorn and uvicorn run.
+checks (:mod:`acp_http._guard`: 403, nothing started), then ``authorize``; a
+request refused for its headers is answered before its body is read
+(:mod:`acp_http._body`).  The server's connections run in a task group opened
+by the ASGI lifespan, which both hypercorn and uvicorn run: what fails in one
+connection ends that connection; if the task group itself fails, every
+connection ends and so does the process (:data:`EXIT_SHARED_FAILURE`).
 """
 
 from __future__ import annotations
 
 import hmac
 import logging
+import os
+import sys
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
@@ -35,15 +40,31 @@ import anyio
 import msgspec
 
 from ._agents import AgentLauncher
+from ._body import RequestBody
 from ._connection import Connection, Refusal, Registry
 from ._guard import HostGuard
 from ._limits import HttpLimits
 from ._outbox import Outbox
 from ._routing import MessageError, Scope, decode_envelope, post_rule
 
-__all__ = ["AcpHttpApp", "Authorize", "asgi_app", "bearer_token"]
+__all__ = ["EXIT_SHARED_FAILURE", "AcpHttpApp", "Authorize", "asgi_app", "bearer_token"]
 
 log = logging.getLogger("acp_http")
+
+#: The exit status of a server process whose shared machinery failed (the
+#: task group its connections run in): every connection and agent is ended
+#: first (EX_SOFTWARE).
+EXIT_SHARED_FAILURE = 70
+
+
+def end_process(status: int) -> None:
+    """End this process with ``status`` at once (logs flushed): neither ASGI
+    server ends on a failed lifespan after its startup, and a server that
+    stays up answering 500 is restarted by no supervisor."""
+    logging.shutdown()
+    sys.stderr.flush()
+    os._exit(status)
+
 
 # loose on purpose: each server types its own events (hypercorn: TypedDicts)
 Scope_ = Mapping[str, Any]
@@ -62,6 +83,10 @@ _SSE_HEADERS = [
     (b"x-accel-buffering", b"no"),  # nginx: pass each event on at once
 ]
 _KEEPALIVE = b": keepalive\n\n"
+#: the largest piece of an SSE body given to the server in one send
+SEND_CHUNK = 64 * 1024
+#: how long a closed connection's streams may take to send what was queued
+FLUSH_SECONDS = 1.0
 
 
 def bearer_token(token: str) -> Authorize:
@@ -143,23 +168,33 @@ class AcpHttpApp:
         message = await receive()
         if message["type"] != "lifespan.startup":
             return
-        async with anyio.create_task_group() as task_group:
-            self.registry.task_group = task_group
-            task_group.start_soon(self.registry.sweep)
-            await send({"type": "lifespan.startup.complete"})
-            while (await receive())["type"] != "lifespan.shutdown":
-                pass
+        try:
+            async with anyio.create_task_group() as task_group:
+                self.registry.task_group = task_group
+                task_group.start_soon(self.registry.sweep)
+                await send({"type": "lifespan.startup.complete"})
+                while (await receive())["type"] != "lifespan.shutdown":
+                    pass
+                self.registry.task_group = None
+                await self.registry.close_all()
+                task_group.cancel_scope.cancel()
+        except Exception:
+            # the task group every connection runs in failed (each connection's
+            # own failures end that connection only): no connection can be
+            # served any more, so the process ends for its supervisor to see
+            log.critical("the server's shared task group failed", exc_info=True)
             self.registry.task_group = None
-            await self.registry.close_all()
-            task_group.cancel_scope.cancel()
+            with anyio.CancelScope(shield=True):
+                await self.registry.close_all()
+            end_process(EXIT_SHARED_FAILURE)
         await send({"type": "lifespan.shutdown.complete"})
 
     # -- HTTP --------------------------------------------------------------
 
     async def _http(self, scope: Scope_, receive: Receive, send: Send) -> None:
+        # every refusal is decided on the headers, before the body is read
         headers = _headers(scope)
-        receiving = _Receiving(receive)
-        receive = receiving
+        body = RequestBody(scope, headers, receive, self.limits)
         try:
             if scope["path"] != self.path:
                 raise Refusal(404, -32600, f"no ACP endpoint at {scope['path'][:100]}")
@@ -170,9 +205,9 @@ class AcpHttpApp:
                 raise Refusal(401, -32000, "Unauthorized")
             method = scope["method"]
             if method == "POST":
-                await self._post(headers, receive, send)
+                await self._post(headers, body, send)
             elif method == "GET":
-                await self._get(headers, receive, send)
+                await self._get(headers, body, send)
             elif method == "DELETE":
                 await self._delete(headers, send)
             else:
@@ -180,12 +215,13 @@ class AcpHttpApp:
                     405, -32600, f"method {method[:20]} not allowed on {self.path}"
                 )
         except Refusal as refusal:
-            await receiving.finish()
-            await self._refuse(send, refusal, None)
+            await self._refuse(body, send, refusal, None)
 
-    async def _refuse(self, send: Send, refusal: Refusal, request_id: object) -> None:
+    async def _refuse(
+        self, body: RequestBody, send: Send, refusal: Refusal, request_id: object
+    ) -> None:
         extra = [(b"www-authenticate", b"Bearer")] if refusal.status == 401 else []
-        await _respond(
+        await body.answer(
             send,
             refusal.status,
             _error_body(refusal.code, refusal.message, request_id),
@@ -193,15 +229,14 @@ class AcpHttpApp:
         )
 
     async def _post(
-        self, headers: Mapping[str, str], receive: Receive, send: Send
+        self, headers: Mapping[str, str], request: RequestBody, send: Send
     ) -> None:
         content_type = headers.get("content-type", "")
         if content_type.split(";", 1)[0].strip().lower() != "application/json":
-            await _drain(receive, self.limits.max_body_bytes)
             raise Refusal(415, -32600, "Content-Type must be application/json")
-        body = await _read_body(receive, self.limits.max_body_bytes)
+        body = await request.read()
         try:
-            envelope = decode_envelope(body)
+            envelope = decode_envelope(body, self.limits.max_nesting_depth)
         except MessageError as error:
             raise Refusal(error.status, error.code, error.message) from None
         request_id = None if envelope.id is msgspec.UNSET else envelope.id
@@ -224,7 +259,7 @@ class AcpHttpApp:
                 raise Refusal(409, -32600, "a WebSocket connection takes no POST")
             await connection.send(envelope, rule, body)
         except Refusal as refusal:
-            await self._refuse(send, refusal, request_id)
+            await self._refuse(request, send, refusal, request_id)
             return
         await _respond(send, 202, b"", [])
 
@@ -276,42 +311,55 @@ class AcpHttpApp:
     ) -> None:
         outbox.has_reader = True
         connection.open_streams += 1
-        keepalive = self.limits.keepalive_seconds
         try:
             await send(
                 {"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS}
             )
+            ended = False
             async with anyio.create_task_group() as task_group:
-                task_group.start_soon(
-                    _cancel_on_disconnect, receive, task_group.cancel_scope
-                )
-                while True:
-                    lines: list[bytes] | None = None
-                    with anyio.move_on_after(keepalive):
-                        lines = await outbox.take()
-                        if lines is None:
-                            break
-                    if lines is None:
-                        await send(
-                            {
-                                "type": "http.response.body",
-                                "body": _KEEPALIVE,
-                                "more_body": True,
-                            }
-                        )
-                        continue
-                    body = b"".join([b"data: " + line + b"\n\n" for line in lines])
-                    await send(
-                        {"type": "http.response.body", "body": body, "more_body": True}
-                    )
-                task_group.cancel_scope.cancel()
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
+                scope = task_group.cancel_scope
+                task_group.start_soon(_cancel_on_disconnect, receive, scope)
+                task_group.start_soon(_abandon_on_close, connection, scope)
+                await self._send_events(outbox, send)
+                ended = True
+                scope.cancel()
+            if ended:  # else abandoned: the server ends the response
+                with anyio.move_on_after(FLUSH_SECONDS):
+                    await send({"type": "http.response.body", "body": b""})
         except OSError:
             pass  # the client went away
         finally:
             outbox.has_reader = False
             connection.open_streams -= 1
             connection.last_active = anyio.current_time()
+
+    async def _send_events(self, outbox: Outbox, send: Send) -> None:
+        """Send what ``outbox`` gives as SSE events until it ends, in pieces
+        of at most ``SEND_CHUNK`` bytes (what a server holds of a send that
+        does not complete: the rest stays in the connection's budget)."""
+        keepalive = self.limits.keepalive_seconds
+        while True:
+            lines: list[bytes] | None = None
+            with anyio.move_on_after(keepalive):
+                lines = await outbox.take()
+                if lines is None:
+                    return
+            if lines is None:
+                await send(
+                    {
+                        "type": "http.response.body",
+                        "body": _KEEPALIVE,
+                        "more_body": True,
+                    }
+                )
+                continue
+            body = b"".join([b"data: " + line + b"\n\n" for line in lines])
+            for start in range(0, len(body), SEND_CHUNK):
+                piece = body[start : start + SEND_CHUNK]
+                await send(
+                    {"type": "http.response.body", "body": piece, "more_body": True}
+                )
+            outbox.delivered()
 
     async def _delete(self, headers: Mapping[str, str], send: Send) -> None:
         connection = self._connection(headers.get(CONNECTION_HEADER))
@@ -342,11 +390,11 @@ class AcpHttpApp:
         connection.open_streams += 1
         try:
             async with anyio.create_task_group() as task_group:
-                task_group.start_soon(
-                    self._ws_out, connection, send, task_group.cancel_scope
-                )
-                await self._ws_in(connection, receive, send)
-                task_group.cancel_scope.cancel()
+                sends = task_group.cancel_scope
+                task_group.start_soon(self._ws_out, connection, send, sends)
+                task_group.start_soon(_abandon_on_close, connection, sends)
+                await self._ws_read(connection, receive, send)
+                sends.cancel()
         except OSError:
             pass
         finally:
@@ -356,25 +404,17 @@ class AcpHttpApp:
     async def _ws_out(
         self, connection: Connection, send: Send, scope: anyio.CancelScope
     ) -> None:
-        while (lines := await connection.outbox.take()) is not None:
+        outbox = connection.outbox
+        while (lines := await outbox.take()) is not None:
             for line in lines:
                 await send(
                     {"type": "websocket.send", "text": line.decode("utf-8", "replace")}
                 )
+            outbox.delivered()
         # the connection ended (its agent, a stall, a limit): close the socket
         with anyio.move_on_after(1):
             await send({"type": "websocket.close", "code": 1000})
         scope.cancel()
-
-    async def _ws_in(
-        self, connection: Connection, receive: Receive, send: Send
-    ) -> None:
-        try:
-            await self._ws_read(connection, receive, send)
-        except TimeoutError:  # our answers waited stall_seconds: a reader gone
-            await connection.close(
-                f"its reader took nothing for {self.limits.stall_seconds} s"
-            )
 
     async def _ws_read(
         self, connection: Connection, receive: Receive, send: Send
@@ -392,9 +432,10 @@ class AcpHttpApp:
                 await send({"type": "websocket.close", "code": 1009})
                 return
             try:
-                envelope = decode_envelope(data)
+                envelope = decode_envelope(data, self.limits.max_nesting_depth)
             except MessageError as error:
-                error_line = _error_body(error.code, error.message)
+                ident = None if error.response else error.ident
+                error_line = _error_body(error.code, error.message, ident)
                 await connection.queue(connection.outbox, error_line)
                 continue
             try:
@@ -432,61 +473,14 @@ async def _respond(
     await send({"type": "http.response.body", "body": body})
 
 
-async def _read_body(receive: Receive, limit: int) -> bytes:
-    """The body, or :class:`Refusal` 413 once it is read past ``limit``.
-
-    An oversized body is still read to its end (and dropped): answering
-    before the client finished sending makes some servers (hypercorn's
-    HTTP/2) fail the whole connection.
-    """
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            raise Refusal(400, -32600, "the client went away")
-        chunk: bytes = message.get("body", b"")
-        size += len(chunk)
-        if size <= limit:
-            chunks.append(chunk)
-        elif chunks:
-            chunks = []  # over the limit: keep nothing more
-        if not message.get("more_body", False):
-            if size > limit:
-                raise Refusal(413, -32600, f"the body is over {limit} bytes")
-            return b"".join(chunks)
-
-
-class _Receiving:
-    """An ASGI ``receive`` that knows whether the request body was read to its end.
-
-    Every answer waits for the body to end (the rest is read and dropped):
-    answering an HTTP/2 request before its body ended makes hypercorn (0.18)
-    fail, with a KeyError, the connection and, on its trio worker, the server.
-    """
-
-    def __init__(self, receive: Receive) -> None:
-        self._receive = receive
-        self.ended = False
-
-    async def __call__(self) -> Message:
-        message: Message = await self._receive()
-        kind = message["type"]
-        if kind == "http.disconnect" or not message.get("more_body", False):
-            self.ended = True
-        return message
-
-    async def finish(self) -> None:
-        """Read (and drop) what is left of the body."""
-        while not self.ended:
-            await self()
-
-
-async def _drain(receive: Receive, limit: int) -> None:
-    try:
-        await _read_body(receive, limit)
-    except Refusal:
-        pass
+async def _abandon_on_close(connection: Connection, scope: anyio.CancelScope) -> None:
+    """Cancel ``scope`` (a stream's sends) once ``connection`` closed: at once
+    when it dropped what it held (a reader that does not read), else after
+    ``FLUSH_SECONDS`` (what was queued goes out first)."""
+    await connection.closed.wait()
+    if not connection.dropped:
+        await anyio.sleep(FLUSH_SECONDS)
+    scope.cancel()
 
 
 async def _cancel_on_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:

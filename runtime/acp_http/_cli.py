@@ -223,6 +223,8 @@ async def _serve(
     # hypercorn's lines ("Running on ...") through our logger, once: its own
     # stderr handler would print each a second time beside the root one
     config.errorlog = logging.getLogger("acp_http.hypercorn")
+    # a WebSocket frame past the app's bound is refused as it streams
+    config.websocket_max_message_size = limits.max_body_bytes
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
 
         async def stop() -> None:

@@ -16,11 +16,12 @@ from dataclasses import dataclass
 import anyio
 import anyio.abc
 import msgspec
+from acp_core import INVALID_REQUEST, encode_error, encode_id
 
 from ._agents import AgentHandle, AgentLauncher
 from ._limits import HttpLimits
 from ._lines import read_lines
-from ._outbox import Outbox
+from ._outbox import Budget, Outbox
 from ._routing import (
     ESTABLISHING,
     REATTACHING,
@@ -82,7 +83,9 @@ class Connection:
         self.agent = agent
         self.limits = limits
         self.single_stream = single_stream
-        self.outbox = Outbox(limits.max_queued_events, limits.max_queued_bytes)
+        #: what the connection holds for its readers, all streams together
+        self.budget = Budget(limits.max_queued_bytes)
+        self.outbox = Outbox(limits.max_queued_events, self.budget)
         self.sessions: dict[str, _Session] = {}
         self.pending: dict[str, _Pending] = {}
         # pending requests of _MAKING: sessions reserved, not yet named
@@ -95,6 +98,8 @@ class Connection:
         self._initialize_answer: bytes | None = None
         self._initialized = anyio.Event()
         self.close_reason = ""
+        #: closed with what it held dropped (:meth:`close`)
+        self.dropped = False
 
     # -- agent -> client ---------------------------------------------------
 
@@ -113,10 +118,6 @@ class Connection:
                 max_message_size=self.limits.max_body_bytes,
                 answer_sender=self._to_agent,
             )
-        except TimeoutError:  # (an OSError: first)
-            self.close_reason = (
-                f"a stream's reader took nothing for {self.limits.stall_seconds} s"
-            )
         except OSError:
             pass
         finally:
@@ -134,20 +135,57 @@ class Connection:
 
     async def _route(self, line: bytes) -> None:
         try:
-            envelope = decode_envelope(line)
-        except MessageError:
-            envelope = Envelope()
+            envelope = decode_envelope(line, self.limits.max_nesting_depth)
+        except MessageError as error:
+            if error.too_deep:
+                await self._refuse_deep(error)
+                return
+            envelope = Envelope()  # not a message: on the connection stream
         outbox = self._target(envelope, line)
         if outbox is not None:
             await self.queue(outbox, line)
 
+    async def _refuse_deep(self, error: MessageError) -> None:
+        """An agent line nested deeper than ``max_nesting_depth``, judged as
+        the engine judges one: a request answered -32600 to the agent, an
+        answer turned into an error answer for the client, a notification
+        dropped; one bounded log line."""
+        log.warning(
+            "connection %s: the agent sent a message nested deeper than %d"
+            " levels (id=%.64r)",
+            self.id,
+            self.limits.max_nesting_depth,
+            error.ident,
+        )
+        if error.ident is None:
+            return
+        answer = encode_error(encode_id(error.ident), INVALID_REQUEST, error.message)
+        if not error.response:
+            await self._to_agent(answer.rstrip(b"\n"))
+            return
+        line = answer.rstrip(b"\n")
+        outbox = self._target(decode_envelope(line), line)
+        if outbox is not None:
+            await self.queue(outbox, line)
+
     async def queue(self, outbox: Outbox, line: bytes) -> None:
-        """Put ``line`` on ``outbox``; TimeoutError after ``stall_seconds`` full."""
-        if outbox.full_for(len(line)):
-            with anyio.fail_after(self.limits.stall_seconds):
-                await outbox.put(line)
-        else:
-            await outbox.put(line)
+        """Put ``line`` on ``outbox`` once the connection has room for it
+        (``max_queued_bytes``, ``max_queued_events``); the sweep closes a
+        connection whose readers keep it waiting (:meth:`stalled`)."""
+        await outbox.put(line)
+
+    def outboxes(self) -> list[Outbox]:
+        """The connection's outboxes: its own stream's and each session's."""
+        return [self.outbox, *(entry.outbox for entry in self.sessions.values())]
+
+    def stalled(self, now: float) -> bool:
+        """Whether a message waited for its reader over ``stall_seconds``."""
+        limit = self.limits.stall_seconds
+        for outbox in self.outboxes():
+            since = outbox.waiting_since
+            if since is not None and now - since > limit:
+                return True
+        return False
 
     def _target(self, envelope: Envelope, line: bytes) -> Outbox | None:
         if envelope.is_response:
@@ -193,9 +231,7 @@ class Connection:
                 log.warning("connection %s: agent session id too long", self.id)
                 return
             limits = self.limits
-            entry = _Session(
-                Outbox(limits.max_queued_events, limits.max_queued_bytes), True
-            )
+            entry = _Session(Outbox(limits.max_queued_events, self.budget), True)
             self.sessions[session] = entry
         entry.owned = True
 
@@ -259,9 +295,7 @@ class Connection:
         if entry is None:
             self._check_session_room()
             limits = self.limits
-            entry = _Session(
-                Outbox(limits.max_queued_events, limits.max_queued_bytes), False
-            )
+            entry = _Session(Outbox(limits.max_queued_events, self.budget), False)
             self.sessions[session] = entry
         return entry.outbox
 
@@ -300,16 +334,24 @@ class Connection:
 
     # -- lifetime ----------------------------------------------------------
 
-    async def close(self, reason: str) -> None:
-        """End the agent and every stream (idempotent)."""
+    async def close(self, reason: str, *, drop: bool = False) -> None:
+        """End the agent and every stream (idempotent).
+
+        ``drop``: what is queued or being sent is dropped and every stream's
+        send abandoned at once (a reader that does not read); else the
+        streams get ``FLUSH_SECONDS`` to send what is queued.
+        """
         if self.closed.is_set():
             return
+        self.dropped = drop
         self.closed.set()
         if reason:
             log.info("connection %s closed: %s", self.id, reason[:200])
-        self.outbox.close()
-        for entry in self.sessions.values():
-            entry.outbox.close()
+        for outbox in self.outboxes():
+            if drop:
+                outbox.discard()
+            else:
+                outbox.close()
         await self.agent.aclose()
 
 
@@ -363,20 +405,48 @@ class Registry:
         return connection
 
     async def _run(self, connection: Connection) -> None:
+        # whatever fails here ends this connection, never the server's task group
         try:
             await connection.pump()
+        except Exception:
+            log.exception("connection %s failed", connection.id)
         finally:
             self.connections.pop(connection.id, None)
 
     async def sweep(self) -> None:
-        """Close idle connections, forever (run in the server's task group)."""
-        idle = self.limits.idle_seconds
+        """Close idle and stalled connections, forever (run in the server's
+        task group): a stalled one (:meth:`Connection.stalled`) with what it
+        holds dropped at once."""
+        limits = self.limits
+        idle, stall = limits.idle_seconds, limits.stall_seconds
         while True:
-            await anyio.sleep(min(idle / 4, 5.0))
+            await anyio.sleep(min(idle / 4, stall / 4, 5.0))
             now = anyio.current_time()
             for connection in list(self.connections.values()):
-                if connection.open_streams == 0 and now - connection.last_active > idle:
-                    await connection.close(f"idle for {idle} s")
+                if connection.closed.is_set():
+                    continue
+                if connection.stalled(now):
+                    reason = f"a reader kept a message waiting over {stall} s"
+                    self._close_soon(connection, reason, drop=True)
+                elif (
+                    connection.open_streams == 0 and now - connection.last_active > idle
+                ):
+                    self._close_soon(connection, f"idle for {idle} s")
+
+    def _close_soon(
+        self, connection: Connection, reason: str, *, drop: bool = False
+    ) -> None:
+        task_group = self.task_group
+        if task_group is None:
+            return
+        task_group.start_soon(self._close, connection, reason, drop)
+
+    @staticmethod
+    async def _close(connection: Connection, reason: str, drop: bool) -> None:
+        try:
+            await connection.close(reason, drop=drop)
+        except Exception:  # ends this connection only
+            log.exception("connection %s failed to close", connection.id)
 
     async def close_all(self) -> None:
         """Close every connection at once (server shutdown): each agent is

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 
+from acp_core import DEFAULT_MAX_NESTING_DEPTH
+
 __all__ = ["HttpLimits"]
 
 
@@ -18,12 +20,37 @@ class HttpLimits:
 
     Attributes:
         max_body_bytes: the largest POST body or WebSocket message (bytes);
-            a larger one is answered ``413`` (HTTP) or closes the socket with
-            code 1009.  Also the longest line an agent may write: a longer one
+            a larger one is answered ``413`` (HTTP: at once when its
+            ``Content-Length`` says so, else as soon as the bytes read pass
+            it; the rest is not read) or closes the socket with code 1009.
+            Give the server the same bound for WebSocket frames so that a
+            larger frame is refused as it streams, not held whole
+            (``python -m acp_http serve`` does: hypercorn's
+            ``websocket_max_message_size``; uvicorn ``--ws-max-size``).
+            Also the longest line an agent may write: a longer one
             is discarded while it streams and judged as the engine judges one
             (``acp_core.judge_oversized``: a request answered -32600, an
             answer turned into an error for the client, a notification
             dropped; the connection goes on).
+        max_nesting_depth: how deep a message may nest arrays and objects
+            (``acp_core.Limits.max_nesting_depth``, the same check), from
+            the client (a POST: ``400``; a WebSocket message: an error
+            answer) or the agent (judged as the engine judges it: a request
+            answered -32600, an answer turned into an error for the client,
+            a notification dropped).  Nothing decodes a deeper message; the
+            connection goes on.
+        body_seconds: how long a request's body may take to arrive, from its
+            headers.  Past it the request is answered ``408`` and the rest of
+            its body is not read.  A request refused for its headers (``401``,
+            ``404``, ``405``, ``413`` by ``Content-Length``, ``415``...) is
+            answered before any of its body is read.  Over HTTP/1.1 a request
+            answered before its body ended closes its TCP connection
+            (``Connection: close``).  Over HTTP/2 (hypercorn 0.18 cannot reset
+            a stream from the application, and fails the connection on data
+            for a stream it ended) the answer is sent at once and the stream
+            ends when its body does, what comes dropped as it arrives.  How
+            long a client may take over its request headers is the server's
+            setting (hypercorn and uvicorn: their keep-alive timeout, 5 s).
         max_connections: ACP connections (HTTP or WebSocket) a server holds at
             once, counted from the moment one's agent starts launching; one
             more ``initialize`` (or upgrade) is answered ``503``.
@@ -35,11 +62,18 @@ class HttpLimits:
             agent and still waits to answer; one more is answered ``429``.
         max_queued_events: messages queued for one SSE stream (or WebSocket)
             its reader has not taken; past it the agent's output waits
-            (backpressure), and past ``stall_seconds`` of waiting the
-            connection is closed: a reader that never reads costs no memory.
-        max_queued_bytes: the same bound in bytes of JSON text.
-        stall_seconds: how long agent output may wait on a full stream
-            before the connection is closed.
+            (backpressure).
+        max_queued_bytes: bytes of JSON text one connection holds for its
+            readers: queued on all its streams together (a session stream
+            nobody opened included) and being sent.  Past it the agent's
+            output waits (backpressure).
+        stall_seconds: how long a message may wait for its reader: queued
+            on a stream (opened or not) or in a send that does not complete
+            (a reader that stopped reading).  Past it the connection is
+            closed (checked every ``stall_seconds / 4``), its queues dropped
+            and every send of its streams abandoned: what a reader that does
+            not read costs is at most ``max_queued_bytes`` per connection,
+            for at most about ``1.25 * stall_seconds``.
         idle_seconds: a connection with no open stream and no request for
             this long is closed (its agent ended).
         initialize_seconds: how long the ``initialize`` POST waits for the
@@ -53,6 +87,8 @@ class HttpLimits:
     """
 
     max_body_bytes: int = 16 * 1024 * 1024
+    max_nesting_depth: int = DEFAULT_MAX_NESTING_DEPTH
+    body_seconds: float = 10.0
     max_connections: int = 1024
     max_sessions_per_connection: int = 64
     max_pending_requests: int = 128

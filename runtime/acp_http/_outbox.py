@@ -1,9 +1,14 @@
-"""One reader's queue of server -> client messages, bounded in count and bytes.
+"""One reader's queue of server -> client messages, bounded in count, bytes and time.
 
 The connection's pump puts each agent line on the outbox of the stream that
-carries it; the SSE response (or the WebSocket) takes them.  A full outbox
-makes :meth:`Outbox.put` wait: the agent's output waits with it
-(backpressure); the connection decides how long (``HttpLimits.stall_seconds``).
+carries it; the SSE response (or the WebSocket) takes them, sends them, and
+says so (:meth:`Outbox.delivered`).  The bytes of every outbox of one
+connection, queued or being sent, count against one :class:`Budget`
+(``HttpLimits.max_queued_bytes``): past it :meth:`Outbox.put` waits, and the
+agent's output waits with it (backpressure).  Each outbox knows since when its
+oldest message waits for its reader (:attr:`Outbox.waiting_since`): queued on
+a stream nobody reads, or in a send that does not complete; the connection is
+closed when that passes ``HttpLimits.stall_seconds`` (the registry's sweep).
 """
 
 from __future__ import annotations
@@ -12,31 +17,65 @@ from collections import deque
 
 import anyio
 
-__all__ = ["Outbox"]
+__all__ = ["Budget", "Outbox"]
+
+
+class Budget:
+    """The bytes one connection holds for its readers: queued and being sent."""
+
+    __slots__ = ("_freed", "limit", "used")
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.used = 0
+        self._freed = anyio.Event()
+
+    def room_for(self, size: int) -> bool:
+        """Whether ``size`` more bytes fit (any line fits when nothing is held)."""
+        return self.used == 0 or self.used + size <= self.limit
+
+    async def wait_freed(self) -> None:
+        """Until some bytes are released."""
+        if self._freed.is_set():
+            self._freed = anyio.Event()
+        await self._freed.wait()
+
+    def take(self, size: int) -> None:
+        self.used += size
+
+    def release(self, size: int) -> None:
+        self.used -= size
+        self._freed.set()
 
 
 class Outbox:
     """A bounded FIFO of message lines with one putter and one reader at a time."""
 
     __slots__ = (
+        "_budget",
         "_bytes",
         "_closed",
         "_items",
-        "_max_bytes",
         "_max_events",
+        "_queued_since",
         "_readable",
+        "_sending",
+        "_sending_since",
         "_writable",
         "has_reader",
     )
 
-    def __init__(self, max_events: int, max_bytes: int) -> None:
+    def __init__(self, max_events: int, budget: Budget) -> None:
         self._items: deque[bytes] = deque()
         self._bytes = 0
         self._max_events = max_events
-        self._max_bytes = max_bytes
+        self._budget = budget
         self._closed = False
         self._readable = anyio.Event()
         self._writable = anyio.Event()
+        self._queued_since: float | None = None
+        self._sending = 0
+        self._sending_since: float | None = None
         #: an SSE response (or a WebSocket) is taking from it
         self.has_reader = False
 
@@ -50,34 +89,50 @@ class Outbox:
 
     @property
     def queued_bytes(self) -> int:
-        """Bytes of the lines waiting."""
+        """Bytes of the lines waiting (not taken yet)."""
         return self._bytes
+
+    @property
+    def waiting_since(self) -> float | None:
+        """When the oldest message not delivered yet was queued (None: none)."""
+        sending, queued = self._sending_since, self._queued_since
+        if sending is None:
+            return queued
+        return sending if queued is None else min(sending, queued)
 
     def full_for(self, size: int) -> bool:
         """Whether a line of ``size`` bytes would have to wait.
 
-        A line larger than the byte bound alone still goes into an empty
-        outbox, so that no message is refused for its size here.
+        A line larger than the byte bound alone still goes in when the
+        connection holds nothing else, so that no message is refused for its
+        size here.
         """
         items = self._items
-        return bool(items) and (
-            len(items) >= self._max_events or self._bytes + size > self._max_bytes
-        )
+        full = bool(items) and len(items) >= self._max_events
+        return full or not self._budget.room_for(size)
 
     async def put(self, line: bytes) -> None:
         """Queue ``line`` once there is room (dropped if the outbox closes)."""
-        while self.full_for(len(line)) and not self._closed:
-            if self._writable.is_set():
-                self._writable = anyio.Event()
-            await self._writable.wait()
+        size = len(line)
+        while self.full_for(size) and not self._closed:
+            if self._items and len(self._items) >= self._max_events:
+                if self._writable.is_set():
+                    self._writable = anyio.Event()
+                await self._writable.wait()
+            else:
+                await self._budget.wait_freed()
         if self._closed:
             return
+        if not self._items:
+            self._queued_since = anyio.current_time()
         self._items.append(line)
-        self._bytes += len(line)
+        self._bytes += size
+        self._budget.take(size)
         self._readable.set()
 
     async def take(self) -> list[bytes] | None:
-        """Every line queued (at least one, waiting for it); None once closed and empty."""
+        """Every line queued (at least one, waiting for it); None once closed
+        and empty.  They count as being sent until :meth:`delivered`."""
         items = self._items
         while not items:
             if self._closed:
@@ -87,18 +142,29 @@ class Outbox:
             await self._readable.wait()
         taken = list(items)
         items.clear()
-        self._bytes = 0
+        self.delivered()  # what a reader took before, if it did not say so
+        self._sending, self._sending_since = self._bytes, self._queued_since
+        self._bytes, self._queued_since = 0, None
         self._writable.set()
         return taken
+
+    def delivered(self) -> None:
+        """What :meth:`take` gave was sent: its bytes are released."""
+        if self._sending:
+            self._budget.release(self._sending)
+        self._sending, self._sending_since = 0, None
 
     def close(self) -> None:
         """No more lines; the reader takes what is queued, then None."""
         self._closed = True
         self._readable.set()
         self._writable.set()
+        self._budget.release(0)  # a putter waiting on the budget sees it
 
     def discard(self) -> None:
-        """Close and drop what is queued (the connection is gone)."""
+        """Close and drop what is queued or being sent (the connection is gone)."""
         self._items.clear()
-        self._bytes = 0
+        self._budget.release(self._bytes + self._sending)
+        self._bytes, self._sending = 0, 0
+        self._queued_since = self._sending_since = None
         self.close()

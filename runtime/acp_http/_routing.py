@@ -32,10 +32,13 @@ from typing import Final
 
 import msgspec
 from acp_core import (
+    DEFAULT_MAX_NESTING_DEPTH,
     INVALID_REQUEST,
     PARSE_ERROR,
+    Id,
     InvalidMessage,
     Routing,
+    TooDeep,
     decode_routing,
 )
 
@@ -80,25 +83,54 @@ Envelope = Routing
 
 
 class MessageError(Exception):
-    """A body that is not one JSON-RPC message: the HTTP status and JSON-RPC code."""
+    """A body that is not one JSON-RPC message: the HTTP status and JSON-RPC code.
 
-    def __init__(self, status: int, code: int, message: str) -> None:
+    ``ident``: its ``id`` when one could be read; ``response``: it was meant
+    as an answer (an ``id``, no ``method``); ``too_deep``: it nests deeper
+    than the bound (``HttpLimits.max_nesting_depth``).
+    """
+
+    def __init__(
+        self,
+        status: int,
+        code: int,
+        message: str,
+        ident: Id = None,
+        *,
+        response: bool = False,
+        too_deep: bool = False,
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.code = code
         self.message = message
+        self.ident = ident
+        self.response = response
+        self.too_deep = too_deep
 
 
-def decode_envelope(data: bytes) -> Envelope:
+def decode_envelope(
+    data: bytes, max_depth: int = DEFAULT_MAX_NESTING_DEPTH
+) -> Envelope:
     """The routing view of one message; :class:`MessageError` if it is not one.
 
     Read by :func:`acp_core.decode_routing` (the engine's rules of what a
-    JSON-RPC message is); a batch (a JSON array) is refused with 501 as the
-    RFD says; invalid JSON with 400 / -32700; any other non-message with
-    400 / -32600.
+    JSON-RPC message is, ``max_depth`` its nesting bound); a message nested
+    deeper is refused with 400 / -32600 before anything decodes it; a batch
+    (a JSON array) with 501 as the RFD says; invalid JSON with 400 / -32700;
+    any other non-message with 400 / -32600.
     """
     try:
-        return decode_routing(data)
+        return decode_routing(data, max_depth)
+    except TooDeep as exc:
+        raise MessageError(
+            400,
+            exc.code,
+            exc.message,
+            exc.ident,
+            response=exc.response,
+            too_deep=True,
+        ) from None
     except InvalidMessage as exc:
         if exc.code != PARSE_ERROR and data.lstrip()[:1] == b"[":
             raise MessageError(
@@ -109,7 +141,9 @@ def decode_envelope(data: bytes) -> Envelope:
             if exc.code == PARSE_ERROR
             else exc.message
         )
-        raise MessageError(400, exc.code, text) from None
+        raise MessageError(
+            400, exc.code, text, exc.ident, response=exc.response
+        ) from None
 
 
 def id_key(value: int | str | msgspec.UnsetType | None) -> str | None:

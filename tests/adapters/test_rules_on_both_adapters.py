@@ -90,6 +90,25 @@ def test_request_nested_too_deep_is_answered_invalid_request_with_its_id(
     assert peer.initialize()["result"]["protocolVersion"] == 1
 
 
+def test_a_message_nested_deeper_than_max_nesting_depth_is_refused_before_any_decoding(
+    peer: RawPeer,
+) -> None:
+    # Limits.max_nesting_depth (128): the message's own object is level 1
+    def nested(depth: int) -> bytes:
+        inner = b"[" * (depth - 2) + b"]" * (depth - 2)
+        return (
+            b'{"jsonrpc":"2.0","id":41,"method":"initialize","params":{"protocolVersion":1,"x":%b}}'
+            % inner
+        )
+
+    peer.send(nested(129))
+    reply = peer.receive()
+    assert reply["id"] == 41 and reply["error"]["code"] == -32600
+    assert "nested deeper than 128" in reply["error"]["message"]
+    peer.send(nested(128))  # at the bound: read as usual
+    assert peer.receive()["result"]["protocolVersion"] == 1
+
+
 def test_unknown_method_is_method_not_found_and_invalid_params_name_the_path(
     peer: RawPeer,
 ) -> None:

@@ -34,7 +34,8 @@ def serving(
     sock: socket.socket | None = None,
     options: Sequence[str] = (),
 ) -> Iterator[Served]:
-    """Run ``app`` (module:attribute in tests/http) under ``kind``; yield its ``/acp`` URL."""
+    """Run ``app`` (module:attribute in tests/http) under ``kind`` (``options`` on
+    its command line); yield its ``/acp`` URL."""
     with http_servers.serving(
         kind, app, cwd=HERE, env=env, sock=sock, options=options
     ) as served:

@@ -8,7 +8,7 @@ import acp_core
 import msgspec
 import pytest
 from acp_http import HttpLimits
-from acp_http._outbox import Outbox
+from acp_http._outbox import Budget, Outbox
 from acp_http._routing import MessageError, Scope, decode_envelope, id_key, post_rule
 from acp_http._sse import SseReader
 
@@ -172,15 +172,17 @@ def test_an_over_long_sse_event_is_discarded_while_it_streams_and_given_by_its_e
     assert SseReader(8).feed(b": " + b"x" * 20 + b"\n\n") == []  # no message
 
 
-def test_an_outbox_is_full_by_count_or_bytes_but_takes_one_large_line() -> None:
-    outbox = Outbox(max_events=2, max_bytes=10)
-    assert not outbox.full_for(100)  # empty: even a line over the byte bound goes in
-    outbox._items.extend([b"12345678"])
-    outbox._bytes = 8
+def test_an_outbox_is_full_by_count_or_its_connections_bytes_but_takes_one_large_line() -> (
+    None
+):
+    budget = Budget(10)  # one connection's: every outbox of it counts
+    outbox = Outbox(2, budget)
+    assert not outbox.full_for(100)  # nothing held: even a line over the bound goes in
+    budget.take(8)  # held for another stream of the connection
     assert outbox.full_for(3) and not outbox.full_for(2)
-    outbox._items.append(b"1")
-    outbox._bytes = 9
-    assert outbox.full_for(1)  # the count bound
+    budget.release(8)
+    outbox._items.extend([b"1", b"2"])
+    assert outbox.full_for(0)  # the count bound
 
 
 def test_limits_are_positive_and_replaceable() -> None:
