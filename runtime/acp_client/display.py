@@ -13,6 +13,11 @@ from msgspec import UnsetType
 
 from acp_client.text import present, tag_of, text_of, visible
 
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 if TYPE_CHECKING:
     from acp_client.text import Notification
 
@@ -69,6 +74,14 @@ class Screen:
             self.write("\n")
             self.open_line = None
             self.held = 0
+
+    def unknown(self, message: acp_trio.UnknownVariant) -> None:
+        """One line for a message the agent's newer spec has and ours has not."""
+        tag = message.tag if isinstance(message.tag, str) else repr(message.tag)
+        self.line(
+            f"[{message.method}: a kind this client does not know "
+            f"({_cut(tag, 40)} at {_cut(message.path, 60)}): the agent speaks a newer spec]"
+        )
 
     def update(self, params: Notification) -> None:
         update: object = params.update

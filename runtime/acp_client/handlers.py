@@ -27,6 +27,11 @@ class ClientV1(v1.Client):
     async def session_update(self, params: v1.SessionNotification) -> None:
         self.app.screen.update(params)
 
+    async def unknown_variant(self, message: acp_trio.UnknownVariant) -> None:
+        """A message of an agent on a newer spec (an update kind we do not
+        know): shown as one line, not dropped silently."""
+        self.app.screen.unknown(message)
+
     async def session_request_permission(
         self, params: v1.RequestPermissionRequest
     ) -> v1.RequestPermissionResponse:
@@ -129,6 +134,11 @@ class ClientV2(v2.Client):
 
     def __init__(self, conn: acp_trio.ClientSideConnection[v2.Agent], app: App):
         self.app = app
+
+    async def unknown_variant(self, message: acp_trio.UnknownVariant) -> None:
+        """A message of an agent on a newer spec (an update kind we do not
+        know): shown as one line, not dropped silently."""
+        self.app.screen.unknown(message)
 
     async def session_update(self, params: v2.SessionNotification) -> None:
         self.app.screen.update(params)
