@@ -109,12 +109,9 @@ def clients(cache: Path) -> list[Client]:
             [*acp_client, "--", "{agent}"],
             notes=[
                 "By default acp-client offers protocol versions 1 and 2 in one `initialize`: its v1"
-                " fields and those of the 2.0.0-alpha.0 draft, merged (`acp_core.merge_initialize`)."
-                " The v2 draft of `@agentclientprotocol/sdk` 2.4.0 (`spec/v2`) requires `info`,"
-                " which the alpha.0 request does not declare (app.py builds it with both spellings;"
-                " the alpha.0 type keeps `clientInfo` only): the inspector reads the params as v2 and finds it"
-                " missing, and an agent on the 2.4.0 SDK's `experimental/v2` entry point refuses"
-                " the `initialize` (-32602, `info`: expected object). With `--protocol 1` it passes.",
+                " fields and those of both v2 drafts (2.0.0-alpha.0 and the 2.4.0 SDK's), merged"
+                " (`acp_core.merge_initialize`, which checks the message against every offered"
+                " version's schema); the check's agent answers v1.",
             ],
         ),
         Client(
