@@ -255,5 +255,9 @@ class ShutdownPlan:
         yield AwaitExit(self.kill_after, group)
         if self._left():
             yield SendSignal(_SIGKILL, group)
+            if group:
+                # a SIGKILL is delivered, not done: its members are gone only
+                # once the kernel ran them (a loaded machine takes a while)
+                yield AwaitExit(self.kill_after, group)
         if not self._exited:
             yield AwaitExit(None)  # reaped, always

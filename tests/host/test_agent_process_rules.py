@@ -37,12 +37,13 @@ def test_the_shutdown_plan_escalates_close_then_sigterm_then_sigkill_to_the_grou
     None
 ):
     plan = ShutdownPlan(PGID, GRACE, group_alive=lambda pgid: True)
-    assert steps(plan, [False, False, False, False, False, False]) == [
+    assert steps(plan, [False, False, False, False, False, False, False]) == [
         CloseInput(),
         AwaitExit(GRACE),
         SendSignal(signal.SIGTERM, group=True),
         AwaitExit(GRACE, group=True),
         SendSignal(signal.SIGKILL, group=True),
+        AwaitExit(GRACE, group=True),  # a SIGKILL is delivered: its members die
         AwaitExit(None),  # always reaped
     ]
 
