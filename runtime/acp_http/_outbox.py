@@ -13,8 +13,6 @@ closed when that passes ``HttpLimits.stall_seconds`` (the registry's sweep).
 
 from __future__ import annotations
 
-from collections import deque
-
 import anyio
 
 from ._signal import Signal
@@ -66,7 +64,9 @@ class Outbox:
     )
 
     def __init__(self, max_events: int, budget: Budget) -> None:
-        self._items: deque[bytes] = deque()
+        # appended to, then taken whole: a list (a deque allocates a block of
+        # 64 slots at once, for each outbox of each idle connection)
+        self._items: list[bytes] = []
         self._bytes = 0
         self._max_events = max_events
         self._budget = budget
@@ -131,13 +131,11 @@ class Outbox:
     async def take(self) -> list[bytes] | None:
         """Every line queued (at least one, waiting for it); None once closed
         and empty.  They count as being sent until :meth:`delivered`."""
-        items = self._items
-        while not items:
+        while not self._items:
             if self._closed:
                 return None
             await self._readable.wait()
-        taken = list(items)
-        items.clear()
+        taken, self._items = self._items, []
         self.delivered()  # what a reader took before, if it did not say so
         self._sending, self._sending_since = self._bytes, self._queued_since
         self._bytes, self._queued_since = 0, None
