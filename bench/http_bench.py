@@ -24,6 +24,12 @@ All in one run, so that the ratios share the machine's state:
   streams, divided by their number; ours over HTTP/2, HTTP/1.1 and WebSocket,
   the official SDK's over its Streamable HTTP, each in a server of its own.
 
+The floor of the HTTP versions, with no ACP at all (``http_bench_apps:bare``,
+an empty 202): one POST's round trip and its CPU time over HTTP/2 and
+HTTP/1.1 (httpx against hypercorn), and the server's memory per idle
+keep-alive connection of each.  What ours over HTTP/2 costs beyond ours over
+HTTP/1.1 is this difference, the servers' and httpx's own.
+
 The load average is printed with the figures: quote it with them.
 
 Timings are reported, never asserted; quote the ratios, not the absolute
@@ -229,6 +235,66 @@ async def their_idle(url: str, pid: int, count: int) -> float:
     return (after - before) / count
 
 
+# -- the floor: a bare POST ------------------------------------------------------
+
+BARE_BODY = (
+    b'{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":'
+    b'{"sessionId":"bench","prompt":[{"type":"text","text":"1"}]}}'
+)
+
+
+async def bare_posts(url: Any, http2: bool, rounds: int, trips: Trips) -> None:
+    import httpx
+
+    async with httpx.AsyncClient(http1=not http2, http2=http2) as client:
+        headers = {"content-type": "application/json"}
+        await client.post(url, content=BARE_BODY, headers=headers)  # warm
+        started = trips.start(url.pid)
+        for _ in range(rounds):
+            start = time.perf_counter()
+            await client.post(url, content=BARE_BODY, headers=headers)
+            trips.times.append(time.perf_counter() - start)
+        trips.stop(url.pid, started)
+
+
+async def bare_idle(url: Any, http2: bool, count: int) -> float:
+    import httpx
+
+    clients = [
+        httpx.AsyncClient(http1=not http2, http2=http2) for _ in range(count + 1)
+    ]
+    await clients[0].post(url, content=BARE_BODY)
+    await trio.sleep(0.5)
+    before = rss_kib(url.pid)
+    for client in clients[1:]:
+        await client.post(url, content=BARE_BODY)
+    await trio.sleep(0.5)
+    after = rss_kib(url.pid)
+    for client in clients:
+        await client.aclose()
+    return (after - before) / count
+
+
+def floor(rounds: int, idle: int) -> dict[str, tuple[Trips, float]]:
+    """HTTP/2 and HTTP/1.1 with no ACP: POST round trips (interleaved) and
+    memory per idle keep-alive connection (a server each)."""
+    versions = {"bare HTTP/2": True, "bare HTTP/1.1": False}
+    trips = {name: Trips() for name in versions}
+    with serving(
+        "hypercorn-asyncio", "http_bench_apps:bare", cwd=Path(HERE), env=ENV
+    ) as url:
+        for _ in range(LATENCY_ROUNDS):
+            for name, http2 in versions.items():
+                trio.run(bare_posts, url, http2, rounds, trips[name])
+    memory = {}
+    for name, http2 in versions.items():
+        with serving(
+            "hypercorn-asyncio", "http_bench_apps:bare", cwd=Path(HERE), env=ENV
+        ) as url:
+            memory[name] = trio.run(bare_idle, url, http2, idle)
+    return {name: (trips[name], memory[name]) for name in versions}
+
+
 # -- the run -------------------------------------------------------------------
 
 
@@ -315,6 +381,7 @@ def run(args: argparse.Namespace) -> None:
             "theirs", lambda url: asyncio.run(their_idle(url, url.pid, idle))
         ),
     }
+    bare = floor(per_round, idle)
 
     print(f"{os.cpu_count()} CPUs; load average {load_before} before, {_load()} after")
     base = statistics.median(latency["stdio"].times)
@@ -357,6 +424,18 @@ def run(args: argparse.Namespace) -> None:
     for name, kib in memory.items():
         print(
             f"  {name:18} {kib:7.1f} KiB  ({kib / theirs_kib:.2f}x the official SDK's)"
+        )
+    print(
+        "the floor, no ACP (an empty 202): a POST round trip (median, p90; CPU ms:"
+        " server, client), memory per idle keep-alive connection"
+    )
+    for name, (trips, kib) in bare.items():
+        times = trips.times
+        print(
+            f"  {name:18} {statistics.median(times) * 1e3:7.2f} ms"
+            f"  {statistics.quantiles(times, n=10)[-1] * 1e3:7.2f} ms"
+            f"  cpu {trips.server_cpu / len(times) * 1e3:5.2f}"
+            f" {trips.client_cpu / len(times) * 1e3:5.2f}  {kib:7.1f} KiB"
         )
 
 
