@@ -6,10 +6,13 @@ All in one run, so that the ratios share the machine's state:
 
 - **latency**: the median round trip of a one-update prompt (request, one
   ``session/update``, answer), sequential, over stdio (``acp_trio.spawn_agent``),
-  our Streamable HTTP (HTTP/2, hypercorn), our WebSocket, and the official
-  Python SDK 0.12.1's Streamable HTTP (its client against its ASGI app); the
-  latency each adds beside stdio, per round trip and per message crossing
-  (half a round trip);
+  our Streamable HTTP (HTTP/2 and HTTP/1.1, hypercorn), our WebSocket, and the
+  official Python SDK 0.12.1's Streamable HTTP (its client against its ASGI
+  app), in rounds that take every transport in turn (the median of all round
+  trips of each); the latency each adds beside stdio, per round trip and per
+  message crossing (half a round trip), and the CPU time one round trip costs
+  the server (its process group) and the client (this process): the CPU
+  time is steadier than the latency on a shared machine;
 - **messages/s per worker**: 4 concurrent connections, each sending prompts
   that stream 50 updates, through one hypercorn worker (asyncio, as the
   official SDK needs); ours (HTTP/2, HTTP/1.1, WebSocket) against the
@@ -17,7 +20,17 @@ All in one run, so that the ratios share the machine's state:
   transport in turn (the median of each), so that a change of the machine's
   load hits all of them alike;
 - **memory per idle connection**: the server's resident memory grown by
-  50 connections each holding a session and its streams, divided by 50.
+  100 connections (40 with ``--quick``) each holding a session and its
+  streams, divided by their number; ours over HTTP/2, HTTP/1.1 and WebSocket,
+  the official SDK's over its Streamable HTTP, each in a server of its own.
+
+The floor of the HTTP versions, with no ACP at all (``http_bench_apps:bare``,
+an empty 202): one POST's round trip and its CPU time over HTTP/2 and
+HTTP/1.1 (httpx against hypercorn), and the server's memory per idle
+keep-alive connection of each.  What ours over HTTP/2 costs beyond ours over
+HTTP/1.1 is this difference, the servers' and httpx's own.
+
+The load average is printed with the figures: quote it with them.
 
 Timings are reported, never asserted; quote the ratios, not the absolute
 times, of a loaded machine.
@@ -35,14 +48,19 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import acp_http
-import acp_trio
-import trio
-from acp_schema import v1
-from http_servers import rss_kib, serving
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+# this checkout's packages, in this process as in the servers (ENV)
+for _folder in ("generated", "runtime"):
+    if os.path.join(ROOT, _folder) not in sys.path:
+        sys.path.insert(0, os.path.join(ROOT, _folder))
+
+import acp_http  # noqa: E402
+import acp_trio  # noqa: E402
+import trio  # noqa: E402
+from acp_schema import v1  # noqa: E402
+from http_servers import cpu_seconds, rss_kib, serving  # noqa: E402
+
 ENV = {
     **os.environ,
     "PYTHONPATH": os.pathsep.join(
@@ -52,6 +70,7 @@ ENV = {
 UPDATES = 50  # per prompt, throughput workload
 CLIENTS = 4
 ROUNDS = 3  # throughput rounds, each over every transport in turn
+LATENCY_ROUNDS = 4  # latency rounds, each over every transport in turn
 
 
 class OurClient:
@@ -86,15 +105,35 @@ async def _our_session(conn: Any) -> None:
     await conn.agent.session_new(v1.NewSessionRequest(cwd="/", mcp_servers=[]))
 
 
-async def our_latency(connect: Connect, rounds: int) -> list[float]:
+class Trips:
+    """Round trips of one transport, and the CPU time they cost."""
+
+    def __init__(self) -> None:
+        self.times: list[float] = []
+        self.server_cpu = 0.0
+        self.client_cpu = 0.0
+
+    def start(self, server: int | None) -> tuple[float, float]:
+        return (cpu_seconds(server) if server else 0.0, time.process_time())
+
+    def stop(self, server: int | None, started: tuple[float, float]) -> None:
+        self.client_cpu += time.process_time() - started[1]
+        if server:
+            self.server_cpu += cpu_seconds(server) - started[0]
+
+
+async def our_latency(
+    connect: Connect, rounds: int, server: int | None, trips: Trips
+) -> None:
     async with connect() as conn:
         await _our_session(conn)
-        times = []
+        await conn.agent.session_prompt(prompt(1))  # warm
+        started = trips.start(server)
         for _ in range(rounds):
             start = time.perf_counter()
             await conn.agent.session_prompt(prompt(1))
-            times.append(time.perf_counter() - start)
-        return times
+            trips.times.append(time.perf_counter() - start)
+        trips.stop(server, started)
 
 
 async def our_throughput(connect: Connect, prompts: int) -> float:
@@ -127,9 +166,8 @@ async def our_idle(connect: Connect, pid: int, count: int) -> float:
         await ready.acquire()
         await trio.sleep(0.5)
         before = rss_kib(pid)
-        for _ in range(count):
+        for _ in range(count):  # one after the other, as their_idle does
             nursery.start_soon(hold)
-        for _ in range(count):
             await ready.acquire()
         await trio.sleep(0.5)
         after = rss_kib(pid)
@@ -157,15 +195,16 @@ async def _their_prompt(conn: Any, count: int) -> None:
     await conn.prompt(session_id="bench", prompt=[acp.text_block(str(count))])
 
 
-async def their_latency(url: str, rounds: int) -> list[float]:
+async def their_latency(url: str, rounds: int, server: int, trips: Trips) -> None:
     conn, _ = await _their_session(url)
-    times = []
+    await _their_prompt(conn, 1)  # warm
+    started = trips.start(server)
     for _ in range(rounds):
         start = time.perf_counter()
         await _their_prompt(conn, 1)
-        times.append(time.perf_counter() - start)
+        trips.times.append(time.perf_counter() - start)
+    trips.stop(server, started)
     await conn.close()
-    return times
 
 
 async def their_throughput(url: str, prompts: int) -> float:
@@ -196,11 +235,94 @@ async def their_idle(url: str, pid: int, count: int) -> float:
     return (after - before) / count
 
 
+# -- the floor: a bare POST ------------------------------------------------------
+
+BARE_BODY = (
+    b'{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":'
+    b'{"sessionId":"bench","prompt":[{"type":"text","text":"1"}]}}'
+)
+
+
+async def bare_posts(url: Any, http2: bool, rounds: int, trips: Trips) -> None:
+    import httpx
+
+    async with httpx.AsyncClient(http1=not http2, http2=http2) as client:
+        headers = {"content-type": "application/json"}
+        await client.post(url, content=BARE_BODY, headers=headers)  # warm
+        started = trips.start(url.pid)
+        for _ in range(rounds):
+            start = time.perf_counter()
+            await client.post(url, content=BARE_BODY, headers=headers)
+            trips.times.append(time.perf_counter() - start)
+        trips.stop(url.pid, started)
+
+
+async def bare_idle(url: Any, http2: bool, count: int) -> float:
+    import httpx
+
+    clients = [
+        httpx.AsyncClient(http1=not http2, http2=http2) for _ in range(count + 1)
+    ]
+    await clients[0].post(url, content=BARE_BODY)
+    await trio.sleep(0.5)
+    before = rss_kib(url.pid)
+    for client in clients[1:]:
+        await client.post(url, content=BARE_BODY)
+    await trio.sleep(0.5)
+    after = rss_kib(url.pid)
+    for client in clients:
+        await client.aclose()
+    return (after - before) / count
+
+
+def floor(rounds: int, idle: int) -> dict[str, tuple[Trips, float]]:
+    """HTTP/2 and HTTP/1.1 with no ACP: POST round trips (interleaved) and
+    memory per idle keep-alive connection (a server each)."""
+    versions = {"bare HTTP/2": True, "bare HTTP/1.1": False}
+    trips = {name: Trips() for name in versions}
+    with serving(
+        "hypercorn-asyncio", "http_bench_apps:bare", cwd=Path(HERE), env=ENV
+    ) as url:
+        for _ in range(LATENCY_ROUNDS):
+            for name, http2 in versions.items():
+                trio.run(bare_posts, url, http2, rounds, trips[name])
+    memory = {}
+    for name, http2 in versions.items():
+        with serving(
+            "hypercorn-asyncio", "http_bench_apps:bare", cwd=Path(HERE), env=ENV
+        ) as url:
+            memory[name] = trio.run(bare_idle, url, http2, idle)
+    return {name: (trips[name], memory[name]) for name in versions}
+
+
 # -- the run -------------------------------------------------------------------
 
 
+def _load() -> str:
+    return " ".join(f"{load:.2f}" for load in os.getloadavg())
+
+
+def connector(url: str, http2: bool | None) -> Connect:
+    """Our client of ``url``: HTTP/2 (True), HTTP/1.1 (False), WebSocket (None)."""
+    if http2 is None:
+        ws = url.replace("http", "ws", 1)
+        return lambda: acp_http.connect_websocket(ws, OurClient)
+    return lambda: acp_http.connect_http(url, OurClient, http2=http2)
+
+
+def idle_memory(app: str, measure: Callable[[Any], float]) -> float:
+    """``measure`` (KiB per connection) against a fresh server of ``app``
+    (``ours``, ``theirs``): each figure starts from the same state."""
+    with serving(
+        "hypercorn-asyncio", f"http_bench_apps:{app}", cwd=Path(HERE), env=ENV
+    ) as url:
+        return measure(url)
+
+
 def run(args: argparse.Namespace) -> None:
-    rounds, prompts, idle = (100, 10, 20) if args.quick else (400, 40, 50)
+    rounds, prompts, idle = (100, 10, 40) if args.quick else (400, 40, 100)
+    per_round = rounds // LATENCY_ROUNDS
+    load_before = _load()
     stdio_agent = [sys.executable, os.path.join(HERE, "http_bench_apps.py")]
 
     def stdio() -> Any:
@@ -211,24 +333,29 @@ def run(args: argparse.Namespace) -> None:
         serving(kind, "http_bench_apps:ours", cwd=cwd, env=ENV) as ours,
         serving(kind, "http_bench_apps:theirs", cwd=cwd, env=ENV) as theirs,
     ):
-        ws = ours.replace("http", "ws", 1)
+        http = connector(ours, True)
+        http1 = connector(ours, False)
+        websocket = connector(ours, None)
 
-        def http() -> Any:
-            return acp_http.connect_http(ours, OurClient, http2=True)
-
-        def http1() -> Any:
-            return acp_http.connect_http(ours, OurClient, http2=False)
-
-        def websocket() -> Any:
-            return acp_http.connect_websocket(ws, OurClient)
-
-        latency = {
-            "stdio": trio.run(our_latency, stdio, rounds),
-            "ours HTTP/2": trio.run(our_latency, http, rounds),
-            "ours HTTP/1.1": trio.run(our_latency, http1, rounds),
-            "ours WebSocket": trio.run(our_latency, websocket, rounds),
-            "official SDK HTTP": asyncio.run(their_latency(theirs, rounds)),
+        runs: dict[str, Callable[[Trips], None]] = {
+            "stdio": lambda t: trio.run(our_latency, stdio, per_round, None, t),
+            "ours HTTP/2": lambda t: trio.run(
+                our_latency, http, per_round, ours.pid, t
+            ),
+            "ours HTTP/1.1": lambda t: trio.run(
+                our_latency, http1, per_round, ours.pid, t
+            ),
+            "ours WebSocket": lambda t: trio.run(
+                our_latency, websocket, per_round, ours.pid, t
+            ),
+            "official SDK HTTP": lambda t: asyncio.run(
+                their_latency(theirs, per_round, theirs.pid, t)
+            ),
         }
+        latency = {name: Trips() for name in runs}
+        for _ in range(LATENCY_ROUNDS):
+            for name, trip in runs.items():
+                trip(latency[name])
         measures: dict[str, Callable[[], float]] = {
             "ours HTTP/2": lambda: trio.run(our_throughput, http, prompts),
             "ours HTTP/1.1": lambda: trio.run(our_throughput, http1, prompts),
@@ -240,18 +367,37 @@ def run(args: argparse.Namespace) -> None:
             for name, measure in measures.items():
                 rates[name].append(measure())
         throughput = {name: statistics.median(r) for name, r in rates.items()}
-        memory = {
-            "ours HTTP/2": trio.run(our_idle, http, ours.pid, idle),
-            "official SDK HTTP": asyncio.run(their_idle(theirs, theirs.pid, idle)),
-        }
+    memory = {
+        "ours HTTP/2": idle_memory(
+            "ours", lambda url: trio.run(our_idle, connector(url, True), url.pid, idle)
+        ),
+        "ours HTTP/1.1": idle_memory(
+            "ours", lambda url: trio.run(our_idle, connector(url, False), url.pid, idle)
+        ),
+        "ours WebSocket": idle_memory(
+            "ours", lambda url: trio.run(our_idle, connector(url, None), url.pid, idle)
+        ),
+        "official SDK HTTP": idle_memory(
+            "theirs", lambda url: asyncio.run(their_idle(url, url.pid, idle))
+        ),
+    }
+    bare = floor(per_round, idle)
 
-    base = statistics.median(latency["stdio"])
+    print(f"{os.cpu_count()} CPUs; load average {load_before} before, {_load()} after")
+    base = statistics.median(latency["stdio"].times)
     print(
-        f"latency: a one-update prompt, {rounds} sequential round trips (median, p90)"
+        f"latency: a one-update prompt, {LATENCY_ROUNDS} interleaved rounds x"
+        f" {per_round} sequential round trips (median, p90; CPU ms per round trip:"
+        " server, client)"
     )
-    for name, times in latency.items():
+    for name, measured in latency.items():
+        times = measured.times
         median = statistics.median(times)
         p90 = statistics.quantiles(times, n=10)[-1]
+        cpu = (
+            f"  cpu {measured.server_cpu / len(times) * 1e3:5.2f}"
+            f" {measured.client_cpu / len(times) * 1e3:5.2f}"
+        )
         added = (
             ""
             if name == "stdio"
@@ -260,7 +406,7 @@ def run(args: argparse.Namespace) -> None:
                 f"+{(median - base) * 5e2:.2f} ms per message ({median / base:.1f}x stdio)"
             )
         )
-        print(f"  {name:18} {median * 1e3:7.2f} ms  {p90 * 1e3:7.2f} ms{added}")
+        print(f"  {name:18} {median * 1e3:7.2f} ms  {p90 * 1e3:7.2f} ms{cpu}{added}")
     theirs_rate = throughput["official SDK HTTP"]
     print(
         f"messages/s, one hypercorn worker, {CLIENTS} connections x {prompts} prompts"
@@ -270,12 +416,27 @@ def run(args: argparse.Namespace) -> None:
         print(
             f"  {name:18} {rate:9.0f} msg/s  ({rate / theirs_rate:.2f}x the official SDK's HTTP; goal 3x)"
         )
-    print(f"memory per idle connection (a session and its streams), {idle} connections")
-    for name, kib in memory.items():
-        print(f"  {name:18} {kib:7.1f} KiB")
     print(
-        f"  ours / official SDK: {memory['ours HTTP/2'] / max(memory['official SDK HTTP'], 0.1):.2f}x"
+        f"memory per idle connection (a session and its streams), {idle} connections,"
+        " a server each"
     )
+    theirs_kib = max(memory["official SDK HTTP"], 0.1)
+    for name, kib in memory.items():
+        print(
+            f"  {name:18} {kib:7.1f} KiB  ({kib / theirs_kib:.2f}x the official SDK's)"
+        )
+    print(
+        "the floor, no ACP (an empty 202): a POST round trip (median, p90; CPU ms:"
+        " server, client), memory per idle keep-alive connection"
+    )
+    for name, (trips, kib) in bare.items():
+        times = trips.times
+        print(
+            f"  {name:18} {statistics.median(times) * 1e3:7.2f} ms"
+            f"  {statistics.quantiles(times, n=10)[-1] * 1e3:7.2f} ms"
+            f"  cpu {trips.server_cpu / len(times) * 1e3:5.2f}"
+            f" {trips.client_cpu / len(times) * 1e3:5.2f}  {kib:7.1f} KiB"
+        )
 
 
 def main() -> None:

@@ -4,6 +4,8 @@
 ``theirs``: the same agent written with the official Python SDK 0.12.1 in its
 ``acp.http.asgi.create_asgi_app``.  A prompt whose text is a number N streams
 N ``agent_message_chunk`` updates, then ends the turn.
+``bare``: no ACP at all, a 202 to every request: the floor of one POST
+over HTTP/2 and HTTP/1.1 under the same server.
 ``python http_bench_apps.py`` serves :class:`BenchAgent` on stdio.
 """
 
@@ -84,6 +86,21 @@ def _theirs() -> Any:
 
 
 theirs = _theirs()
+
+
+async def bare(scope: Any, receive: Any, send: Any) -> None:
+    """An empty 202 to every request (lifespan: started and stopped)."""
+    if scope["type"] == "lifespan":
+        while (await receive())["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        await send({"type": "lifespan.shutdown.complete"})
+        return
+    while (await receive()).get("more_body"):
+        pass
+    headers = [(b"content-length", b"0")]
+    await send({"type": "http.response.start", "status": 202, "headers": headers})
+    await send({"type": "http.response.body", "body": b""})
+
 
 if __name__ == "__main__":
     import acp_trio

@@ -17,7 +17,15 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["SERVERS", "Served", "listening_socket", "rss_kib", "serving", "stop"]
+__all__ = [
+    "SERVERS",
+    "Served",
+    "cpu_seconds",
+    "listening_socket",
+    "rss_kib",
+    "serving",
+    "stop",
+]
 
 #: server kind -> the command serving ASGI app ``APP`` from socket ``FD``
 SERVERS: Mapping[str, Sequence[str]] = {
@@ -53,27 +61,44 @@ class Served(str):
     process: subprocess.Popen[bytes]
 
 
-def rss_kib(group: int) -> int:
-    """The resident memory (KiB) of process group ``group``: the server and its
-    worker processes (hypercorn runs its worker in a child process)."""
-    total = 0
+def _group_stats(group: int) -> list[tuple[str, list[str]]]:
+    """``(pid, fields of /proc/PID/stat after the name)`` of each process of
+    process group ``group`` (the server and its workers: hypercorn runs its
+    worker in a child process)."""
+    found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
             with open(f"/proc/{entry}/stat") as stat:
                 fields = stat.read().rsplit(")", 1)[1].split()
-            if int(fields[2]) != group:
-                continue
-            with open(f"/proc/{entry}/status") as status:
+        except OSError:
+            continue  # a process that ended meanwhile
+        if len(fields) > 12 and int(fields[2]) == group:
+            found.append((entry, fields))
+    if not found:
+        raise RuntimeError(f"no process in group {group}")
+    return found
+
+
+def rss_kib(group: int) -> int:
+    """The resident memory (KiB) of process group ``group``."""
+    total = 0
+    for pid, _ in _group_stats(group):
+        try:
+            with open(f"/proc/{pid}/status") as status:
                 for line in status:
                     if line.startswith("VmRSS:"):
                         total += int(line.split()[1])
         except (OSError, IndexError, ValueError):
             continue  # a process that ended meanwhile
-    if total == 0:
-        raise RuntimeError(f"no process in group {group}")
     return total
+
+
+def cpu_seconds(group: int) -> float:
+    """The CPU time (user and system, seconds) process group ``group`` used so far."""
+    ticks = sum(int(f[11]) + int(f[12]) for _, f in _group_stats(group))
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 @contextmanager

@@ -26,6 +26,7 @@ from acp_host import GROUP_POLL, AwaitExit, ShutdownPlan, group_alive
 from anyio.streams.stapled import StapledByteStream
 
 from ._seam import SeamStream
+from ._signal import Signal
 
 __all__ = ["AgentHandle", "AgentLauncher", "CommandAgent", "InProcessAgent"]
 
@@ -62,7 +63,9 @@ class _InProcessHandle:
         self._stream = stream
         self._scope = scope
         self._grace = grace
-        self.done = anyio.Event()
+        #: the agent's task ended (:meth:`ended` says so)
+        self.done = False
+        self._ended = Signal()
 
     @property
     def stream(self) -> anyio.abc.ByteStream:
@@ -71,8 +74,14 @@ class _InProcessHandle:
     async def aclose(self) -> None:
         await anyio.aclose_forcefully(self._stream)  # the agent reads EOF
         with anyio.move_on_after(self._grace, shield=True):
-            await self.done.wait()
+            while not self.done:
+                await self._ended.wait()
         self._scope.cancel()
+
+    def ended(self) -> None:
+        """The agent's task ended."""
+        self.done = True
+        self._ended.wake()
 
 
 class InProcessAgent:
@@ -99,11 +108,11 @@ class InProcessAgent:
         stream = SeamStream(ours)
         scope = anyio.CancelScope()
         handle = _InProcessHandle(stream, scope, grace)
-        task_group.start_soon(self._serve, theirs, scope, handle.done)
+        task_group.start_soon(self._serve, theirs, scope, handle)
         return handle
 
     async def _serve(
-        self, end: SeamEnd, scope: anyio.CancelScope, done: anyio.Event
+        self, end: SeamEnd, scope: anyio.CancelScope, handle: _InProcessHandle
     ) -> None:
         # whatever fails here ends this connection, never the server's task group
         try:
@@ -116,7 +125,7 @@ class InProcessAgent:
             log.exception("an in-process agent failed")
         finally:
             end.close()
-            done.set()
+            handle.ended()
 
     async def _serve_trio(self, end: SeamEnd) -> None:
         import acp_trio

@@ -41,7 +41,7 @@ import msgspec
 
 from ._agents import AgentLauncher
 from ._body import RequestBody
-from ._connection import Connection, Refusal, Registry
+from ._connection import FLUSH_SECONDS, Connection, Refusal, Registry
 from ._guard import HostGuard
 from ._limits import HttpLimits
 from ._outbox import Outbox
@@ -85,8 +85,6 @@ _SSE_HEADERS = [
 _KEEPALIVE = b": keepalive\n\n"
 #: the largest piece of an SSE body given to the server in one send
 SEND_CHUNK = 64 * 1024
-#: how long a closed connection's streams may take to send what was queued
-FLUSH_SECONDS = 1.0
 
 
 def bearer_token(token: str) -> Authorize:
@@ -319,8 +317,8 @@ class AcpHttpApp:
             async with anyio.create_task_group() as task_group:
                 scope = task_group.cancel_scope
                 task_group.start_soon(_cancel_on_disconnect, receive, scope)
-                task_group.start_soon(_abandon_on_close, connection, scope)
-                await self._send_events(outbox, send)
+                with connection.abandoning(scope):
+                    await self._send_events(outbox, send)
                 ended = True
                 scope.cancel()
             if ended:  # else abandoned: the server ends the response
@@ -392,8 +390,8 @@ class AcpHttpApp:
             async with anyio.create_task_group() as task_group:
                 sends = task_group.cancel_scope
                 task_group.start_soon(self._ws_out, connection, send, sends)
-                task_group.start_soon(_abandon_on_close, connection, sends)
-                await self._ws_read(connection, receive, send)
+                with connection.abandoning(sends):
+                    await self._ws_read(connection, receive, send)
                 sends.cancel()
         except OSError:
             pass
@@ -471,16 +469,6 @@ async def _respond(
         {"type": "http.response.start", "status": status, "headers": all_headers}
     )
     await send({"type": "http.response.body", "body": body})
-
-
-async def _abandon_on_close(connection: Connection, scope: anyio.CancelScope) -> None:
-    """Cancel ``scope`` (a stream's sends) once ``connection`` closed: at once
-    when it dropped what it held (a reader that does not read), else after
-    ``FLUSH_SECONDS`` (what was queued goes out first)."""
-    await connection.closed.wait()
-    if not connection.dropped:
-        await anyio.sleep(FLUSH_SECONDS)
-    scope.cancel()
 
 
 async def _cancel_on_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:

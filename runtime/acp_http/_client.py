@@ -167,7 +167,8 @@ class HttpOptions(WebSocketOptions, total=False):
     """The keywords of :func:`connect_http` and :func:`connect_http_asyncio`."""
 
     #: your own httpx client (default: :func:`http_client`, closed with the
-    #: connection, and one more for each SSE stream: see :class:`HttpWire`)
+    #: connection, and when it may speak HTTP/2 one more for each SSE stream:
+    #: see :class:`HttpWire`)
     http: httpx.AsyncClient | None
     #: None (default): HTTP/1.1 on ``http://``, ALPN on ``https://``; True:
     #: HTTP/2 with prior knowledge on ``http://``; False: HTTP/1.1 only
@@ -183,18 +184,21 @@ async def _http_seam(url: str, options: HttpOptions) -> AsyncGenerator[SeamEnd, 
     http2 = options.get("http2")
     if http is None:
         http = http_client(url, cookies=options.get("cookies"), http2=http2)
+    versions = http_versions(url, http2)
     jar = http.cookies
     wire = HttpWire(
         url,
         http,
         headers=_headers(options),
         max_message_bytes=_max(options),
-        versions=http_versions(url, http2) if owned else None,
-        # a connection of its own for each stream (see HttpWire), the same jar;
-        # HTTP/1.1: a stream alone on its connection needs nothing of HTTP/2,
-        # and costs the server less memory
+        versions=versions if owned else None,
+        # HTTP/2 possible: a connection of its own for each stream (see
+        # HttpWire), over HTTP/1.1 (it needs nothing of HTTP/2 and costs the
+        # server less memory), the same jar.  HTTP/1.1 alone: the streams take
+        # connections of the POSTs' pool (each request has one to itself
+        # anyway), so an idle connection holds its streams' and no third
         stream_http=functools.partial(http_client, url, cookies=jar, http2=False)
-        if owned
+        if owned and versions.http2
         else None,
     )
     async with _wired(wire.run, http if owned else None) as end:

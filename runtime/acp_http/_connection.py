@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import logging
 import secrets
+from collections.abc import Generator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import anyio
@@ -33,13 +35,16 @@ from ._routing import (
     id_key,
 )
 
-__all__ = ["Connection", "Refusal", "Registry"]
+__all__ = ["FLUSH_SECONDS", "Connection", "Refusal", "Registry"]
 
 log = logging.getLogger("acp_http")
 
 #: Methods whose answer makes a new session (its id unknown until then): each
 #: one pending holds a room of ``max_sessions_per_connection``.
 _MAKING = ESTABLISHING - REATTACHING
+
+#: how long a closed connection's streams may take to send what was queued
+FLUSH_SECONDS = 1.0
 
 
 class Refusal(Exception):
@@ -90,16 +95,19 @@ class Connection:
         self.pending: dict[str, _Pending] = {}
         # pending requests of _MAKING: sessions reserved, not yet named
         self._making = 0
-        self.closed = anyio.Event()
+        #: :meth:`close` was called
+        self.closed = False
         self.open_streams = 0
         self.last_active = anyio.current_time()
         self._write_lock = anyio.Lock()
         self._initialize_key: str | None = None
         self._initialize_answer: bytes | None = None
-        self._initialized = anyio.Event()
+        self._initialized: anyio.Event | None = None
         self.close_reason = ""
         #: closed with what it held dropped (:meth:`close`)
         self.dropped = False
+        # the cancel scopes of its streams' sends (:meth:`abandoning`)
+        self._sends: set[anyio.CancelScope] = set()
 
     # -- agent -> client ---------------------------------------------------
 
@@ -193,7 +201,8 @@ class Connection:
             if key is not None and key == self._initialize_key:
                 self._initialize_key = None
                 self._initialize_answer = line
-                self._initialized.set()
+                if self._initialized is not None:
+                    self._initialized.set()
                 return None
             pending = self.pending.pop(key, None) if key is not None else None
             if pending is not None:
@@ -326,11 +335,16 @@ class Connection:
     async def initialize(self, envelope: Envelope, line: bytes) -> bytes:
         """Write ``initialize`` and wait for the agent's answer (bounded)."""
         self._initialize_key = id_key(envelope.id)
-        await self.write(line)
-        with anyio.fail_after(self.limits.initialize_seconds):
-            await self._initialized.wait()
+        initialized = self._initialized = anyio.Event()
+        try:
+            await self.write(line)
+            with anyio.fail_after(self.limits.initialize_seconds):
+                await initialized.wait()
+        finally:
+            self._initialized = None
         assert self._initialize_answer is not None
-        return self._initialize_answer
+        answer, self._initialize_answer = self._initialize_answer, None
+        return answer
 
     # -- lifetime ----------------------------------------------------------
 
@@ -341,10 +355,10 @@ class Connection:
         send abandoned at once (a reader that does not read); else the
         streams get ``FLUSH_SECONDS`` to send what is queued.
         """
-        if self.closed.is_set():
+        if self.closed:
             return
         self.dropped = drop
-        self.closed.set()
+        self.closed = True
         if reason:
             log.info("connection %s closed: %s", self.id, reason[:200])
         for outbox in self.outboxes():
@@ -352,7 +366,29 @@ class Connection:
                 outbox.discard()
             else:
                 outbox.close()
+        for scope in self._sends:
+            self._abandon(scope)
         await self.agent.aclose()
+
+    @contextmanager
+    def abandoning(self, scope: anyio.CancelScope) -> Generator[None, None, None]:
+        """Within it, ``scope`` (a stream's sends) is cancelled once the
+        connection closes: at once when it dropped what it held (a reader that
+        does not read), else ``FLUSH_SECONDS`` later (what was queued goes out
+        first).  No task waits for it: :meth:`close` does it."""
+        if self.closed:
+            self._abandon(scope)
+        self._sends.add(scope)
+        try:
+            yield
+        finally:
+            self._sends.discard(scope)
+
+    def _abandon(self, scope: anyio.CancelScope) -> None:
+        if self.dropped:
+            scope.cancel()
+        else:
+            scope.deadline = min(scope.deadline, anyio.current_time() + FLUSH_SECONDS)
 
 
 class Registry:
@@ -371,7 +407,7 @@ class Registry:
         if connection_id is None:
             return None
         connection = self.connections.get(connection_id)
-        if connection is None or connection.closed.is_set():
+        if connection is None or connection.closed:
             return None
         return connection
 
@@ -423,7 +459,7 @@ class Registry:
             await anyio.sleep(min(idle / 4, stall / 4, 5.0))
             now = anyio.current_time()
             for connection in list(self.connections.values()):
-                if connection.closed.is_set():
+                if connection.closed:
                     continue
                 if connection.stalled(now):
                     reason = f"a reader kept a message waiting over {stall} s"

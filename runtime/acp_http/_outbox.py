@@ -13,9 +13,9 @@ closed when that passes ``HttpLimits.stall_seconds`` (the registry's sweep).
 
 from __future__ import annotations
 
-from collections import deque
-
 import anyio
+
+from ._signal import Signal
 
 __all__ = ["Budget", "Outbox"]
 
@@ -28,7 +28,7 @@ class Budget:
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self.used = 0
-        self._freed = anyio.Event()
+        self._freed = Signal()
 
     def room_for(self, size: int) -> bool:
         """Whether ``size`` more bytes fit (any line fits when nothing is held)."""
@@ -36,8 +36,6 @@ class Budget:
 
     async def wait_freed(self) -> None:
         """Until some bytes are released."""
-        if self._freed.is_set():
-            self._freed = anyio.Event()
         await self._freed.wait()
 
     def take(self, size: int) -> None:
@@ -45,7 +43,7 @@ class Budget:
 
     def release(self, size: int) -> None:
         self.used -= size
-        self._freed.set()
+        self._freed.wake()
 
 
 class Outbox:
@@ -66,13 +64,15 @@ class Outbox:
     )
 
     def __init__(self, max_events: int, budget: Budget) -> None:
-        self._items: deque[bytes] = deque()
+        # appended to, then taken whole: a list (a deque allocates a block of
+        # 64 slots at once, for each outbox of each idle connection)
+        self._items: list[bytes] = []
         self._bytes = 0
         self._max_events = max_events
         self._budget = budget
         self._closed = False
-        self._readable = anyio.Event()
-        self._writable = anyio.Event()
+        self._readable = Signal()
+        self._writable = Signal()
         self._queued_since: float | None = None
         self._sending = 0
         self._sending_since: float | None = None
@@ -116,8 +116,6 @@ class Outbox:
         size = len(line)
         while self.full_for(size) and not self._closed:
             if self._items and len(self._items) >= self._max_events:
-                if self._writable.is_set():
-                    self._writable = anyio.Event()
                 await self._writable.wait()
             else:
                 await self._budget.wait_freed()
@@ -128,24 +126,20 @@ class Outbox:
         self._items.append(line)
         self._bytes += size
         self._budget.take(size)
-        self._readable.set()
+        self._readable.wake()
 
     async def take(self) -> list[bytes] | None:
         """Every line queued (at least one, waiting for it); None once closed
         and empty.  They count as being sent until :meth:`delivered`."""
-        items = self._items
-        while not items:
+        while not self._items:
             if self._closed:
                 return None
-            if self._readable.is_set():
-                self._readable = anyio.Event()
             await self._readable.wait()
-        taken = list(items)
-        items.clear()
+        taken, self._items = self._items, []
         self.delivered()  # what a reader took before, if it did not say so
         self._sending, self._sending_since = self._bytes, self._queued_since
         self._bytes, self._queued_since = 0, None
-        self._writable.set()
+        self._writable.wake()
         return taken
 
     def delivered(self) -> None:
@@ -157,8 +151,8 @@ class Outbox:
     def close(self) -> None:
         """No more lines; the reader takes what is queued, then None."""
         self._closed = True
-        self._readable.set()
-        self._writable.set()
+        self._readable.wake()
+        self._writable.wake()
         self._budget.release(0)  # a putter waiting on the budget sees it
 
     def discard(self) -> None:

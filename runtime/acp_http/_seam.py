@@ -16,27 +16,9 @@ import anyio.abc
 import anyio.lowlevel
 from acp_core import SeamEnd
 
+from ._signal import Signal
+
 __all__ = ["SeamStream"]
-
-
-class _Signal:
-    """One waiting task woken by a pipe's waker (a fresh anyio Event per wait)."""
-
-    __slots__ = ("event",)
-
-    def __init__(self) -> None:
-        self.event: anyio.Event | None = None
-
-    async def wait(self) -> None:
-        self.event = event = anyio.Event()
-        try:
-            await event.wait()
-        finally:
-            self.event = None
-
-    def wake(self) -> None:
-        if self.event is not None:
-            self.event.set()
 
 
 class SeamStream(anyio.abc.ByteStream):
@@ -44,8 +26,8 @@ class SeamStream(anyio.abc.ByteStream):
 
     def __init__(self, end: SeamEnd) -> None:
         self.end = end
-        self._readable = _Signal()
-        self._writable = _Signal()
+        self._readable = Signal()
+        self._writable = Signal()
         end.incoming.on_readable = self._readable.wake
         end.outgoing.on_writable = self._writable.wake
         self._closed = False
