@@ -26,8 +26,6 @@ from typing import Any
 from acp_core import (
     FROM_PREDECESSOR,
     FROM_SUCCESSOR,
-    INTERNAL_ERROR,
-    REQUEST_CANCELLED,
     CancelHandler,
     Handle,
     Limits,
@@ -35,7 +33,6 @@ from acp_core import (
     Oversized,
     Proxy,
     ProxyCore,
-    RequestError,
     Resolve,
     TypedPeer,
     Write,
@@ -218,35 +215,17 @@ class _ProxyConnection:
 
     async def handle(self, action: Handle) -> None:
         handler = self.handlers[(action.origin, action.method)]
-        ident = action.ident
-        answer_id = ident if isinstance(ident, (int, str)) else None
-        request = isinstance(ident, (int, str))
-        line: bytes | None = None
+        core = self.core
         try:
-            params = self.schema.decode(
-                bytes(action.params) if action.params is not None else b"{}",
-                handler.method.params,
-            )
-            result = await handler.call(params)
-            if request:
-                line = self.core.answer(answer_id, self.schema.encode(result))
-        except RequestError as exc:
-            if request:
-                line = self.core.answer_error(answer_id, exc)
+            result = await handler.call(core.params_of(action, handler, self.schema))
+            line = core.returned(action, result, self.schema)
         except asyncio.CancelledError:
-            if request:
-                error = RequestError(REQUEST_CANCELLED, "Request cancelled")
-                line = self.core.answer_error(answer_id, error)
+            line = core.failed(action, None)
         except Exception as exc:
-            log.exception("the proxy's %s handler failed", action.method)
-            if request:
-                error = RequestError(
-                    INTERNAL_ERROR, f"Internal error: {type(exc).__name__}"
-                )
-                line = self.core.answer_error(answer_id, error)
+            line = core.failed(action, exc)
         finally:
-            if request:
-                self.tasks.pop(ident, None)
+            if isinstance(action.ident, (int, str)):
+                self.tasks.pop(action.ident, None)
         if line is not None:
             await self.write(line)
 

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Final, cast
 
 import msgspec
 
-from ._errors import INTERNAL_ERROR, INVALID_REQUEST, RequestError
+from ._errors import INTERNAL_ERROR, INVALID_REQUEST, REQUEST_CANCELLED, RequestError
 from ._jsonrpc import (
     Envelope,
     Id,
@@ -299,6 +299,39 @@ class ProxyCore:
         return encode_error(
             encode_id(ident), error.code, str(error.message), error.data
         )
+
+    # -- a handled message's outcome (the same on every adapter) ------------------
+
+    @staticmethod
+    def params_of(action: Handle, handler: ProxyHandler, schema: Any) -> Any:
+        """The typed params of handled ``action`` (raises as the schema does)."""
+        raw = bytes(action.params) if action.params is not None else b"{}"
+        return schema.decode(raw, handler.method.params)
+
+    def returned(self, action: Handle, result: Any, schema: Any) -> bytes | None:
+        """The line answering handled ``action`` whose handler returned
+        ``result`` (``None``: a notification, nothing to answer)."""
+        if not isinstance(action.ident, (int, str)):
+            return None
+        return self.answer(action.ident, schema.encode(result))
+
+    def failed(self, action: Handle, exc: BaseException | None) -> bytes | None:
+        """The error line of handled ``action`` whose handler raised ``exc``
+        (``None``: it was cancelled by ``$/cancel_request``): a
+        :class:`RequestError` as it says, anything else logged and answered
+        -32603 without its text; ``None`` for a notification."""
+        if exc is None:
+            error = RequestError(REQUEST_CANCELLED, "Request cancelled")
+        elif isinstance(exc, RequestError):
+            error = exc
+        else:
+            log.error("the proxy's %s handler failed", action.method, exc_info=exc)
+            error = RequestError(
+                INTERNAL_ERROR, f"Internal error: {type(exc).__name__}"
+            )
+        if not isinstance(action.ident, (int, str)):
+            return None
+        return self.answer_error(action.ident, error)
 
     def _too_many(self, ident: Id) -> bytes:
         log.warning("refused a request: %d handled requests running", self.max_handling)

@@ -25,8 +25,6 @@ import trio
 from acp_core import (
     FROM_PREDECESSOR,
     FROM_SUCCESSOR,
-    INTERNAL_ERROR,
-    REQUEST_CANCELLED,
     CancelHandler,
     Handle,
     Limits,
@@ -165,47 +163,24 @@ class _ProxyConnection:
 
     async def handle(self, action: Handle, scope: trio.CancelScope | None) -> None:
         handler = self.handlers[(action.origin, action.method)]
-        ident = action.ident
-        answer_id = ident if isinstance(ident, (int, str)) else None
+        core = self.core
         line: bytes | None = None
         try:
             with scope or trio.CancelScope():
                 try:
-                    params = self.schema.decode(
-                        bytes(action.params) if action.params is not None else b"{}",
-                        handler.method.params,
-                    )
-                    result = await handler.call(params)
-                    line = (
-                        None
-                        if scope is None
-                        else self.core.answer(answer_id, self.schema.encode(result))
-                    )
-                except RequestError as exc:
-                    line = (
-                        None
-                        if scope is None
-                        else self.core.answer_error(answer_id, exc)
+                    params = core.params_of(action, handler, self.schema)
+                    line = core.returned(
+                        action, await handler.call(params), self.schema
                     )
                 except Exception as exc:
-                    log.exception("the proxy's %s handler failed", action.method)
-                    error = RequestError(
-                        INTERNAL_ERROR, f"Internal error: {type(exc).__name__}"
-                    )
-                    line = (
-                        None
-                        if scope is None
-                        else self.core.answer_error(answer_id, error)
-                    )
+                    line = core.failed(action, exc)
             if scope is not None and scope.cancelled_caught:
-                line = self.core.answer_error(
-                    answer_id, RequestError(REQUEST_CANCELLED, "Request cancelled")
-                )
+                line = core.failed(action, None)
             if line is not None:
                 await self.write(line)
         finally:
             if scope is not None:
-                self.scopes.pop(ident, None)
+                self.scopes.pop(action.ident, None)
 
 
 async def serve_proxy(

@@ -282,3 +282,42 @@ def test_a_flood_of_bad_lines_from_a_hop_does_not_flood_the_log(caplog: object) 
     assert (
         10 <= len(caplog.records) <= 13
     )  # the first 10, then the 100th and the 1,000th
+
+
+def test_a_handled_requests_outcome_is_its_answer_its_error_or_minus_32603_without_text() -> (
+    None
+):
+    import msgspec
+    from acp_core import RequestError, proxy_schema
+
+    schema = proxy_schema()
+    core = ProxyCore({"session/prompt"})
+    (request,) = core.receive(
+        b'{"jsonrpc":"2.0","id":7,"method":"session/prompt","params":{}}'
+    )
+    assert isinstance(request, Handle)
+    note = Handle("predecessor", "session/cancel", msgspec.UNSET, None)
+
+    def error(line: bytes | None) -> object:
+        assert line is not None
+        return _json(line)["error"]
+
+    assert _json(core.returned(request, {"stopReason": "end_turn"}, schema) or b"") == {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "result": {"stopReason": "end_turn"},
+    }
+    assert error(core.failed(request, RequestError(-32002, "not found"))) == {
+        "code": -32002,
+        "message": "not found",
+    }
+    assert error(core.failed(request, KeyError("secret text"))) == {
+        "code": -32603,
+        "message": "Internal error: KeyError",
+    }
+    assert error(core.failed(request, None)) == {
+        "code": -32800,
+        "message": "Request cancelled",
+    }
+    assert core.failed(note, KeyError("x")) is None  # a notification: nothing to answer
+    assert core.returned(note, None, schema) is None
