@@ -7,6 +7,7 @@ import sys
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
+from typing import Protocol, TypeVar
 
 import msgspec
 import trio
@@ -19,6 +20,7 @@ from ._check import (
     DEFAULT_START_TIMEOUT,
     DEFAULT_STREAMING,
     DEFAULT_TIMEOUT,
+    CheckReport,
     Limits,
     run_check,
 )
@@ -219,12 +221,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     if args.command == "check":
         command = _agent(parser, args.agent)
-        cases = CASES
-        if args.case:
-            unknown = set(args.case) - {c.key for c in CASES}
-            if unknown:
-                parser.error(f"unknown case(s): {', '.join(sorted(unknown))}")
-            cases = tuple(c for c in CASES if c.key in args.case)
+        cases = _chosen(parser, CASES, args.case)
         report = trio.run(
             partial(
                 run_check,
@@ -243,14 +240,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 budget=Budget(max_line=args.max_line),
             )
         )
-        print(report.summary())
-        if args.json:
-            args.json.write_bytes(
-                msgspec.json.format(msgspec.json.encode(report.to_json()))
-            )
-        if args.html:
-            args.html.write_text(check_html(report), encoding="utf-8")
-        return 1 if report.must_failed else 0
+        return _reported(report, args)
     if args.command == "check-client":
         return _check_client(parser, args)
     trace: Path = args.trace
@@ -273,12 +263,7 @@ def _check_client(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
         parser.error(
             f"the client's command line must name the agent as {AGENT_PLACEHOLDER}"
         )
-    cases = CLIENT_CASES
-    if args.case:
-        unknown = set(args.case) - {c.key for c in CLIENT_CASES}
-        if unknown:
-            parser.error(f"unknown case(s): {', '.join(sorted(unknown))}")
-        cases = tuple(c for c in CLIENT_CASES if c.key in args.case)
+    cases = _chosen(parser, CLIENT_CASES, args.case)
     report = trio.run(
         partial(
             run_check_client,
@@ -295,6 +280,31 @@ def _check_client(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
             stdin=_line(args.stdin),
         )
     )
+    return _reported(report, args)
+
+
+class _Keyed(Protocol):
+    @property
+    def key(self) -> str: ...
+
+
+CaseT = TypeVar("CaseT", bound=_Keyed)
+
+
+def _chosen(
+    parser: argparse.ArgumentParser, cases: tuple[CaseT, ...], keys: list[str] | None
+) -> tuple[CaseT, ...]:
+    """The cases ``--case`` names (all without it); an unknown name is a usage error."""
+    if not keys:
+        return cases
+    unknown = set(keys) - {c.key for c in cases}
+    if unknown:
+        parser.error(f"unknown case(s): {', '.join(sorted(unknown))}")
+    return tuple(c for c in cases if c.key in keys)
+
+
+def _reported(report: CheckReport, args: argparse.Namespace) -> int:
+    """The summary printed, ``--json`` / ``--html`` written; the exit status."""
     print(report.summary())
     if args.json:
         args.json.write_bytes(
