@@ -16,7 +16,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from .parse import SchemaError, load_module
+from .load import load_module
+from .nodes import SchemaError
 from .render import RUNTIME_MODULE, render_package
 from .summary import changes, diff_report, snapshot
 

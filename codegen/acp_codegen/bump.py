@@ -37,7 +37,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from .__main__ import generate, render
-from .parse import SchemaError
+from .nodes import SchemaError
 from .summary import Changes, changes, snapshot
 
 PACKAGE = "@agentclientprotocol/sdk"

@@ -1,6 +1,6 @@
 """The intermediate model: what the schema means, before any template sees it.
 
-The parser (`parse.py`) turns one schema folder into a `Module`; the renderer
+The parser (`load.py`, `parse.py`) turns one schema folder into a `Module`; the renderer
 (`render.py`) hands that `Module` to the Jinja2 templates. Every decision about
 names, types, tags and lenient rules is made here, in Python; templates only
 lay the result out.

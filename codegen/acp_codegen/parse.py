@@ -1,398 +1,40 @@
-"""Schema -> intermediate model.
+"""Schema -> intermediate model: the parser of one merged schema.
 
-Reads one spec folder (``schema.json``, ``meta.json``, ``UPSTREAM.json``) and
-builds an `ir.Module`. Every rule of the naming and decoding design lives here;
-`codegen/README.md` states them in prose.
+`load.py` reads a spec folder and hands its schema here. The parser builds a
+definition per ``$defs`` entry, then runs the passes over all of them
+(`passes.py`) and builds the method tables (`methods.py`). Every rule of the naming
+and decoding design lives in these modules (`names.py`, `nodes.py`,
+`variants.py` beside them); `codegen/README.md` states them in prose.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
-import json
-import keyword
-import re
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
-import msgspec
-
 from . import ir
-
-_REF = "#/$defs/"
-
-
-class SchemaError(Exception):
-    """The schema has a shape this generator does not know how to model."""
-
-
-def load_module(spec_dir: Path) -> ir.Module:
-    """Parse the spec folder `spec_dir` (one protocol version) into an `ir.Module`.
-
-    The types come from ``schema.unstable.json`` when the folder has one: it
-    is a superset of ``schema.json`` (the stable types plus the fields,
-    variants and methods still in preview), so one class per concept serves
-    both surfaces and a stable connection keeps what real peers already send
-    (``sessionCapabilities.fork``, ``PromptResponse.usage``). A `$defs` entry
-    only the stable schema has is kept too. The method tables come from both
-    ``meta.json`` (`ir.Module.methods`, the stable surface) and
-    ``meta.unstable.json`` (`ir.Module.unstable_methods`, every method).
-    Where the unstable schema changes the shape of a stable type rather than
-    adding to it, the unstable shape is used (a superset on the wire) and the
-    type is listed in `ir.Module.reshaped`.
-    """
-    stable_path = spec_dir / "schema.json"
-    stable_raw = stable_path.read_bytes()
-    stable = json.loads(stable_raw)
-    meta = json.loads((spec_dir / "meta.json").read_text())
-    unstable_path = spec_dir / "schema.unstable.json"
-    unstable_meta_path = spec_dir / "meta.unstable.json"
-    if unstable_path.is_file():
-        unstable_raw = unstable_path.read_bytes()
-        unstable = json.loads(unstable_raw)
-        unstable_meta = json.loads(unstable_meta_path.read_text())
-        files = [stable_path, unstable_path]
-    else:
-        unstable_raw, unstable, unstable_meta = stable_raw, stable, meta
-        files = [stable_path]
-    schema = dict(unstable)
-    schema["$defs"] = {**unstable["$defs"]}
-    for name, node in stable["$defs"].items():
-        schema["$defs"].setdefault(name, node)  # dropped from the preview: keep it
-    reshaped = sorted(
-        name
-        for name, node in stable["$defs"].items()
-        if not node.get("x-docs-ignore")
-        and not extends(node, unstable["$defs"].get(name, node))
-    )
-    upstream = read_upstream(spec_dir, int(meta["version"]))
-    module = _Parser(schema, meta, unstable_meta).module(
-        schema_version=upstream.get("schema_version", "unknown"),
-        schema_files=[f"{spec_dir.name}/{f.name}" for f in files],
-        schema_sha256=hashlib.sha256(stable_raw + unstable_raw).hexdigest()
-        if len(files) > 1
-        else hashlib.sha256(stable_raw).hexdigest(),
-    )
-    module.reshaped = reshaped
-    return module
-
-
-def read_upstream(spec_dir: Path, protocol_version: int) -> dict[str, Any]:
-    """``UPSTREAM.json`` of a spec folder, checked against the schema it describes.
-
-    Two sources: a published npm package (``package``, ``version``: what
-    ``nox -s bump`` writes; ``schema_version`` only where the package states
-    one), or the upstream repository (``repository``, ``commit``,
-    ``schema_version``). A ``schema_version`` must belong to the protocol
-    version ``meta.json`` declares and be the latest release in the folder's
-    ``CHANGELOG.md`` when there is one (upstream ships the two together): a
-    schema copied in without updating ``UPSTREAM.json`` fails here, not in a
-    user's bug report. The returned ``schema_version`` is what the generated
-    module's ``SCHEMA_VERSION`` says: the stated one, else
-    ``package@version``.
-    """
-    path = spec_dir / "UPSTREAM.json"
-    if not path.is_file():
-        raise SchemaError(
-            f"{path}: missing (where the schema was copied from: package and "
-            "version, or repository, commit and schema_version)"
-        )
-    upstream: dict[str, Any] = json.loads(path.read_text())
-    version = upstream.get("schema_version")
-    if version is None and isinstance(upstream.get("package"), str):
-        upstream["schema_version"] = f"{upstream['package']}@{upstream['version']}"
-        return upstream
-    if not isinstance(version, str):
-        raise SchemaError(f"{path}: no schema_version (nor package and version)")
-    if version.split(".")[0] != str(protocol_version):
-        raise SchemaError(
-            f"{path}: schema_version {version} is not protocol version "
-            f"{protocol_version} (meta.json)"
-        )
-    changelog = spec_dir / "CHANGELOG.md"
-    if changelog.is_file():
-        released = re.search(r"^## \[(\d[^\]]*)\]", changelog.read_text(), re.M)
-        if released and released.group(1) != version:
-            raise SchemaError(
-                f"{path}: schema_version {version}, but CHANGELOG.md's latest "
-                f"release is {released.group(1)}: update UPSTREAM.json"
-            )
-    return upstream
-
-
-_ANNOTATIONS = frozenset({"title", "description", "examples", "$comment"})
-_LENIENT_KEYS = frozenset(
-    {
-        "x-deserialize-default-on-error",
-        "x-deserialize-default-on-null",
-        "x-deserialize-skip-invalid-items",
-    }
+from .methods import method_table, preview_table
+from .names import camel_of, pascal, snake, upper_snake
+from .nodes import (
+    LENIENT_KEYS,
+    UNSUPPORTED,
+    SchemaError,
+    alternatives_of,
+    constraining_keywords,
+    forbidden_properties,
+    integer_prim,
+    null_default,
+    single_ref,
+    walk_refs,
 )
-#: The value of each JSON type that a receiver's ``Default`` gives (what
-#: ``x-deserialize-default-on-null`` reads a ``null`` as when the property
-#: states no ``default``): the upstream SDKs' empty list and empty map.
-_EMPTY: dict[str, Any] = {"array": [], "object": {}}
+from .passes import integer_formats, mark_shape_resolution, ordered_structs, plan_wires
+from .variants import Variant, known_tags_of_other, tag_field_of_other
+
+__all__ = ["Parser"]
 
 
-def _null_default(prop: dict[str, Any]) -> Any:
-    """What ``null`` decodes as in a property marked
-    ``x-deserialize-default-on-null``: its ``default``, else the empty value
-    of its type (an array's ``[]``, an object's ``{}``)."""
-    if "default" in prop:
-        return prop["default"]
-    types = prop.get("type")
-    types = [types] if isinstance(types, str) else list(types or [])
-    kinds = [t for t in types if t != "null"]
-    if len(kinds) != 1 or kinds[0] not in _EMPTY:
-        raise SchemaError(
-            "x-deserialize-default-on-null without a default on a property "
-            f"whose empty value is not known (an array or an object): {prop}"
-        )
-    return _EMPTY[kinds[0]]
+class Parser:
+    """One merged schema (stable and unstable ``$defs``) and its method tables -> `ir.Module`."""
 
-
-def _keywords(node: dict[str, Any]) -> dict[str, Any]:
-    """`node` without its annotations (JSON Schema keywords that constrain
-    nothing): ``{"title": "Other"}`` is ``{}``, any JSON value."""
-    return {k: v for k, v in node.items() if k not in _ANNOTATIONS}
-
-
-def _forbidden(node: dict[str, Any]) -> tuple[str, ...]:
-    """The properties an object schema forbids: ``"not": {"type": "object",
-    "required": [...]}`` (any other ``not`` of an object is not modelled)."""
-    negated = node.get("not")
-    if negated is None:
-        return ()
-    if set(negated) - {"type", "required"} or negated.get("type", "object") != (
-        "object"
-    ):
-        raise SchemaError(f"`not` not modelled: {negated}")
-    return tuple(negated.get("required", []))
-
-
-def extends(stable: Any, unstable: Any) -> bool:
-    """Whether the unstable schema node only adds to the stable one.
-
-    Added optional properties, added union variants (and the `other`
-    branch's ``not`` list growing with them), added enum values, changed
-    descriptions and defaults: every stable value keeps its Python shape.
-    Anything else (a property removed or retyped, a new requirement, an
-    object turned into a union) reshapes the type.
-    """
-    if stable == unstable:
-        return True
-    if not (isinstance(stable, dict) and isinstance(unstable, dict)):
-        return False
-    for key in stable.keys() | unstable.keys():
-        if key in ("description", "default", "title", "not"):
-            continue
-        if key not in stable or key not in unstable:
-            return False
-        old, new = stable[key], unstable[key]
-        if key == "properties":
-            if any(p not in new or not extends(v, new[p]) for p, v in old.items()):
-                return False
-        elif key == "required":
-            if not set(new) <= set(old):
-                return False
-        elif key in ("anyOf", "oneOf"):
-            if not all(any(extends(a, b) for b in new) for a in old):
-                return False
-        elif key == "enum":
-            if not set(old) <= set(new):
-                return False
-        elif not extends(old, new):
-            return False
-    return True
-
-
-# --- names ------------------------------------------------------------------
-
-
-def pascal(text: str) -> str:
-    """``agent_message_chunk`` -> ``AgentMessageChunk``; ``value_id`` -> ``ValueId``."""
-    words = re.split(r"[^0-9A-Za-z]+", text)
-    return "".join(word[:1].upper() + word[1:] for word in words if word)
-
-
-def snake(wire: str) -> str:
-    """``toolCallId`` -> ``tool_call_id``; ``_meta`` -> ``meta``; keywords get ``_``."""
-    name = re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", wire.lstrip("_")).lower()
-    name = re.sub(r"[^0-9a-z_]", "_", name)
-    if keyword.iskeyword(name) or name[:1].isdigit():
-        name += "_"
-    return name
-
-
-def camel_of(attr: str) -> str:
-    """The wire name msgspec's ``rename="camel"`` gives attribute `attr`."""
-    probe = msgspec.defstruct("Probe", [(attr, int)], rename="camel")
-    return msgspec.structs.fields(probe)[0].encode_name
-
-
-def upper_snake(text: str) -> str:
-    return snake(pascal(text)).upper().rstrip("_")
-
-
-def _ref_name(ref: str) -> str:
-    if not ref.startswith(_REF):
-        raise SchemaError(f"only local $defs references are supported: {ref}")
-    return ref[len(_REF) :]
-
-
-def _alternatives(node: dict[str, Any]) -> list[dict[str, Any]] | None:
-    alts = node.get("anyOf", node.get("oneOf"))
-    return list(alts) if alts is not None else None
-
-
-def _single_ref(node: dict[str, Any]) -> str | None:
-    """The `$defs` name of ``{"allOf": [{"$ref": ...}]}`` or ``{"$ref": ...}``."""
-    if "$ref" in node:
-        return _ref_name(node["$ref"])
-    all_of = node.get("allOf")
-    if all_of and len(all_of) == 1 and "$ref" in all_of[0]:
-        return _ref_name(all_of[0]["$ref"])
-    return None
-
-
-def _walk_refs(node: Any) -> Iterator[str]:
-    if isinstance(node, dict):
-        for key, value in node.items():
-            if key == "$ref" and isinstance(value, str):
-                yield _ref_name(value)
-            else:
-                yield from _walk_refs(value)
-    elif isinstance(node, list):
-        for item in node:
-            yield from _walk_refs(item)
-
-
-#: Integer `format`s of the schema and their ranges: a peer in a typed language
-#: cannot send a value outside them, so neither do we accept one.
-INTEGER_FORMATS: dict[str, tuple[int, int]] = {
-    f"{sign}int{bits}": (
-        (0, 2**bits - 1) if sign else (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
-    )
-    for sign in ("", "u")
-    for bits in (8, 16, 32, 64)
-}
-
-
-def _integer(node: dict[str, Any]) -> ir.Prim:
-    """``int`` with the bounds of `minimum`/`maximum` and of an integer `format`.
-
-    Bounds that are exactly the format's give the format's named alias
-    (``UInt32``); narrower ones are spelled out.
-    """
-    low, high = node.get("minimum"), node.get("maximum")
-    fmt = node.get("format")
-    if fmt is None:
-        return ir.Prim("int", low, high)
-    if fmt not in INTEGER_FORMATS:
-        raise SchemaError(f"unknown integer format {fmt!r}: {node}")
-    fmt_low, fmt_high = INTEGER_FORMATS[fmt]
-    low = fmt_low if low is None else max(low, fmt_low)
-    high = fmt_high if high is None else min(high, fmt_high)
-    if (low, high) == (fmt_low, fmt_high):
-        return ir.Prim("int", low, high, format=fmt)
-    return ir.Prim("int", low, high)
-
-
-#: Validation keywords the generated types do not express: a schema that starts
-#: using one fails generation rather than decoding more than it allows.
-_UNSUPPORTED = frozenset(
-    {
-        "exclusiveMinimum",
-        "exclusiveMaximum",
-        "multipleOf",
-        "uniqueItems",
-        "minProperties",
-        "maxProperties",
-        "propertyNames",
-        "patternProperties",
-        "contains",
-        # what a property or an untagged variant may say that `_type` does
-        # not read: refused, never read as "any value"
-        "not",
-        "if",
-        "then",
-        "else",
-        "dependentRequired",
-        "dependentSchemas",
-        "prefixItems",
-        "unevaluatedProperties",
-        "unevaluatedItems",
-    }
-)
-
-
-# --- variants ---------------------------------------------------------------
-
-
-class _Variant:
-    """One alternative of a union as the schema writes it."""
-
-    def __init__(self, node: dict[str, Any]) -> None:
-        self.node = node
-        self.is_other = node.get("title") == "other"
-        self.title: str | None = node.get("title")
-        self.doc: str = node.get("description", "")
-        props = node.get("properties", {})
-        self.tag_field: str | None = None
-        self.tag: str | None = None
-        for name, prop in props.items():
-            if isinstance(prop.get("const"), str):
-                self.tag_field, self.tag = name, prop["const"]
-                break
-        self.extra_props = {
-            name: prop for name, prop in props.items() if name != self.tag_field
-        }
-        self.required = [r for r in node.get("required", []) if r != self.tag_field]
-        self.payload = _single_ref(node)
-        if self.payload is None and node.get("allOf"):
-            raise SchemaError(f"variant with a composite allOf: {node}")
-        self.mixins = _alternatives(node)
-
-    @property
-    def is_object(self) -> bool:
-        return (
-            self.node.get("type") == "object"
-            or self.payload is not None
-            or "properties" in self.node
-        )
-
-
-def _other_tag_field(other: _Variant, known: list[_Variant]) -> str:
-    fields = {v.tag_field for v in known if v.tag_field}
-    if len(fields) == 1:
-        return fields.pop()
-    props = other.node.get("properties", {})
-    if len(props) >= 1:
-        return str(next(iter(props)))
-    raise SchemaError(f"cannot tell the tag field of an `other` variant: {other.node}")
-
-
-def _other_known_tags(
-    other: _Variant, tag_field: str, known: list[_Variant]
-) -> tuple[str, ...]:
-    """Known tags from the `other` branch's ``not`` clause (and the known variants)."""
-    tags: list[str] = []
-    negated = other.node.get("not", {})
-    for branch in _alternatives(negated) or []:
-        const = branch.get("properties", {}).get(tag_field, {}).get("const")
-        if isinstance(const, str) and const not in tags:
-            tags.append(const)
-    for variant in known:
-        if variant.tag is not None and variant.tag not in tags:
-            tags.append(variant.tag)
-    return tuple(tags)
-
-
-# --- the parser -------------------------------------------------------------
-
-
-class _Parser:
     def __init__(
         self,
         schema: dict[str, Any],
@@ -404,7 +46,7 @@ class _Parser:
         self.unstable_meta = unstable_meta
         self.defs: dict[str, dict[str, Any]] = schema["$defs"]
         self.ref_counts: dict[str, int] = {}
-        for name in _walk_refs(
+        for name in walk_refs(
             {k: v for k, v in schema["$defs"].items() if not v.get("x-docs-ignore")}
         ):
             self.ref_counts[name] = self.ref_counts.get(name, 0) + 1
@@ -432,38 +74,43 @@ class _Parser:
             if node.get("x-docs-ignore"):
                 continue  # JSON-RPC envelopes: the method tables carry what they say
             self._define(name, node)
-        self._plan_wires()
-        self._mark_shape_resolution()
+        plan_wires(self.structs, self.unions, self._claim)
+        mark_shape_resolution(self.structs, self.unions, self.aliases)
+        methods = method_table(self.defs, self.meta)
         return ir.Module(
             version=int(self.meta["version"]),
             schema_version=schema_version,
             schema_files=schema_files,
             schema_sha256=schema_sha256,
             doc=self.schema.get("title", ""),
-            structs=self._ordered_structs(),
+            structs=ordered_structs(self.structs),
             aliases=self.aliases,
             enums=self.enums,
             constants=self.constants,
             others=self.others,
             unions=self.unions,
-            methods=self._methods(self.meta),
-            unstable_methods=self._preview(self._methods(self.unstable_meta)),
-            integer_formats=self._integer_formats(),
+            methods=methods,
+            unstable_methods=preview_table(
+                method_table(self.defs, self.unstable_meta), methods
+            ),
+            integer_formats=integer_formats(
+                self.structs, self.aliases, self.unions, self.enums
+            ),
         )
 
     # -- classification --------------------------------------------------
 
     def _is_object_union(self, node: dict[str, Any]) -> bool:
-        alts = _alternatives(node)
+        alts = alternatives_of(node)
         if alts is None:
             return False
-        return any(_Variant(a).is_object for a in alts if a.get("type") != "null")
+        return any(Variant(a).is_object for a in alts if a.get("type") != "null")
 
     def _define(self, name: str, node: dict[str, Any]) -> None:
-        alts = _alternatives(node)
+        alts = alternatives_of(node)
         doc = node.get("description", "")
         if "properties" in node or (node.get("type") == "object" and alts is None):
-            if alts is not None and any(_Variant(a).tag for a in alts):
+            if alts is not None and any(Variant(a).tag for a in alts):
                 self._object_union(name, node)
             elif alts is None and node.get("additionalProperties") is True:
                 self._raw_object(name, node)
@@ -515,7 +162,7 @@ class _Parser:
             else:
                 # the open branch ("other"): any value of its type, within its format
                 open_type = (
-                    _integer(alt) if alt["type"] == "integer" else ir.Prim("str")
+                    integer_prim(alt) if alt["type"] == "integer" else ir.Prim("str")
                 )
         self.enums.append(
             ir.Enum(name=name, doc=doc, kind=kind, values=values, open_type=open_type)
@@ -551,7 +198,7 @@ class _Parser:
     # -- tagged unions ---------------------------------------------------
 
     def _plan_tags(self, name: str, node: dict[str, Any]) -> None:
-        for variant in map(_Variant, _alternatives(node) or []):
+        for variant in map(Variant, alternatives_of(node) or []):
             if (
                 variant.tag is not None
                 and variant.payload is not None
@@ -559,7 +206,7 @@ class _Parser:
                 and not variant.mixins
                 and self.ref_counts.get(variant.payload, 0) == 1
                 and "properties" in self.defs[variant.payload]
-                and not _alternatives(self.defs[variant.payload])
+                and not alternatives_of(self.defs[variant.payload])
             ):
                 assert variant.tag_field is not None
                 self.tag_of[variant.payload] = (variant.tag_field, variant.tag)
@@ -573,7 +220,7 @@ class _Parser:
 
     def _union(self, name: str, node: dict[str, Any]) -> None:
         variants = [
-            _Variant(a) for a in _alternatives(node) or [] if a.get("type") != "null"
+            Variant(a) for a in alternatives_of(node) or [] if a.get("type") != "null"
         ]
         known = [v for v in variants if not v.is_other]
         other = next((v for v in variants if v.is_other), None)
@@ -634,14 +281,14 @@ class _Parser:
                     name=cls,
                     doc=variant.doc,
                     fields=self._fields(variant.extra_props, variant.required),
-                    forbidden=_forbidden(variant.node),
+                    forbidden=forbidden_properties(variant.node),
                 )
                 members.append(ir.Ref(cls))
             elif variant.payload is None and not variant.mixins:
                 # No properties: the variant is what its keywords say, as a
                 # property would be. Only a title (v2 `ErrorData`'s `Other`)
                 # constrains nothing: any JSON value.
-                type_, nullable = self._type(_keywords(variant.node))
+                type_, nullable = self._type(constraining_keywords(variant.node))
                 members.append(ir.Nullable(type_) if nullable else type_)
             else:
                 raise SchemaError(
@@ -665,17 +312,17 @@ class _Parser:
         """Whether `name` becomes a union: alternatives without properties,
         or an object whose alternatives carry tags (`_object_union`)."""
         node = self.defs[name]
-        alts = _alternatives(node)
+        alts = alternatives_of(node)
         if alts is None:
             return False
-        return "properties" not in node or any(_Variant(a).tag for a in alts)
+        return "properties" not in node or any(Variant(a).tag for a in alts)
 
     def _finish_union(
         self,
         name: str,
         doc: str,
-        known: list[_Variant],
-        other: _Variant | None,
+        known: list[Variant],
+        other: Variant | None,
         members: list[ir.TypeExpr],
         raw_variants: list[str] | None = None,
         *,
@@ -695,7 +342,7 @@ class _Parser:
         ]
         shape_tag_field = next(iter(tagged)) if len(tagged) == 1 else None
         if other is not None:
-            other_tag_field = _other_tag_field(other, known)
+            other_tag_field = tag_field_of_other(other, known)
             if not tagged:  # v2 AvailableCommandInput: `unstructured` or other
                 shape_tag_field = other_tag_field
             other_name = self._claim(name + "Other", name + "OtherVariant")
@@ -706,7 +353,7 @@ class _Parser:
                     union=name,
                     doc=other.doc,
                     tag_field=other_tag_field,
-                    known_tags=_other_known_tags(other, other_tag_field, known),
+                    known_tags=known_tags_of_other(other, other_tag_field, known),
                     checks=self._check_struct(
                         other_name,
                         {k: v for k, v in props.items() if k != other_tag_field},
@@ -768,7 +415,7 @@ class _Parser:
         """An object with common properties and one of several tagged variants."""
         common = node.get("properties", {})
         common_required = node.get("required", [])
-        variants = [_Variant(a) for a in _alternatives(node) or []]
+        variants = [Variant(a) for a in alternatives_of(node) or []]
         known = [v for v in variants if not v.is_other]
         other = next((v for v in variants if v.is_other), None)
         members: list[ir.TypeExpr] = []
@@ -785,7 +432,7 @@ class _Parser:
                 # property (v2 `IdleStateUpdate` "none": `stopReason` null),
                 # whose lenient rules still hold.
                 rules = {
-                    k: v for k, v in props.get(key, {}).items() if k in _LENIENT_KEYS
+                    k: v for k, v in props.get(key, {}).items() if k in LENIENT_KEYS
                 }
                 props[key] = {**prop, **rules}
             required = [
@@ -836,9 +483,9 @@ class _Parser:
         sets: list[set[str]] = []
         alternatives = []
         for mixin in mixins:
-            ref = _single_ref(mixin)
+            ref = single_ref(mixin)
             target = self.defs[ref] if ref else mixin
-            if _Variant(target).tag is not None:
+            if Variant(target).tag is not None:
                 raise SchemaError(f"tagged alternative inside an object: {mixin}")
             own = target.get("properties", {})
             for prop_name, prop in own.items():
@@ -895,7 +542,7 @@ class _Parser:
                     name,
                     dict(node.get("properties", {})),
                     list(node.get("required", [])),
-                    _alternatives(node),
+                    alternatives_of(node),
                 ),
             )
         )
@@ -903,7 +550,7 @@ class _Parser:
     def _struct(self, name: str, node: dict[str, Any]) -> None:
         props = dict(node.get("properties", {}))
         required = list(node.get("required", []))
-        alternatives = self._add_mixins(_alternatives(node), props, required)
+        alternatives = self._add_mixins(alternatives_of(node), props, required)
         tag_field, tag = self.tag_of.get(name, (None, None))
         self.structs[name] = ir.Struct(
             name=name,
@@ -915,7 +562,7 @@ class _Parser:
             tag_field=tag_field,
             tag=tag,
             alternatives=alternatives,
-            forbidden=_forbidden(node),
+            forbidden=forbidden_properties(node),
         )
 
     def _fields(self, props: dict[str, Any], required: list[str]) -> list[ir.Field]:
@@ -944,7 +591,7 @@ class _Parser:
                     has_default="default" in prop,
                     default=default,
                     default_on_null=on_null,
-                    null_default=_null_default(prop) if on_null else None,
+                    null_default=null_default(prop) if on_null else None,
                 )
             )
         return fields
@@ -956,15 +603,15 @@ class _Parser:
 
     def _type(self, node: dict[str, Any]) -> tuple[ir.TypeExpr, bool]:
         """(type, nullable) of a property or item schema."""
-        unsupported = _UNSUPPORTED & node.keys()
+        unsupported = UNSUPPORTED & node.keys()
         if unsupported:
             raise SchemaError(
                 f"constraints not modelled ({sorted(unsupported)}): {node}"
             )
-        ref = _single_ref(node)
+        ref = single_ref(node)
         if ref is not None:
             return ir.Ref(ref), False
-        alts = _alternatives(node)
+        alts = alternatives_of(node)
         if alts is not None:
             non_null = [a for a in alts if a.get("type") != "null"]
             if len(non_null) != 1:
@@ -996,7 +643,7 @@ class _Parser:
                 nullable,
             )
         if json_type == "integer":
-            return _integer(node), nullable
+            return integer_prim(node), nullable
         if json_type == "number":
             return ir.Prim("float", node.get("minimum"), node.get("maximum")), nullable
         if json_type == "boolean":
@@ -1024,236 +671,3 @@ class _Parser:
         raise SchemaError(f"unknown JSON type {json_type!r}: {node}")
 
     # -- post passes -----------------------------------------------------
-
-    def _integer_formats(self) -> list[ir.IntegerFormat]:
-        """The integer formats the module's types use, in a fixed order."""
-        used: set[str] = set()
-
-        def visit(type_: ir.TypeExpr) -> None:
-            if isinstance(type_, ir.Prim) and type_.format is not None:
-                used.add(type_.format)
-            elif isinstance(type_, ir.ListOf):
-                visit(type_.item)
-            elif isinstance(type_, ir.DictOf):
-                visit(type_.value)
-            elif isinstance(type_, ir.Nullable):
-                visit(type_.inner)
-
-        for struct in self.structs.values():
-            for field in struct.fields:
-                visit(field.type)
-        for alias in self.aliases:
-            visit(alias.type)
-        for union in self.unions:
-            for variant in union.variants:
-                visit(variant)
-        for enum in self.enums:
-            if enum.open_type is not None:
-                visit(enum.open_type)
-        return [
-            ir.IntegerFormat(fmt, *INTEGER_FORMATS[fmt])
-            for fmt in INTEGER_FORMATS
-            if fmt in used
-        ]
-
-    def _plan_wires(self) -> None:
-        """A wire Struct for each by-shape union of Structs (`ir.Union.wire`)."""
-
-        def all_fields(struct: ir.Struct) -> list[ir.Field]:
-            base = self.structs.get(struct.base) if struct.base else None
-            return [*(all_fields(base) if base else []), *struct.fields]
-
-        for union in self.unions:
-            if union.strategy != "shape":
-                continue
-            variants = [
-                self.structs.get(v.name) if isinstance(v, ir.Ref) else None
-                for v in union.variants
-            ]
-            if not variants or any(v is None for v in variants):
-                continue  # lists (SessionConfigSelectOptions), or an alias
-            merged: dict[str, ir.Field] = {}
-            agree = True
-            tag = union.shape_tag_field
-            for variant in variants:
-                assert variant is not None
-                if variant.tag_field is not None and variant.tag_field != tag:
-                    agree = False
-                for field in all_fields(variant):
-                    seen = merged.setdefault(field.attr, field)
-                    same = (seen.wire, seen.type, seen.nullable) == (
-                        field.wire,
-                        field.type,
-                        field.nullable,
-                    )
-                    agree = agree and same and field.wire != tag
-            if not agree:
-                continue
-            fields = [
-                dataclasses.replace(
-                    f,
-                    required=False,
-                    doc="",
-                    has_default=False,
-                    default_on_error=False,
-                    skip_invalid_items=False,
-                    default_on_null=False,
-                )
-                for f in merged.values()
-            ]
-            if tag is not None:
-                attr = snake(tag)
-                fields.insert(
-                    0,
-                    ir.Field(
-                        attr=attr,
-                        wire=tag,
-                        explicit_wire=camel_of(attr) != tag,
-                        type=ir.Prim("str"),
-                        required=False,
-                        nullable=False,
-                        doc="",
-                    ),
-                )
-            name = self._claim(f"_{union.name}Wire", f"_{union.name}WireFields")
-            self.structs[name] = ir.Struct(
-                name=name,
-                doc=f"Every field of the `{union.name}` variants, all optional: decoded"
-                " in one pass, then the variant is picked and built from it.",
-                fields=fields,
-            )
-            union.wire = name
-
-    def _mark_shape_resolution(self) -> None:
-        shape = {u.name for u in self.unions if u.strategy == "shape"}
-        alias_refs = {a.name: a.type.refs() for a in self.aliases}
-
-        def needs(type_: ir.TypeExpr) -> bool:
-            for ref in type_.refs():
-                if ref in shape or any(r in shape for r in alias_refs.get(ref, ())):
-                    return True
-            return False
-
-        def in_container(type_: ir.TypeExpr) -> bool:
-            while isinstance(type_, ir.Nullable):
-                type_ = type_.inner
-            return isinstance(type_, ir.ListOf | ir.DictOf)
-
-        def all_fields(struct: ir.Struct) -> list[ir.Field]:
-            base = self.structs.get(struct.base) if struct.base else None
-            return [*(all_fields(base) if base else []), *struct.fields]
-
-        def is_uint64(type_: ir.TypeExpr) -> bool:
-            while isinstance(type_, ir.Nullable):
-                type_ = type_.inner
-            if isinstance(type_, ir.ListOf | ir.DictOf) and "uint64" in repr(type_):
-                raise SchemaError(f"uint64 inside a container: {type_}")
-            return isinstance(type_, ir.Prim) and type_.format == "uint64"
-
-        def alternatives(struct: ir.Struct) -> list[ir.Alternative]:
-            base = self.structs.get(struct.base) if struct.base else None
-            return struct.alternatives or (alternatives(base) if base else [])
-
-        for struct in self.structs.values():
-            own_need = (
-                any(needs(f.type) or is_uint64(f.type) for f in struct.fields)
-                or struct.alternatives
-            )
-            if not own_need and struct.base is not None:
-                continue  # its base's `__post_init__` does all it needs
-            fields = all_fields(struct)
-            struct.resolves_shapes = any(needs(f.type) for f in fields)
-            shaped = [f for f in fields if needs(f.type)]
-            if struct.resolves_shapes and all(in_container(f.type) for f in shaped):
-                struct.shape_guard = tuple(f.attr for f in shaped)
-            struct.uint64_checks = tuple(f.attr for f in fields if is_uint64(f.type))
-            struct.checks_alternatives = bool(alternatives(struct))
-
-    def _ordered_structs(self) -> list[ir.Struct]:
-        """Schema order, except that a base class comes before its subclasses."""
-        ordered: list[ir.Struct] = []
-        placed: set[str] = set()
-
-        def place(struct: ir.Struct) -> None:
-            if struct.name in placed:
-                return
-            if struct.base is not None:
-                place(self.structs[struct.base])
-            placed.add(struct.name)
-            ordered.append(struct)
-
-        for struct in self.structs.values():
-            place(struct)
-        return ordered
-
-    def _preview(self, methods: list[ir.Method]) -> list[ir.Method]:
-        """The unstable surface's table: every method, those missing from the
-        stable one marked ``preview``; a stable method the unstable meta lost
-        stays (the unstable surface is a superset)."""
-        stable = {(m.side, m.wire): m for m in self._methods(self.meta)}
-        listed = set()
-        for method in methods:
-            listed.add((method.side, method.wire))
-            method.preview = (method.side, method.wire) not in stable
-        return methods + [m for key, m in stable.items() if key not in listed]
-
-    def _methods(self, meta: dict[str, Any]) -> list[ir.Method]:
-        kinds: dict[str, str] = {}
-        # The JSON-RPC envelopes (`AgentRequest`, `ProxyNotification`, ...:
-        # marked x-docs-ignore) say which types are requests, notifications
-        # and responses.
-        for envelope, node in self.defs.items():
-            kind = next(
-                (
-                    k.lower()
-                    for k in ("Request", "Notification", "Response")
-                    if envelope.endswith(k)
-                ),
-                None,
-            )
-            if node.get("x-docs-ignore") and kind is not None:
-                for ref in _walk_refs(node):
-                    kinds.setdefault(ref, kind)
-        by_method: dict[tuple[str, str], dict[str, str]] = {}
-        for name, node in self.defs.items():
-            if "x-method" in node:
-                sides = (
-                    ("agent", "client")
-                    if node["x-side"] == "both"
-                    else (node["x-side"],)
-                )
-                for side in sides:
-                    found = by_method.setdefault((side, node["x-method"]), {})
-                    found[kinds.get(name, "request")] = name
-        methods = []
-        for table, side in (
-            ("agentMethods", "agent"),
-            ("clientMethods", "client"),
-            ("protocolMethods", "protocol"),
-            ("proxyMethods", "proxy"),  # a proxy chain's conductor and proxies
-        ):
-            for handler, wire in meta.get(table, {}).items():
-                entry = by_method.get((side, wire))
-                if not entry:
-                    raise SchemaError(
-                        f"meta.json names {wire!r} but no type has x-method for it"
-                    )
-                # A method may be both a request and a notification (`mcp/message`
-                # in the unstable surface): the request is the method, the
-                # notification form rides along.
-                params = entry.get("request") or entry.get("notification")
-                if params is None:
-                    raise SchemaError(f"no params type for {wire!r}")
-                is_request = "request" in entry
-                methods.append(
-                    ir.Method(
-                        wire=wire,
-                        handler=handler,
-                        side=side,
-                        params=params,
-                        result=entry.get("response") if is_request else None,
-                        doc=self._doc_of(params),
-                        notification=entry.get("notification") if is_request else None,
-                    )
-                )
-        return methods

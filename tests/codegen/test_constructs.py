@@ -12,7 +12,7 @@ from typing import Any
 import msgspec
 import pytest
 from acp_codegen.__main__ import generate
-from acp_codegen.parse import SchemaError
+from acp_codegen.nodes import SchemaError
 
 DEFS: dict[str, Any] = {
     # inline object alternatives, a property with no type that is required

@@ -251,7 +251,7 @@ def test_reserved_tag_without_a_variant_is_a_validation_error(tmp_path: Path) ->
 
 def test_reshaped_stable_types_are_reported() -> None:
     """Where the unstable schema changes a stable type's shape (not adds to it)."""
-    from acp_codegen.parse import load_module
+    from acp_codegen.load import load_module
 
     assert load_module(ROOT / "spec" / "v1").reshaped == []
     assert load_module(ROOT / "spec" / "v2_alpha0").reshaped == [
@@ -260,7 +260,7 @@ def test_reshaped_stable_types_are_reported() -> None:
 
 
 def test_upstream_json_must_match_the_changelog_release(tmp_path: Path) -> None:
-    from acp_codegen.parse import SchemaError, load_module
+    from acp_codegen.load import SchemaError, load_module
 
     folder = tmp_path / "v2_alpha0"  # copied from the repository, with a changelog
     shutil.copytree(ROOT / "spec" / "v2_alpha0", folder)
