@@ -42,14 +42,9 @@ from ._builders import (
     user_text,
 )
 from ._permissions import Permission, PermissionBroker, default_permission_options
+from ._states import PlanState, SessionInfoState, ToolCallState
 from ._tool_calls import ToolCallTracker
-from ._transcript import (
-    PlanState,
-    SessionInfoState,
-    SessionTranscript,
-    ToolCallState,
-    TranscriptMessage,
-)
+from ._transcript import SessionTranscript, TranscriptMessage
 
 __all__ = [
     "Permission",

@@ -36,7 +36,7 @@ from msgspec import UNSET, UnsetType
 from .._schema import schema_module_of
 from ._blocks import tool_content
 from ._builders import tool_call, tool_call_update
-from ._transcript import ToolCallState, patch_tool_call_state, tool_call_state
+from ._states import ToolCallState, patch_tool_call_state, tool_call_state
 from ._versions import V1Module, V2Module, vocab_of
 
 if TYPE_CHECKING:  # acp_schema is imported with the first tracker, not acp_core
