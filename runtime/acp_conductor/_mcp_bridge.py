@@ -28,7 +28,6 @@ import logging
 import os
 import shutil
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, cast
@@ -36,6 +35,7 @@ from typing import Any, Final, cast
 import msgspec
 import trio
 from acp_core import Limits, LineBuffer, Oversized
+from acp_host import socket_directory
 
 __all__ = ["DEFAULT_BRIDGE_MAX_ACTIVE", "McpBridge"]
 
@@ -94,7 +94,7 @@ class McpBridge:
     ) -> None:
         self.limits = limits
         self.max_active = max_active
-        self.directory = tempfile.mkdtemp(prefix="acp-mcp-")  # mode 0700
+        self.directory = socket_directory("acp-mcp-", "bridge.sock")  # mode 0700
         self.path = os.path.join(self.directory, "bridge.sock")
         self._calls: dict[int, _Call] = {}
         self._shims: dict[int, _Shim] = {}

@@ -15,6 +15,8 @@ each waiting in its own way:
   :func:`reader_gone` (has the reader of this pipe gone?);
 - the environment: :func:`apply_environment` (``ACP_CHECK_OUTGOING``, applied
   when this package is imported);
+- Unix sockets: :func:`socket_directory` (a private directory whose socket
+  path fits the kernel's limit, whatever ``TMPDIR`` is);
 - stdio takeover: :func:`protocol_stdio` (an agent's stdin/stdout kept for
   the protocol, fd 1 pointed at stderr while it runs)::
 
@@ -27,6 +29,7 @@ each waiting in its own way:
 from ._descriptors import pollable, reader_gone
 from ._environment import apply_environment
 from ._process_group import group_alive
+from ._sockets import MAX_SOCKET_PATH, socket_directory
 from ._stdio import StdioFds, protocol_stdio
 from ._subprocess import (
     GROUP_POLL,
@@ -44,6 +47,7 @@ from ._subprocess import (
 
 __all__ = [
     "GROUP_POLL",
+    "MAX_SOCKET_PATH",
     "STDERR_KEEP",
     "AwaitExit",
     "CloseInput",
@@ -60,6 +64,7 @@ __all__ = [
     "protocol_stdio",
     "reader_gone",
     "signal_group",
+    "socket_directory",
 ]
 
 apply_environment()

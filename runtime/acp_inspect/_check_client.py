@@ -19,12 +19,14 @@ the case's bounds.  What is kept of the wire is the ``Budget`` of ``check``.
 
 from __future__ import annotations
 
+import shutil
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import trio
+from acp_host import socket_directory
 
 from ._cases import CaseFailed, NotApplicable
 from ._check import (
@@ -81,25 +83,37 @@ async def run_client_case(
     stdin: bytes = b"",
 ) -> CaseResult:
     """One case against a fresh client process in a temporary directory."""
-    with tempfile.TemporaryDirectory(prefix="acp-check-client-") as name:
-        root = Path(name)
-        cwd, env = case_env(root)
-        outside = root / "outside"
-        outside.mkdir()
-        client = ClientUnderTest(
-            command, root=root, budget=budget, cwd=cwd, env=env, stdin=stdin
-        )
-        ctx = ClientCaseContext(
-            client,
-            cwd,
-            str(outside),
-            settle,
-            limits.grace,
-            oversized_bytes,
-            baseline=baseline,
-        )
-        client.responder = agent_responder(ctx)
-        status, detail = await _drive(case, client, ctx, limits)
+    # the relay's socket apart from the case's directory: a long TMPDIR must
+    # not make its path longer than a Unix socket's may be
+    sockets = Path(socket_directory("acp-check-client-", "agent.sock"))
+    try:
+        with tempfile.TemporaryDirectory(prefix="acp-check-client-") as name:
+            root = Path(name)
+            cwd, env = case_env(root)
+            outside = root / "outside"
+            outside.mkdir()
+            client = ClientUnderTest(
+                command,
+                root=root,
+                socket=sockets / "agent.sock",
+                budget=budget,
+                cwd=cwd,
+                env=env,
+                stdin=stdin,
+            )
+            ctx = ClientCaseContext(
+                client,
+                cwd,
+                str(outside),
+                settle,
+                limits.grace,
+                oversized_bytes,
+                baseline=baseline,
+            )
+            client.responder = agent_responder(ctx)
+            status, detail = await _drive(case, client, ctx, limits)
+    finally:
+        shutil.rmtree(sockets, ignore_errors=True)
     findings = list(client.inspector.findings)
     if status == "pass" and any(f.is_must and f.direction == CLIENT for f in findings):
         status, detail = "fail", "the client broke a rule (see findings)"

@@ -2,7 +2,7 @@
 
 :class:`ClientUnderTest` writes a small executable, ``agent``, into the
 case's directory (the relay of :mod:`acp_inspect._relay`), listens on a
-Unix socket beside it, and starts the client with ``{agent}`` in its
+Unix socket in a short private directory (``acp_host.socket_directory``), and starts the client with ``{agent}`` in its
 command line replaced by the executable's path.  When the client starts its
 agent, the relay connects: from then on the check is the agent, and the
 wire is recorded and checked exactly as ``check`` does for an agent
@@ -74,6 +74,7 @@ class ClientUnderTest(PeerUnderTest):
         command: Sequence[str],
         *,
         root: Path,
+        socket: Path,
         budget: Budget | None = None,
         cwd: str | None = None,
         env: dict[str, str] | None = None,
@@ -81,6 +82,8 @@ class ClientUnderTest(PeerUnderTest):
     ) -> None:
         super().__init__(command, budget=budget, cwd=cwd, env=env)
         self.root = root
+        #: where the relay connects (kept short: see ``acp_host.socket_directory``)
+        self.socket = socket
         self.stdin = stdin
         #: set once the client started its agent (the relay connected)
         self.connected = trio.Event()
@@ -103,7 +106,7 @@ class ClientUnderTest(PeerUnderTest):
 
     def agent_script(self) -> str:
         """Write the relay's executable; its path."""
-        sock = self.root / "agent.sock"
+        sock = self.socket
         script = self.root / "agent"
         script.write_text(
             "#!/bin/sh\n"
@@ -116,7 +119,7 @@ class ClientUnderTest(PeerUnderTest):
         """Listen for the agent, start the client, and their tasks in ``nursery``."""
         agent = self.agent_script()
         sock = trio.socket.socket(trio.socket.AF_UNIX, trio.socket.SOCK_STREAM)
-        await sock.bind(str(self.root / "agent.sock"))
+        await sock.bind(str(self.socket))
         sock.listen(2)
         self._listener = trio.SocketListener(sock)
         command = agent_command(self.command, agent)

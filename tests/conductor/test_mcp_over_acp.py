@@ -7,6 +7,7 @@ stdio bridge; the tool is answered by whoever offered it."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -93,6 +94,19 @@ def test_an_agent_without_mcp_over_acp_calls_it_through_the_conductors_stdio_bri
     None
 ):
     assert _turn_through_the_example_proxy("stdio") == [
+        "project-tools/word_count: 4 words\n"
+    ]
+
+
+def test_the_stdio_bridge_binds_its_socket_when_tmpdir_is_too_long_for_one(
+    tmp_path: Path,
+) -> None:
+    # 150 bytes of TMPDIR: a socket path under it exceeds the kernel's limit
+    deep = tmp_path / ("d" * (150 - len(str(tmp_path)) - 1))
+    deep.mkdir()
+    env = {**os.environ, "TMPDIR": str(deep)}
+    client = LineClient(chain(EXAMPLE, agent=_agent("stdio")), env=env)
+    assert _turn(client, "count these four words") == [
         "project-tools/word_count: 4 words\n"
     ]
 

@@ -10,6 +10,7 @@ subprocess timeout here.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -25,13 +26,16 @@ FLOOD_RSS_KIB = 150 * 1024
 
 
 def check_client(
-    tmp_path: Path, client: list[str], *options: str
+    tmp_path: Path,
+    client: list[str],
+    *options: str,
+    env: dict[str, str] | None = None,
 ) -> tuple[dict[str, Any], subprocess.CompletedProcess[str]]:
     report = tmp_path / "report.json"
     done = subprocess.run(
         [sys.executable, "-m", "acp_inspect", "check-client", "--json", str(report),
          "--jobs", "2", *options, "--", *client],
-        capture_output=True, text=True, timeout=RUN_LIMIT, cwd=tmp_path,
+        capture_output=True, text=True, timeout=RUN_LIMIT, cwd=tmp_path, env=env,
     )  # fmt: skip
     assert report.is_file(), done.stdout + done.stderr
     return json.loads(report.read_text()), done
@@ -56,6 +60,24 @@ def test_acp_client_passes_every_case_that_applies(tmp_path: Path) -> None:
     )  # it advertises fs and terminal
     assert set(got.values()) == {"pass"}, done.stdout
     assert done.returncode == 0 and report["peer"] == "client"
+
+
+def test_the_check_runs_when_tmpdir_is_too_long_for_a_socket_path(
+    tmp_path: Path,
+) -> None:
+    # 150 bytes of TMPDIR: the relay's socket under it would exceed the limit
+    deep = tmp_path / ("d" * (150 - len(str(tmp_path)) - 1))
+    deep.mkdir()
+    client = [sys.executable, "-m", "acp_client", "--yes",
+              "--prompt", "hi", "--", "{agent}"]  # fmt: skip
+    report, done = check_client(
+        tmp_path,
+        client,
+        "--case",
+        "prompt.turn",
+        env={**os.environ, "TMPDIR": str(deep)},
+    )
+    assert statuses(report) == {"prompt.turn": "pass"}, done.stdout + done.stderr
 
 
 @pytest.mark.parametrize(
