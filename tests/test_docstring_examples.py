@@ -40,7 +40,8 @@ def test_the_docstring_examples_are_found() -> None:
     found = {
         name: sum(len(t.examples) for t in finder.find(importlib.import_module(name)))
         for name in (
-            "acp_schema._runtime",
+            "acp_schema._runtime._bounds",
+            "acp_schema._runtime._markers",
             "acp_schema.v1",
             "acp_core.session._blocks",
             "acp_core.session._builders",

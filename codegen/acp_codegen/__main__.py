@@ -18,7 +18,7 @@ from pathlib import Path
 
 from .load import load_module
 from .nodes import SchemaError
-from .render import RUNTIME_MODULE, render_package
+from .render import RUNTIME_PACKAGE, render_package
 from .summary import changes, diff_report, snapshot
 
 #: ``v1.py``, ``v2_alpha0.py`` (a draft of its own): not the ``_unstable`` views
@@ -66,10 +66,16 @@ def generate(
         path = out_dir / name
         path.write_text(source)
         written.append(path)
-    runtime = out_dir / RUNTIME_MODULE.name
-    if not (runtime.exists() and runtime.samefile(RUNTIME_MODULE)):
-        shutil.copyfile(RUNTIME_MODULE, runtime)  # a package written elsewhere
+    runtime = out_dir / RUNTIME_PACKAGE.name
+    if not (runtime.exists() and runtime.samefile(RUNTIME_PACKAGE)):
+        # a package written elsewhere: the hand-written subpackage as it is here
+        shutil.rmtree(runtime, ignore_errors=True)
+        shutil.copytree(
+            RUNTIME_PACKAGE, runtime, ignore=shutil.ignore_patterns("__pycache__")
+        )
         written.append(runtime)
+        # what an older generator copied: a single module, which it replaces
+        (out_dir / f"{RUNTIME_PACKAGE.name}.py").unlink(missing_ok=True)
     return written
 
 
@@ -81,7 +87,7 @@ def check(spec_root: Path, out_dir: Path) -> list[str]:
         for p in sorted(out_dir.iterdir())
         if p.is_file()
         and p.suffix in (".py", ".typed")
-        and p.name != RUNTIME_MODULE.name  # written by hand
+        and p.name != f"{RUNTIME_PACKAGE.name}.py"  # written by hand (older copies)
     }
     return diff_report(committed, fresh)
 

@@ -32,11 +32,11 @@ from .views import (
 )
 
 TEMPLATES = Path(__file__).parent / "templates"
-#: The output package's hand-written module, which the generated ones import:
-#: a normal module of ``acp_schema`` (linted, type-checked, tested in place),
-#: copied into a package written elsewhere.
-RUNTIME_MODULE = (
-    Path(__file__).resolve().parents[2] / "generated" / "acp_schema" / "_runtime.py"
+#: The output package's hand-written subpackage, which the generated modules
+#: import: a normal package of ``acp_schema`` (linted, type-checked, tested in
+#: place), copied into a package written elsewhere.
+RUNTIME_PACKAGE = (
+    Path(__file__).resolve().parents[2] / "generated" / "acp_schema" / "_runtime"
 )
 
 
@@ -214,7 +214,7 @@ def render_unstable(name: str, module: ir.Module) -> str:
 
 def render_package(modules: dict[str, ir.Module]) -> dict[str, str]:
     """File name -> source of every generated file of the `acp_schema` package
-    (all but `RUNTIME_MODULE`, which is written by hand)."""
+    (all but `RUNTIME_PACKAGE`, which is written by hand)."""
     env = environment()
     files: dict[str, str] = {}
     listed: list[tuple[str, ir.Module, bool]] = []

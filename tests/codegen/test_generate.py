@@ -23,7 +23,11 @@ SPECS = ROOT / "tests" / "fixtures" / "specs"
 
 def _generate_into(spec_root: Path, out: Path) -> dict[str, bytes]:
     generate(spec_root, out)
-    return {p.name: p.read_bytes() for p in sorted(out.iterdir())}
+    return {
+        str(p.relative_to(out)): p.read_bytes()
+        for p in sorted(out.rglob("*"))
+        if p.is_file() and "__pycache__" not in p.parts
+    }
 
 
 def test_committed_generated_code_has_no_drift() -> None:
@@ -350,20 +354,27 @@ def test_the_lenient_rule_table_names_the_shared_rules() -> None:
     assert len(table.splitlines()) < 320
 
 
-def test_the_runtime_module_is_a_normal_module_copied_into_a_new_package(
+def test_the_runtime_package_is_a_normal_package_copied_into_a_new_package(
     tmp_path: Path,
 ) -> None:
     """`acp_schema._runtime` is written by hand in the package itself (linted,
-    type-checked, doctested there), not a file stored among the templates;
+    type-checked, doctested there), not files stored among the templates;
     the generator copies it into a package it writes elsewhere."""
-    from acp_codegen.render import RUNTIME_MODULE, TEMPLATES
+    from acp_codegen.render import RUNTIME_PACKAGE, TEMPLATES
 
-    assert RUNTIME_MODULE == GENERATED / "_runtime.py"
-    assert not (TEMPLATES / "_runtime.py").exists()
-    generate(ROOT / "spec", tmp_path / "acp_schema")
-    assert (tmp_path / "acp_schema" / "_runtime.py").read_bytes() == (
-        RUNTIME_MODULE.read_bytes()
-    )
+    assert RUNTIME_PACKAGE == GENERATED / "_runtime"
+    assert not (TEMPLATES / "_runtime").exists()
+    out = tmp_path / "acp_schema"
+    out.mkdir()
+    (out / "_runtime.py").write_text("# an older generator's copy\n")
+    generate(ROOT / "spec", out)
+    assert not (out / "_runtime.py").exists()
+    sources = sorted(p.name for p in RUNTIME_PACKAGE.glob("*.py"))
+    assert sorted(p.name for p in (out / "_runtime").iterdir()) == sources
+    for name in sources:
+        assert (out / "_runtime" / name).read_bytes() == (
+            RUNTIME_PACKAGE / name
+        ).read_bytes()
     # the drift check compares only what is generated
-    (tmp_path / "acp_schema" / "_runtime.py").write_text("# edited\n")
+    (out / "_runtime" / "_codec.py").write_text("# edited\n")
     assert check(ROOT / "spec", tmp_path / "acp_schema") == []

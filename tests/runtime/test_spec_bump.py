@@ -263,4 +263,5 @@ def test_importing_acp_trio_imports_no_protocol_module() -> None:
     )
     # the generated protocol modules load with the first connection or builder
     # of their version: a broken or renamed one costs no other version the import
-    assert probe.stdout.strip() in ("[]", "['acp_schema._runtime']"), probe.stderr
+    loaded = ast.literal_eval(probe.stdout.strip())
+    assert all(m.split(".")[1] == "_runtime" for m in loaded), probe.stderr
