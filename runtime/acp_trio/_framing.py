@@ -251,12 +251,13 @@ class LineWriter:
         if self._closed:
             raise trio.ClosedResourceError("connection closed")
         queue = self._queue
+        now = _perf_counter()  # one clock read per message
         if not queue:
             self._hold_limit = self.queued + self.hold_bytes
-            self._hold_until = _perf_counter() + self.hold_seconds
+            self._hold_until = now + self.hold_seconds
         queue.append(line)
         self.queued += len(line)
-        if self.queued >= self._hold_limit or _perf_counter() >= self._hold_until:
+        if self.queued >= self._hold_limit or now >= self._hold_until:
             self.flush()
 
     async def send(self, line: bytes) -> None:
@@ -290,10 +291,10 @@ class LineWriter:
                 n = 0
             if n:
                 self._written(n)
-        if queue:
+        if queue:  # the hold bounds start again (an empty queue sets them)
             self._wakeup.wake()
-        self._hold_limit = self.queued + self.hold_bytes
-        self._hold_until = _perf_counter() + self.hold_seconds
+            self._hold_limit = self.queued + self.hold_bytes
+            self._hold_until = _perf_counter() + self.hold_seconds
 
     async def wait_for_space(self) -> None:
         """Wait (cancellably) until fewer than ``budget`` bytes are queued."""
@@ -347,8 +348,11 @@ class LineWriter:
 
     def _written(self, n: int, *, taken: bool = False) -> None:
         """``n`` bytes were written: off the queue (unless ``taken`` already)."""
-        self.queued -= n
+        queued = self.queued = self.queued - n
         queue = self._queue
+        if not (queued or taken):  # all written (the usual case): no loop
+            queue.clear()
+            n = 0
         while n and not taken:
             size = len(queue[0])
             if n >= size:
@@ -357,7 +361,7 @@ class LineWriter:
             else:
                 queue[0] = memoryview(queue[0])[n:]
                 n = 0
-        if self._space and self.queued < self.budget:
+        if self._space and queued < self.budget:
             self._space.unpark_all()
 
 
