@@ -21,6 +21,7 @@ import collections
 import errno
 import os
 import time
+from collections.abc import Coroutine
 from typing import Any, Final, cast
 
 import trio
@@ -53,6 +54,8 @@ HOLD_SECONDS: Final = 0.001
 
 _FdStream: Any = getattr(trio.lowlevel, "FdStream", None)  # absent on Windows
 _perf_counter = time.perf_counter
+_current_task = trio.lowlevel.current_task
+_wait_task_rescheduled = trio.lowlevel.wait_task_rescheduled
 
 
 def _fd_stream(stream: object, part: str) -> Any:
@@ -90,9 +93,13 @@ class Wakeup:
     def __init__(self) -> None:
         self.task: trio.lowlevel.Task | None = None
 
-    async def wait(self) -> None:
-        self.task = trio.lowlevel.current_task()
-        await trio.lowlevel.wait_task_rescheduled(self._abort)
+    def wait(self) -> Coroutine[Any, Any, object]:
+        """Park until :meth:`wake` (await it at once; a checkpoint, cancellable).
+
+        A plain function returning trio's own wait: no coroutine of ours per wait.
+        """
+        self.task = _current_task()
+        return _wait_task_rescheduled(self._abort)  # the caller awaits it
 
     def _abort(self, _: Any) -> trio.lowlevel.Abort:
         self.task = None
@@ -122,11 +129,10 @@ class CallWaiter(Wakeup):
         self.flag = True
         self.wake()
 
-    async def wait(self) -> None:
+    def wait(self) -> Coroutine[Any, Any, object]:
         if self.flag:
-            await trio.lowlevel.checkpoint()
-        else:
-            await super().wait()
+            return trio.lowlevel.checkpoint()  # noqa: ASYNC105 (the caller awaits)
+        return Wakeup.wait(self)  # no super() object
 
 
 class LineReader:
