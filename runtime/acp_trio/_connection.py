@@ -127,6 +127,10 @@ MAX_IDLE_WORKERS: Final = 8
 _REQUEST_OR_SIGNAL: Final = (Started, Signal)
 _TAKEN: Final = (Started, Signal, Notifying)
 
+# trio's checkpoints, looked up once (each send awaits one or two).
+_checkpoint_if_cancelled: Final = trio.lowlevel.checkpoint_if_cancelled
+_cancel_shielded_checkpoint: Final = trio.lowlevel.cancel_shielded_checkpoint
+
 # Who makes an outgoing call: the engine's ReadGate exemptions and ordering.
 _origin: contextvars.ContextVar[int] = contextvars.ContextVar(
     "acp_trio_origin", default=ORIGIN_USER
@@ -654,7 +658,7 @@ class Connection:
     async def _send(self, line: bytes) -> None:
         # LineWriter.send, but a handler's step only queues (_drive flushes).
         writer = self._writer
-        await trio.lowlevel.checkpoint_if_cancelled()
+        await _checkpoint_if_cancelled()
         if writer.queued >= writer.budget and not self._closed:
             await writer.wait_for_space()
         if self._closed:
@@ -664,7 +668,7 @@ class Connection:
         else:
             writer.send_nowait(line)
         if writer.schedule_point.needed():
-            await trio.lowlevel.cancel_shielded_checkpoint()
+            await _cancel_shielded_checkpoint()
 
     def request(self, method: MethodSpec, params: Any) -> Coroutine[Any, Any, Any]:
         """Send the request ``method``; await it for its decoded result.
@@ -687,7 +691,7 @@ class Connection:
             raise ConnectionClosed("connection closed")
         engine = self.engine
         writer = self._writer
-        await trio.lowlevel.checkpoint_if_cancelled()
+        await _checkpoint_if_cancelled()
         if writer.queued >= writer.budget:
             await writer.wait_for_space()
         if self._closed:

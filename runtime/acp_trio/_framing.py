@@ -21,6 +21,7 @@ import collections
 import errno
 import os
 import time
+from collections.abc import Coroutine
 from typing import Any, Final, cast
 
 import trio
@@ -53,6 +54,8 @@ HOLD_SECONDS: Final = 0.001
 
 _FdStream: Any = getattr(trio.lowlevel, "FdStream", None)  # absent on Windows
 _perf_counter = time.perf_counter
+_current_task = trio.lowlevel.current_task
+_wait_task_rescheduled = trio.lowlevel.wait_task_rescheduled
 
 
 def _fd_stream(stream: object, part: str) -> Any:
@@ -90,9 +93,13 @@ class Wakeup:
     def __init__(self) -> None:
         self.task: trio.lowlevel.Task | None = None
 
-    async def wait(self) -> None:
-        self.task = trio.lowlevel.current_task()
-        await trio.lowlevel.wait_task_rescheduled(self._abort)
+    def wait(self) -> Coroutine[Any, Any, object]:
+        """Park until :meth:`wake` (await it at once; a checkpoint, cancellable).
+
+        A plain function returning trio's own wait: no coroutine of ours per wait.
+        """
+        self.task = _current_task()
+        return _wait_task_rescheduled(self._abort)  # the caller awaits it
 
     def _abort(self, _: Any) -> trio.lowlevel.Abort:
         self.task = None
@@ -122,11 +129,10 @@ class CallWaiter(Wakeup):
         self.flag = True
         self.wake()
 
-    async def wait(self) -> None:
+    def wait(self) -> Coroutine[Any, Any, object]:
         if self.flag:
-            await trio.lowlevel.checkpoint()
-        else:
-            await super().wait()
+            return trio.lowlevel.checkpoint()  # noqa: ASYNC105 (the caller awaits)
+        return Wakeup.wait(self)  # no super() object
 
 
 class LineReader:
@@ -251,12 +257,13 @@ class LineWriter:
         if self._closed:
             raise trio.ClosedResourceError("connection closed")
         queue = self._queue
+        now = _perf_counter()  # one clock read per message
         if not queue:
             self._hold_limit = self.queued + self.hold_bytes
-            self._hold_until = _perf_counter() + self.hold_seconds
+            self._hold_until = now + self.hold_seconds
         queue.append(line)
         self.queued += len(line)
-        if self.queued >= self._hold_limit or _perf_counter() >= self._hold_until:
+        if self.queued >= self._hold_limit or now >= self._hold_until:
             self.flush()
 
     async def send(self, line: bytes) -> None:
@@ -290,10 +297,10 @@ class LineWriter:
                 n = 0
             if n:
                 self._written(n)
-        if queue:
+        if queue:  # the hold bounds start again (an empty queue sets them)
             self._wakeup.wake()
-        self._hold_limit = self.queued + self.hold_bytes
-        self._hold_until = _perf_counter() + self.hold_seconds
+            self._hold_limit = self.queued + self.hold_bytes
+            self._hold_until = _perf_counter() + self.hold_seconds
 
     async def wait_for_space(self) -> None:
         """Wait (cancellably) until fewer than ``budget`` bytes are queued."""
@@ -347,8 +354,11 @@ class LineWriter:
 
     def _written(self, n: int, *, taken: bool = False) -> None:
         """``n`` bytes were written: off the queue (unless ``taken`` already)."""
-        self.queued -= n
+        queued = self.queued = self.queued - n
         queue = self._queue
+        if not (queued or taken):  # all written (the usual case): no loop
+            queue.clear()
+            n = 0
         while n and not taken:
             size = len(queue[0])
             if n >= size:
@@ -357,7 +367,7 @@ class LineWriter:
             else:
                 queue[0] = memoryview(queue[0])[n:]
                 n = 0
-        if self._space and self.queued < self.budget:
+        if self._space and queued < self.budget:
             self._space.unpark_all()
 
 
