@@ -42,8 +42,8 @@ for ``next_event``, consuming for ``next_queued``): a handler that answers
 without waiting on anything costs no task switch, and reading and
 consuming never wait on a handler.
 
-Every handler step runs through one trampoline (:meth:`Connection._step`,
-:meth:`Connection._drive`), in a copy of :meth:`Connection.run`'s context
+Every handler step runs through one trampoline
+(:class:`~acp_trio._handler_steps.HandlerSteps`), in a copy of :meth:`Connection.run`'s context
 (one per request, so no request sees another's context variables; the
 notification handlers, which run one at a time in order, share one):
 what it sends is queued and leaves in one write when it yields to trio or
@@ -66,8 +66,7 @@ from __future__ import annotations
 
 import contextvars
 import logging
-import types
-from collections.abc import Callable, Coroutine, Generator, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from typing import Any, Final
 
 import trio
@@ -97,6 +96,7 @@ from acp_core.adapter import (
 )
 
 from ._framing import CallWaiter, LineReader, LineWriter, Wakeup
+from ._handler_steps import HandlerSteps
 from ._pool import (
     BURST,
     RETIRE,
@@ -165,7 +165,10 @@ class Connection:
         self._writer = LineWriter(stream, budget=limits.write_buffer_bytes)
         self._read_wakeup = Wakeup()  # the reading task, paused at a bound
         self._paused = False
-        self._stepping = False  # in a handler's step (_step): sends flushed after
+        # handlers run one step at a time; sends made in a step are only queued
+        self._steps = HandlerSteps(self._writer)
+        self._step = self._steps.step
+        self._drive = self._steps.drive
         self._consumer = Wakeup()  # the consuming task, idle
         self._notifying = False  # a notification handler's first step yielded
         self._idle: list[Worker] = []
@@ -522,59 +525,6 @@ class Connection:
             self._consumer.wake()  # if another task holds the role, it goes on
         self._unpause()
 
-    # -- handlers: one step at a time --------------------------------------------------
-
-    def _step(
-        self,
-        coro: Generator[Any, Any, Any],
-        context: contextvars.Context,
-        value: Any = None,
-        error: BaseException | None = None,
-    ) -> Any:
-        """Run one step of a handler in its ``context``: what it yields to trio.
-
-        ``StopIteration`` when it returned; but a first step given
-        ``RETURNED`` as ``value`` (a notification's: its result is not
-        wanted) returns ``RETURNED`` then, as ``next(coro, RETURNED)`` does
-        without building an exception for a ``None`` result.  While the step
-        runs its sends are only queued (``_stepping``); the caller flushes
-        them.
-        """
-        self._stepping = True
-        try:
-            if error is not None:
-                return context.run(coro.throw, error)
-            if value is RETURNED:
-                return context.run(next, coro, RETURNED)
-            return context.run(coro.send, value)
-        finally:
-            self._stepping = False
-
-    @types.coroutine
-    def _drive(
-        self, coro: Generator[Any, Any, Any], context: contextvars.Context, trap: Any
-    ) -> Generator[Any, Any, Any]:
-        """Await the rest of a handler whose step yielded ``trap``.
-
-        The one trampoline: what trio sends or throws goes into ``coro``,
-        what ``coro`` yields goes to trio, after the sends of each step
-        were flushed.
-        """
-        writer = self._writer
-        while True:
-            writer.flush()
-            try:
-                value, error = (yield trap), None
-            except GeneratorExit:
-                coro.close()
-                raise
-            except BaseException as exc:  # Cancelled and the like: into coro
-                value, error = None, exc
-            try:
-                trap = self._step(coro, context, value, error)
-            except StopIteration as done:  # the caller queues the answer, flushes
-                return done.value
-
     # -- incoming requests -------------------------------------------------------------
 
     def _start_request(
@@ -663,7 +613,7 @@ class Connection:
             await writer.wait_for_space()
         if self._closed:
             raise ConnectionClosed("connection closed")
-        if self._stepping:
+        if self._steps.stepping:
             writer.queue(line)
         else:
             writer.send_nowait(line)
