@@ -11,7 +11,9 @@ HTTP failures are clear: a request whose POST is refused is answered with a
 JSON-RPC error whose ``data`` holds the status and (truncated) body; 401, 403,
 404 and 410, a failed notification or response, a stream that ends or fails,
 end the wire (the connection's pending calls then fail with
-``ConnectionClosed``) and :attr:`HttpWire.error` says why.  Reconnecting is
+``ConnectionClosed``) and :attr:`HttpWire.error` says why.  A POST that a
+server's ending of its connection cut off is sent again when that is safe
+(:class:`HttpWire`, :mod:`acp_http._resend`).  Reconnecting is
 the caller's: a new connection, then ``session/load`` or ``session/resume``.
 """
 
@@ -29,6 +31,7 @@ import httpx
 import msgspec
 
 from ._lines import hand_on, read_lines
+from ._resend import POST_RETRIES, PostTrace, unprocessed
 from ._routing import Envelope, MessageError, decode_envelope, id_key
 from ._sse import SseReader
 
@@ -93,6 +96,17 @@ class HttpWire:
     and an answer that another task already received waits with it (until the
     next keepalive comment, seconds later).  Without it the streams share
     ``http``'s connections.
+
+    A server (or proxy) may end a connection under a POST (after so many
+    requests, or idle).  The POST is sent again on a fresh connection, at most
+    ``post_retries`` more times, when the server provably did not process it
+    (:func:`acp_http._resend.unprocessed`), and when it carries an answer to
+    the agent (an answer is taken once per id: a second copy is dropped).  A
+    request that may have been processed is not sent again (JSON-RPC requests
+    are not idempotent): its call fails with a JSON-RPC error (-32603, one
+    bounded line, ``data`` ``{"sends": n, "processed": "maybe"}``) and the
+    connection goes on; a notification that may have been, or any POST past
+    the retries, ends the wire as other failures do.
     """
 
     def __init__(
@@ -104,8 +118,12 @@ class HttpWire:
         max_message_bytes: int = 16 * 1024 * 1024,
         stream_http: Callable[[], httpx.AsyncClient] | None = None,
         versions: HttpVersions | None = None,
+        post_retries: int = POST_RETRIES,
     ) -> None:
         self.url = url
+        #: how many more times a POST is sent when the server ended its
+        #: connection under it (see :mod:`acp_http._resend`)
+        self.post_retries = post_retries
         #: what ``http`` speaks, said when ``initialize`` fails (None: not known)
         self.versions = versions
         self.http = http
@@ -175,13 +193,64 @@ class HttpWire:
         if session is not None:
             headers["acp-session-id"] = session
             await self._open_stream(session)
-        try:
-            response = await self.http.post(self.url, content=line, headers=headers)
-        except httpx.HTTPError as error:
-            raise HttpError(0, f"POST failed: {error!r}"[:300]) from None
-        if response.status_code in (200, 202):
+        response = await self._sent(envelope, line, headers)
+        if response is None or response.status_code in (200, 202):
             return
         await self._refused(envelope, response)
+
+    async def _sent(
+        self, envelope: Envelope, line: bytes, headers: Mapping[str, str]
+    ) -> httpx.Response | None:
+        """POST ``line``, again (at most :attr:`post_retries` more times) when
+        the server provably did not process it or it is an answer; a request
+        whose POST failed for good is answered here with an error (None)."""
+        sends = 0
+        while True:
+            trace = PostTrace()
+            sends += 1
+            try:
+                return await self.http.post(
+                    self.url,
+                    content=line,
+                    headers=headers,
+                    extensions={"trace": trace},
+                )
+            except httpx.HTTPError as error:
+                why = unprocessed(error, trace)
+                cause = repr(error)[:CAUSE_CHARS]
+                if sends <= self.post_retries and (why or envelope.is_response):
+                    # an answer is the agent's once: it drops a second of an id
+                    again = why or "an answer, taken once"
+                    log.info("POST sent again (%s): %s", again, cause)
+                    continue
+                failed = await self._post_failed(envelope, sends, why, cause)
+                if not envelope.is_request:
+                    raise failed from None
+                return None
+
+    async def _post_failed(
+        self, envelope: Envelope, sends: int, why: str | None, cause: str
+    ) -> HttpError:
+        """What a POST that failed for good says; a request's call gets it as
+        its error (the connection goes on: the next POST takes a fresh one)."""
+        fate = "not processed" if why else "the server may have processed it"
+        said = (
+            f"POST {envelope.method or 'response'} failed ({sends} sent): {cause};"
+            f" {fate}, not sent again"
+        )[:ERROR_LINE_CHARS]
+        if envelope.is_request:
+            log.warning("%s", said)
+            error = {
+                "jsonrpc": "2.0",
+                "id": envelope.id,
+                "error": {
+                    "code": -32603,
+                    "message": said,
+                    "data": {"sends": sends, "processed": "no" if why else "maybe"},
+                },
+            }
+            await self._deliver(msgspec.json.encode(error))
+        return HttpError(0, said)
 
     async def _refused(self, envelope: Envelope, response: httpx.Response) -> None:
         status = response.status_code

@@ -1,0 +1,222 @@
+"""A server that ends its HTTP connections does not end the ACP connection.
+
+Servers and proxies end a connection after so many requests (hypercorn's
+``keep_alive_max_requests``, nginx's ``keepalive_requests``: 1000 by default),
+or when idle.  Our client sends the next POST on a fresh connection; a POST
+the ending cut off is sent again when the server provably did not process it,
+or when it carries an answer (taken once per id); a request the server may
+have processed is not sent again: its call fails alone, with a clear error.
+
+hypercorn ends an HTTP/2 connection as it reads the request past its limit: a
+GOAWAY whose last stream is that request's (so it "may have been processed"),
+which it then never answers.  Over HTTP/1.1 it says ``Connection: close`` on
+its last answer.  A server closing a kept-alive HTTP/1.1 connection as a
+request arrives is played by a proxy here (the race of an idle timeout).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from functools import partial
+from typing import Any
+
+import acp_core
+import acp_http
+import pytest
+import trio
+from _scenario import RecordingClient, text
+from _servers import serving
+from acp_schema import v1
+
+TIMEOUT = 30
+#: the server's requests per connection (hypercorn's keep_alive_max_requests)
+LIMIT = 5
+
+
+@pytest.fixture(scope="module")
+def recycling_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """hypercorn (trio worker) ending each connection after :data:`LIMIT` requests."""
+    config = tmp_path_factory.mktemp("hypercorn") / "recycling.toml"
+    config.write_text(f"keep_alive_max_requests = {LIMIT}\n")
+    with serving("hypercorn-trio", options=["--config", str(config)]) as url:
+        yield url
+
+
+async def _opened(conn: Any) -> str:
+    await conn.agent.initialize(v1.InitializeRequest(protocol_version=1))
+    session = await conn.agent.session_new(
+        v1.NewSessionRequest(cwd="/", mcp_servers=[])
+    )
+    return session.session_id
+
+
+def _client(conn: Any) -> RecordingClient:
+    """The connection's client: a :class:`RecordingClient`."""
+    recorder: RecordingClient = conn.client
+    return recorder
+
+
+async def _prompt(conn: Any, session: str, words: str) -> str:
+    answer = await conn.agent.session_prompt(
+        v1.PromptRequest(session_id=session, prompt=[v1.TextContent(text=words)])
+    )
+    return answer.stop_reason
+
+
+async def test_a_prompt_after_the_server_ends_the_http2_connection_goes_on_a_new_one(
+    recycling_url: str,
+) -> None:
+    with trio.fail_after(TIMEOUT):
+        async with acp_http.connect_http(
+            recycling_url, RecordingClient, http2=True
+        ) as conn:
+            session = await _opened(conn)  # POSTs 1 and 2
+            for n in range(3):  # POSTs 3 to 5: the limit
+                assert await _prompt(conn, session, f"nopermission {n}") == "end_turn"
+            # POST 6 ends the connection (hypercorn never answers it)
+            with pytest.raises(acp_core.RequestError):
+                await _prompt(conn, session, "nopermission 3")
+            for n in range(4, 4 + LIMIT):  # a new connection's worth
+                assert await _prompt(conn, session, f"nopermission {n}") == "end_turn"
+            assert text(_client(conn).updates, session).endswith(
+                f"nopermission {3 + LIMIT} "
+            )
+
+
+async def test_a_post_the_server_may_have_processed_is_not_sent_again(
+    recycling_url: str,
+) -> None:
+    with trio.fail_after(TIMEOUT):
+        async with acp_http.connect_http(
+            recycling_url, RecordingClient, http2=True
+        ) as conn:
+            session = await _opened(conn)
+            for n in range(3):
+                await _prompt(conn, session, f"nopermission {n}")
+            with pytest.raises(acp_core.RequestError) as failed:
+                await _prompt(conn, session, "nopermission cut off")
+        said = failed.value.message
+        assert "may have processed it, not sent again" in said
+        assert "ConnectionTerminated" in said  # what happened, as httpx said it
+        assert failed.value.data == {"sends": 1, "processed": "maybe"}
+        # the agent's store, replayed by session/load: the prompt at most once
+        async with acp_http.connect_http(recycling_url, RecordingClient) as again:
+            await again.agent.initialize(v1.InitializeRequest(protocol_version=1))
+            await again.agent.session_load(
+                v1.LoadSessionRequest(session_id=session, cwd="/", mcp_servers=[])
+            )
+            # its chunks come after the replay's on the session's stream
+            await _prompt(again, session, "nopermission last")
+            replayed = [
+                note.update.content.text
+                for note in _client(again).updates
+                if isinstance(note.update, v1.UserMessageChunk)
+                and isinstance(note.update.content, v1.TextContent)
+            ]
+        assert replayed[:3] == [f"nopermission {n}" for n in range(3)]
+        assert replayed.count("nopermission cut off") <= 1
+
+
+async def test_an_answer_cut_off_by_the_end_of_an_http2_connection_is_sent_again(
+    recycling_url: str,
+) -> None:
+    with trio.fail_after(TIMEOUT):
+        async with acp_http.connect_http(
+            recycling_url, RecordingClient, http2=True
+        ) as conn:
+            session = await _opened(conn)
+            # POSTs 3 and 4: a prompt and its permission answer; 5 and 6 again:
+            # the server ends the connection on the answer, which goes again
+            for _ in range(2):
+                assert await _prompt(conn, session, "ask") == "end_turn"
+            assert _client(conn).permissions == 2
+            completed = [
+                note
+                for note in _client(conn).updates
+                if isinstance(note.update, v1.ToolCallUpdate)
+                and note.update.status == "completed"
+            ]
+            assert len(completed) == 2  # the agent had both answers
+
+
+def test_an_answer_cut_off_is_sent_again_on_asyncio(recycling_url: str) -> None:
+    async def main() -> None:
+        async with acp_http.connect_http_asyncio(
+            recycling_url, RecordingClient, http2=True
+        ) as conn:
+            session = await _opened(conn)
+            for _ in range(2):
+                assert await _prompt(conn, session, "ask") == "end_turn"
+            assert _client(conn).permissions == 2
+
+    asyncio.run(asyncio.wait_for(main(), TIMEOUT))
+
+
+async def test_prompts_go_on_when_the_server_closes_its_http1_connections(
+    recycling_url: str,
+) -> None:
+    with trio.fail_after(TIMEOUT):
+        async with acp_http.connect_http(
+            recycling_url, RecordingClient, http2=False
+        ) as conn:
+            session = await _opened(conn)
+            for _ in range(2 * LIMIT):
+                assert await _prompt(conn, session, "ask") == "end_turn"
+            assert _client(conn).permissions == 2 * LIMIT
+
+
+class _ClosingProxy:
+    """A TCP proxy to ``port`` that closes a client's connection, unanswered and
+    unforwarded, as its request number ``after + 1`` (a POST) arrives."""
+
+    def __init__(self, port: int, after: int) -> None:
+        self.port = port
+        self.after = after
+        self.closed = 0
+
+    async def serve(self, client: trio.SocketStream) -> None:
+        async with client, await trio.open_tcp_stream("127.0.0.1", self.port) as server:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self._back, server, client, nursery.cancel_scope)
+                requests = 0
+                async for chunk in client:
+                    if chunk.startswith((b"POST ", b"GET ", b"DELETE ")):
+                        requests += 1
+                        if requests > self.after and chunk.startswith(b"POST "):
+                            self.closed += 1
+                            break
+                    await server.send_all(chunk)
+                nursery.cancel_scope.cancel()
+
+    async def _back(
+        self,
+        server: trio.SocketStream,
+        client: trio.SocketStream,
+        scope: trio.CancelScope,
+    ) -> None:
+        async for chunk in server:
+            await client.send_all(chunk)
+        scope.cancel()
+
+
+async def test_a_post_on_a_kept_alive_http1_connection_closed_unanswered_is_sent_again(
+    url: str,
+) -> None:
+    port = int(url.rsplit(":", 1)[1].split("/", 1)[0])
+    proxy = _ClosingProxy(port, after=3)
+    with trio.fail_after(TIMEOUT):
+        async with trio.open_nursery() as nursery:
+            listeners = await nursery.start(
+                partial(trio.serve_tcp, host="127.0.0.1"), proxy.serve, 0
+            )
+            proxy_port = listeners[0].socket.getsockname()[1]
+            proxied = f"http://127.0.0.1:{proxy_port}/acp"
+            async with acp_http.connect_http(proxied, RecordingClient) as conn:
+                session = await _opened(conn)
+                for n in range(6):
+                    assert (
+                        await _prompt(conn, session, f"nopermission {n}") == "end_turn"
+                    )
+            nursery.cancel_scope.cancel()
+    assert proxy.closed >= 1
