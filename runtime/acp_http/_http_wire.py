@@ -31,7 +31,7 @@ import httpx
 import msgspec
 
 from ._lines import hand_on, read_lines
-from ._resend import POST_RETRIES, PostTrace, unprocessed
+from ._resend import RETRIES, PostTrace, unprocessed
 from ._routing import Envelope, MessageError, decode_envelope, id_key
 from ._sse import SseReader
 
@@ -49,6 +49,8 @@ MAX_ANSWER_ROUTES = 4096
 ERROR_LINE_CHARS = 400
 #: how much of the underlying exception's text goes into that line
 CAUSE_CHARS = 120
+#: seconds between reopenings of a stream (times the reopenings before)
+REOPEN_PAUSE = 0.1
 
 
 @dataclasses.dataclass(frozen=True)
@@ -77,6 +79,22 @@ async def _own_client(
         yield client
 
 
+@dataclasses.dataclass
+class _StreamRead:
+    """What one GET of a stream got: bytes (then its failure resets the count)."""
+
+    received: bool = False
+
+
+class _StreamCut(Exception):
+    """A stream's HTTP connection failed under it (or, reopening, a 409): reopen."""
+
+    def __init__(self, status: int, said: str) -> None:
+        super().__init__(said)
+        self.status = status
+        self.said = said
+
+
 class HttpError(Exception):
     """What ended a remote connection: an HTTP status (0 if none) and a reason."""
 
@@ -99,14 +117,16 @@ class HttpWire:
 
     A server (or proxy) may end a connection under a POST (after so many
     requests, or idle).  The POST is sent again on a fresh connection, at most
-    ``post_retries`` more times, when the server provably did not process it
+    ``retries`` more times, when the server provably did not process it
     (:func:`acp_http._resend.unprocessed`), and when it carries an answer to
     the agent (an answer is taken once per id: a second copy is dropped).  A
     request that may have been processed is not sent again (JSON-RPC requests
     are not idempotent): its call fails with a JSON-RPC error (-32603, one
-    bounded line, ``data`` ``{"sends": n, "processed": "maybe"}``) and the
-    connection goes on; a notification that may have been, or any POST past
-    the retries, ends the wire as other failures do.
+    bounded line, ``data`` ``{"sends": n, "processed": "maybe"}``; ``"no"``
+    past the retries) and the connection goes on; a notification that may
+    have been processed, or an answer or notification past the retries, ends
+    the wire as other failures do.  A stream whose connection failed under it
+    is reopened, at most ``retries`` times in a row.
     """
 
     def __init__(
@@ -118,12 +138,13 @@ class HttpWire:
         max_message_bytes: int = 16 * 1024 * 1024,
         stream_http: Callable[[], httpx.AsyncClient] | None = None,
         versions: HttpVersions | None = None,
-        post_retries: int = POST_RETRIES,
+        retries: int = RETRIES,
     ) -> None:
         self.url = url
         #: how many more times a POST is sent when the server ended its
-        #: connection under it (see :mod:`acp_http._resend`)
-        self.post_retries = post_retries
+        #: connection under it (see :mod:`acp_http._resend`), and a stream
+        #: reopened in a row
+        self.retries = retries
         #: what ``http`` speaks, said when ``initialize`` fails (None: not known)
         self.versions = versions
         self.http = http
@@ -201,7 +222,7 @@ class HttpWire:
     async def _sent(
         self, envelope: Envelope, line: bytes, headers: Mapping[str, str]
     ) -> httpx.Response | None:
-        """POST ``line``, again (at most :attr:`post_retries` more times) when
+        """POST ``line``, again (at most :attr:`retries` more times) when
         the server provably did not process it or it is an answer; a request
         whose POST failed for good is answered here with an error (None)."""
         sends = 0
@@ -218,7 +239,7 @@ class HttpWire:
             except httpx.HTTPError as error:
                 why = unprocessed(error, trace)
                 cause = repr(error)[:CAUSE_CHARS]
-                if sends <= self.post_retries and (why or envelope.is_response):
+                if sends <= self.retries and (why or envelope.is_response):
                     # an answer is the agent's once: it drops a second of an id
                     again = why or "an answer, taken once"
                     log.info("POST sent again (%s): %s", again, cause)
@@ -329,7 +350,7 @@ class HttpWire:
 
     async def _read_stream(self, session: str | None, ready: anyio.Event) -> None:
         try:
-            await self._read_events(session, ready)
+            await self._reopened(session, ready)
         except HttpError as error:
             if session is None:
                 raise
@@ -338,7 +359,37 @@ class HttpWire:
             if self._streams.get(session) is ready:
                 del self._streams[session]
 
-    async def _read_events(self, session: str | None, ready: anyio.Event) -> None:
+    async def _reopened(self, session: str | None, ready: anyio.Event) -> None:
+        """Read the stream of ``session``; reopen it when its HTTP connection
+        failed under it (the server or a proxy ended it), at most
+        :attr:`retries` times in a row (a stream that carried bytes resets the
+        count).  A GET of a stream is safe to repeat: the server queues what
+        it has for the stream until a reader comes (bounded in bytes and time:
+        ``HttpLimits``); what it had sent into the ended connection is lost."""
+        failures = 0
+        while True:
+            read = _StreamRead()
+            try:
+                await self._read_events(session, ready, read, reopening=failures > 0)
+                return
+            except _StreamCut as cut:
+                if read.received:
+                    failures = 0
+                if failures >= self.retries:
+                    raise HttpError(cut.status, cut.said) from None
+                failures += 1
+                log.info("%s; reopened", cut.said)
+                # a reader of the ended connection may not be gone yet (409)
+                await anyio.sleep(REOPEN_PAUSE * (failures - 1))
+
+    async def _read_events(
+        self,
+        session: str | None,
+        ready: anyio.Event,
+        read: _StreamRead,
+        *,
+        reopening: bool = False,
+    ) -> None:
         headers = {"accept": "text/event-stream", **self.headers}
         assert self.connection_id is not None
         headers["acp-connection-id"] = self.connection_id
@@ -355,17 +406,21 @@ class HttpWire:
             ):
                 if response.status_code != 200:
                     body = (await response.aread())[:ERROR_BODY_CHARS]
-                    raise HttpError(
-                        response.status_code,
-                        f"the {scope} stream was refused: {body.decode('utf-8', 'replace')}",
-                    )
+                    said = f"the {scope} stream was refused: {body.decode('utf-8', 'replace')}"
+                    if reopening and response.status_code == 409:
+                        raise _StreamCut(409, said[:ERROR_LINE_CHARS])
+                    raise HttpError(response.status_code, said)
                 ready.set()
                 deliver = partial(self._deliver_events, session)
                 answer = partial(self._answer_server, session)
                 async for chunk in response.aiter_raw():
+                    read.received = True
                     events = reader.feed(chunk)
                     if events:  # an over-long one judged as every reader does
                         await hand_on(events, deliver, self.max_message_bytes, answer)
+        except httpx.TransportError as error:
+            said = f"the {scope} stream failed: {error!r}"[:300]
+            raise _StreamCut(0, said) from None
         except httpx.HTTPError as error:
             raise HttpError(0, f"the {scope} stream failed: {error!r}"[:300]) from None
         finally:

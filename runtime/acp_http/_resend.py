@@ -34,10 +34,11 @@ import h2.events
 import httpcore
 import httpx
 
-__all__ = ["POST_RETRIES", "PostTrace", "unprocessed"]
+__all__ = ["RETRIES", "PostTrace", "unprocessed"]
 
-#: how many times a POST the server did not process is sent again (default)
-POST_RETRIES = 2
+#: how many more times a POST the server did not process is sent, and a
+#: stream whose connection failed is reopened in a row (default)
+RETRIES = 2
 
 #: httpcore's words for an HTTP/1.1 connection closed before any response byte
 _NO_RESPONSE = "Server disconnected without sending a response."

@@ -134,6 +134,26 @@ async def test_a_post_the_server_may_have_processed_is_not_sent_again(
         assert replayed.count("nopermission cut off") <= 1
 
 
+async def test_the_streams_on_a_connection_the_server_ends_are_reopened(
+    recycling_url: str,
+) -> None:
+    # your own HTTP/2 client: the streams share the POSTs' connection (GETs
+    # 2 and 4), and hypercorn's GOAWAY ends them with it
+    with trio.fail_after(TIMEOUT):
+        async with (
+            acp_http.http_client(recycling_url, http2=True) as http,
+            acp_http.connect_http(recycling_url, RecordingClient, http=http) as conn,
+        ):
+            session = await _opened(conn)
+            assert await _prompt(conn, session, "nopermission 0") == "end_turn"
+            await _cut_off(conn, session, "nopermission 1")  # request 6
+            for n in range(2, 5):  # on a new connection, and the streams too
+                assert await _prompt(conn, session, f"nopermission {n}") == "end_turn"
+                assert text(_client(conn).updates, session).endswith(
+                    f"nopermission {n} "
+                )
+
+
 async def test_an_answer_cut_off_by_the_end_of_an_http2_connection_is_sent_again(
     recycling_url: str,
 ) -> None:
