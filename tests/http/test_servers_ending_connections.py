@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 from collections.abc import Iterator
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import acp_core
@@ -27,11 +29,18 @@ import acp_http
 import pytest
 import trio
 from _scenario import RecordingClient, text
-from _servers import serving
+from _servers import serve_command, serving
 from acp_http._http_wire import ERROR_LINE_CHARS
 from acp_schema import v1
 
 TIMEOUT = 30
+HERE = Path(__file__).resolve().parent
+#: a line of JSON-RPC: initialize, protocol v1
+INITIALIZE = (
+    b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}'
+)
+#: a notification the agent ignores (an extension's)
+PING = b'{"jsonrpc":"2.0","method":"_test/ping","params":{}}'
 #: the server's requests per connection (hypercorn's keep_alive_max_requests)
 LIMIT = 5
 
@@ -256,3 +265,26 @@ async def test_a_post_on_a_kept_alive_http1_connection_closed_unanswered_is_sent
                     )
             nursery.cancel_scope.cancel()
     assert proxy.closed >= 1
+
+
+async def test_serve_keeps_an_http2_connection_past_hypercorns_1000_requests() -> None:
+    agent = [sys.executable, str(HERE / "remote_agent.py")]
+    with serve_command(agent) as (url, _), trio.fail_after(TIMEOUT):
+        async with acp_http.http_client(url, http2=True) as http:
+            json_body = {"content-type": "application/json"}
+            init = await http.post(url, content=INITIALIZE, headers=json_body)
+            assert init.http_version == "HTTP/2"
+            headers = {
+                **json_body,
+                "acp-connection-id": init.headers["acp-connection-id"],
+            }
+
+            async def post_some(count: int) -> None:
+                for _ in range(count):
+                    posted = await http.post(url, content=PING, headers=headers)
+                    assert posted.status_code == 202
+
+            # 1000 more requests, past hypercorn's default, on one connection
+            async with trio.open_nursery() as nursery:
+                for _ in range(20):
+                    nursery.start_soon(post_some, 50)
