@@ -27,11 +27,12 @@ from functools import partial
 
 import anyio
 import anyio.abc
+import h2.exceptions
 import httpx
 import msgspec
 
 from ._lines import hand_on, read_lines
-from ._resend import RETRIES, PostTrace, unprocessed
+from ._resend import CUT, RETRIES, PostTrace, unprocessed
 from ._routing import Envelope, MessageError, decode_envelope, id_key
 from ._sse import SseReader
 
@@ -49,8 +50,12 @@ MAX_ANSWER_ROUTES = 4096
 ERROR_LINE_CHARS = 400
 #: how much of the underlying exception's text goes into that line
 CAUSE_CHARS = 120
-#: seconds between reopenings of a stream (times the reopenings before)
+#: seconds before the second reopening of a stream in a row (each next
+#: one: twice the last, at most 1 s)
 REOPEN_PAUSE = 0.1
+#: how long a stream's reopening waits for the server to let go of the old
+#: reader (409): it lets go when it sees the old connection end
+REOPEN_WAIT_SECONDS = 30.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -236,7 +241,7 @@ class HttpWire:
                     headers=headers,
                     extensions={"trace": trace},
                 )
-            except httpx.HTTPError as error:
+            except CUT as error:
                 why = unprocessed(error, trace)
                 cause = repr(error)[:CAUSE_CHARS]
                 if sends <= self.retries and (why or envelope.is_response):
@@ -365,22 +370,35 @@ class HttpWire:
         :attr:`retries` times in a row (a stream that carried bytes resets the
         count).  A GET of a stream is safe to repeat: the server queues what
         it has for the stream until a reader comes (bounded in bytes and time:
-        ``HttpLimits``); what it had sent into the ended connection is lost."""
+        ``HttpLimits``); what it had sent into the ended connection is lost.
+        While the server still holds the old reader (409: it has not seen the
+        old connection end yet), the reopening waits, pausing longer each
+        time, at most :data:`REOPEN_WAIT_SECONDS`."""
         failures = 0
+        tries = 0
+        held_since: float | None = None
         while True:
             read = _StreamRead()
             try:
-                await self._read_events(session, ready, read, reopening=failures > 0)
+                await self._read_events(session, ready, read, reopening=tries > 0)
                 return
             except _StreamCut as cut:
                 if read.received:
-                    failures = 0
-                if failures >= self.retries:
+                    failures = tries = 0
+                    held_since = None
+                now = anyio.current_time()
+                if cut.status == 409:
+                    held_since = now if held_since is None else held_since
+                    if now - held_since > REOPEN_WAIT_SECONDS:
+                        raise HttpError(cut.status, cut.said) from None
+                elif failures >= self.retries:
                     raise HttpError(cut.status, cut.said) from None
-                failures += 1
+                else:
+                    failures += 1
                 log.info("%s; reopened", cut.said)
-                # a reader of the ended connection may not be gone yet (409)
-                await anyio.sleep(REOPEN_PAUSE * (failures - 1))
+                if tries:  # the first at once
+                    await anyio.sleep(min(REOPEN_PAUSE * 2 ** (tries - 1), 1.0))
+                tries += 1
 
     async def _read_events(
         self,
@@ -418,7 +436,7 @@ class HttpWire:
                     events = reader.feed(chunk)
                     if events:  # an over-long one judged as every reader does
                         await hand_on(events, deliver, self.max_message_bytes, answer)
-        except httpx.TransportError as error:
+        except (httpx.TransportError, h2.exceptions.ProtocolError) as error:
             said = f"the {scope} stream failed: {error!r}"[:300]
             raise _StreamCut(0, said) from None
         except httpx.HTTPError as error:

@@ -5,20 +5,26 @@ Servers and proxies end their connections after so many requests (hypercorn's
 or when idle.  A POST caught by that ending is sent again on a fresh
 connection when, and only when, the server cannot have processed it:
 
-* HTTP/2: the server's GOAWAY names a last stream below the POST's (or the
-  POST got no stream at all), or the server reset the POST's stream with
+* HTTP/2: the server's GOAWAY names a last stream below the POST's, or the
+  server reset the POST's stream with
   ``REFUSED_STREAM`` (RFC 9113, 8.7: both mean "not processed");
 * HTTP/1.1: the connection was one kept alive from an earlier request (no new
   TCP connection was made for this one), and it closed or was reset before a
   byte of the response came (the server closed an idle connection as the
   request went out: RFC 9112, 9.3.1).
 
+And whatever the version: the connection failed before the request's body
+had all gone out (the JSON-RPC message is the body: a server processes none
+without all of it), which includes a connection that was never made.
+
 httpx says these as ``httpx.RemoteProtocolError`` (its ``__cause__`` an
 ``httpcore.RemoteProtocolError`` whose argument is h2's ``ConnectionTerminated``
 or ``StreamReset`` event, or the text "Server disconnected without sending a
-response."), ``httpx.ReadError`` or ``httpx.WriteError`` (a reset); the POST's
-stream and whether its connection was new come from httpcore's ``trace``
-request extension.  A GOAWAY whose last stream is the POST's or above says the
+response."), ``httpx.ReadError`` or ``httpx.WriteError`` (a reset),
+``httpx.LocalProtocolError`` (h2 refusing to send on a connection a GOAWAY
+closed), or h2's own ``ProtocolError`` (:data:`CUT`); the POST's stream,
+whether its body all went out and whether its connection was new come from
+httpcore's ``trace`` request extension.  A GOAWAY whose last stream is the POST's or above says the
 server may have processed it (hypercorn's, sent as it reads the request past
 its limit, does): such a POST is not sent again blindly (see
 :meth:`acp_http.HttpWire` for what happens to it).
@@ -31,10 +37,17 @@ from collections.abc import Mapping
 
 import h2.errors
 import h2.events
+import h2.exceptions
 import httpcore
 import httpx
 
-__all__ = ["RETRIES", "PostTrace", "unprocessed"]
+__all__ = ["CUT", "RETRIES", "PostTrace", "unprocessed"]
+
+#: what a request raises when its connection fails under it: httpx's errors,
+#: and h2's ``ProtocolError``, which httpcore (1.0) lets out of a response
+#: body's read when frames follow a GOAWAY (nginx's WINDOW_UPDATE: h2 takes
+#: no frame once the connection is closed; encode/httpcore#46)
+CUT = (httpx.HTTPError, h2.exceptions.ProtocolError)
 
 #: how many more times a POST the server did not process is sent, and a
 #: stream whose connection failed is reopened in a row (default)
@@ -53,6 +66,8 @@ class PostTrace:
     connected: bool = False
     #: its HTTP/2 stream, once its headers were being sent (None: none yet)
     stream_id: int | None = None
+    #: the request's body all went out (before: the server has no message)
+    sent: bool = False
     #: the response's head came (a failure after it is not before "a byte of it")
     answered: bool = False
 
@@ -63,20 +78,23 @@ class PostTrace:
             stream_id = info.get("stream_id")
             if isinstance(stream_id, int):
                 self.stream_id = stream_id
+        elif event.endswith(".send_request_body.complete"):
+            self.sent = True
         elif event.endswith(".receive_response_headers.complete"):
             self.answered = True
 
 
-def unprocessed(error: httpx.HTTPError, trace: PostTrace) -> str | None:
+def unprocessed(error: Exception, trace: PostTrace) -> str | None:
     """Why the server provably did not process the request that failed with
     ``error`` (a few words), or None if it may have."""
+    if not trace.sent:
+        # the JSON-RPC message is the body: without all of it, nothing to process
+        return "the connection failed before the POST's body had all gone out"
     cause = error.__cause__
     event = cause.args[0] if isinstance(cause, httpcore.RemoteProtocolError) else None
     if isinstance(event, h2.events.ConnectionTerminated):
         last = event.last_stream_id
-        if trace.stream_id is None:
-            return "the server ended its HTTP/2 connection before the POST went out"
-        if last is not None and trace.stream_id > last:
+        if trace.stream_id is not None and last is not None and trace.stream_id > last:
             return f"the server's GOAWAY took streams up to {last} only"
         return None
     if isinstance(event, h2.events.StreamReset):
