@@ -14,6 +14,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import time
 from collections.abc import Iterator
 from contextlib import ExitStack
 
@@ -182,10 +183,23 @@ def recycling(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             [NGINX, "-p", str(tmp), "-c", str(config)], start_new_session=True
         )
         try:
+            _wait_listening(port)
             yield f"http://127.0.0.1:{port}/acp"
         finally:
             os.killpg(process.pid, signal.SIGTERM)
             process.wait(timeout=10)
+
+
+def _wait_listening(port: int) -> None:
+    """Until something accepts connections on 127.0.0.1:``port`` (nginx started)."""
+    deadline = time.monotonic() + TIMEOUT
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            assert time.monotonic() < deadline, "nginx did not start"
+            time.sleep(0.02)
 
 
 async def test_a_session_goes_on_past_nginx_keepalive_requests(recycling: str) -> None:

@@ -17,6 +17,7 @@ request arrives is played by a proxy here (the race of an idle timeout).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import sys
 from collections.abc import Iterator
@@ -288,3 +289,95 @@ async def test_serve_keeps_an_http2_connection_past_hypercorns_1000_requests() -
             async with trio.open_nursery() as nursery:
                 for _ in range(20):
                     nursery.start_soon(post_some, 50)
+
+
+@dataclasses.dataclass
+class _Piped:
+    """One client connection through :class:`_HoldingProxy`."""
+
+    scope: trio.CancelScope
+    #: it carries a session's SSE stream
+    session_stream: bool = False
+    #: when it ends, its server side stays open (in :attr:`_HoldingProxy.held`)
+    hold: bool = False
+
+
+class _HoldingProxy:
+    """A TCP proxy to ``port`` that can cut the client side of the connections
+    carrying session streams while it holds their server side open (the server
+    still sees their reader), until it passes a 409 to a client."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.piped: list[_Piped] = []
+        self.held: list[trio.SocketStream] = []
+        self.refused = 0
+        #: a session stream opened after a 409
+        self.reopened = trio.Event()
+
+    def cut_session_streams(self) -> None:
+        for piped in self.piped:
+            if piped.session_stream:
+                piped.hold = True
+                piped.scope.cancel()
+
+    async def serve(self, client: trio.SocketStream) -> None:
+        server = await trio.open_tcp_stream("127.0.0.1", self.port)
+        piped = _Piped(trio.CancelScope())
+        self.piped.append(piped)
+        try:
+            with piped.scope:
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(self._forth, client, server, piped)
+                    nursery.start_soon(self._back, server, client, piped)
+        finally:
+            await client.aclose()
+            if piped.hold:
+                self.held.append(server)
+            else:
+                await server.aclose()
+
+    async def _forth(
+        self, client: trio.SocketStream, server: trio.SocketStream, piped: _Piped
+    ) -> None:
+        async for chunk in client:
+            if chunk.startswith(b"GET ") and b"acp-session-id" in chunk.lower():
+                piped.session_stream = True
+            await server.send_all(chunk)
+        piped.scope.cancel()
+
+    async def _back(
+        self, server: trio.SocketStream, client: trio.SocketStream, piped: _Piped
+    ) -> None:
+        async for chunk in server:
+            if chunk.startswith(b"HTTP/1.1 409"):
+                self.refused += 1
+                for held in self.held:  # the server sees the old reader go
+                    await held.aclose()
+            elif piped.session_stream and self.refused:
+                self.reopened.set()
+            await client.send_all(chunk)
+        piped.scope.cancel()
+
+
+async def test_a_reopened_stream_waits_until_the_server_lets_go_of_the_old_reader(
+    url: str,
+) -> None:
+    port = int(url.rsplit(":", 1)[1].split("/", 1)[0])
+    proxy = _HoldingProxy(port)
+    with trio.fail_after(TIMEOUT):
+        async with trio.open_nursery() as nursery:
+            listeners = await nursery.start(
+                partial(trio.serve_tcp, host="127.0.0.1"), proxy.serve, 0
+            )
+            proxy_port = listeners[0].socket.getsockname()[1]
+            proxied = f"http://127.0.0.1:{proxy_port}/acp"
+            async with acp_http.connect_http(proxied, RecordingClient) as conn:
+                session = await _opened(conn)
+                assert await _prompt(conn, session, "nopermission 0") == "end_turn"
+                proxy.cut_session_streams()  # the server still has its reader
+                # (what it sends the old reader meanwhile is lost: no replay)
+                await proxy.reopened.wait()
+                assert await _prompt(conn, session, "nopermission 1") == "end_turn"
+                assert text(_client(conn).updates, session).endswith("nopermission 1 ")
+            nursery.cancel_scope.cancel()
