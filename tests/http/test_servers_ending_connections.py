@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import logging
 import sys
 from collections.abc import Iterator
@@ -27,6 +28,10 @@ from typing import Any
 
 import acp_core
 import acp_http
+import h2.config
+import h2.connection
+import h2.errors
+import h2.events
 import pytest
 import trio
 from _scenario import RecordingClient, text
@@ -381,3 +386,122 @@ async def test_a_reopened_stream_waits_until_the_server_lets_go_of_the_old_reade
                 assert await _prompt(conn, session, "nopermission 1") == "end_turn"
                 assert text(_client(conn).updates, session).endswith("nopermission 1 ")
             nursery.cancel_scope.cancel()
+
+
+#: the initialize answer of :class:`_ResettingServer` (its id: the request's)
+_INITIALIZED = '{{"jsonrpc":"2.0","id":{},"result":{{"protocolVersion":1}}}}'
+
+
+class _ResettingServer:
+    """A bare HTTP/2 server (h2c, the h2 library) in the part of an ACP server:
+    ``initialize`` answered, streams opened and left idle, other POSTs 202;
+    but the POST numbered ``reset`` on a connection has its stream reset with
+    ``code`` once its body has all come.  :attr:`bodies`: the POSTs it kept."""
+
+    def __init__(self, reset: int, code: h2.errors.ErrorCodes) -> None:
+        self.reset = reset
+        self.code = code
+        self.bodies: list[bytes] = []
+
+    async def serve(self, stream: trio.SocketStream) -> None:
+        config = h2.config.H2Configuration(client_side=False)
+        conn = h2.connection.H2Connection(config=config)
+        conn.initiate_connection()
+        await stream.send_all(conn.data_to_send())
+        posts = 0
+        bodies: dict[int, bytes] = {}
+        streams: list[int] = []
+        async for data in stream:
+            for event in conn.receive_data(data):
+                if isinstance(event, h2.events.RequestReceived):
+                    if (b":method", b"GET") in event.headers:
+                        streams.append(event.stream_id)
+                        conn.send_headers(
+                            event.stream_id,
+                            [(":status", "200"), ("content-type", "text/event-stream")],
+                        )
+                    else:
+                        bodies[event.stream_id] = b""
+                elif isinstance(event, h2.events.DataReceived):
+                    conn.acknowledge_received_data(
+                        event.flow_controlled_length, event.stream_id
+                    )
+                    if event.stream_id in bodies:
+                        bodies[event.stream_id] += event.data
+                elif isinstance(event, h2.events.StreamEnded):
+                    body = bodies.pop(event.stream_id, None)
+                    if body is None:
+                        continue
+                    posts += 1
+                    if posts == self.reset:
+                        conn.reset_stream(event.stream_id, self.code)
+                        if self.code != h2.errors.ErrorCodes.REFUSED_STREAM:
+                            self.bodies.append(body)  # reset after reading it
+                        continue
+                    self.bodies.append(body)
+                    if b'"initialize"' in body:
+                        headers = [(":status", "200"), ("acp-connection-id", "c1")]
+                        conn.send_headers(event.stream_id, headers)
+                        ident = json.dumps(json.loads(body)["id"])
+                        answer = _INITIALIZED.format(ident).encode()
+                        conn.send_data(event.stream_id, answer, end_stream=True)
+                    else:
+                        conn.send_headers(
+                            event.stream_id, [(":status", "202")], end_stream=True
+                        )
+            # a comment on each stream: on a shared connection httpcore (1.0)
+            # reads an answer only when a stream's reader gets data
+            for reader in streams:
+                if reader in conn.streams and not conn.streams[reader].closed:
+                    conn.send_data(reader, b": wake\n\n")
+            await stream.send_all(conn.data_to_send())
+
+
+async def _cancel_through(server: _ResettingServer) -> None:
+    """initialize, then session/cancel (POST 2), over your own HTTP/2 client (its
+    streams on the same connection), to ``server``."""
+    async with trio.open_nursery() as nursery:
+        listeners = await nursery.start(
+            partial(trio.serve_tcp, host="127.0.0.1"), server.serve, 0
+        )
+        url = f"http://127.0.0.1:{listeners[0].socket.getsockname()[1]}/acp"
+        async with (
+            acp_http.http_client(url, http2=True) as http,
+            acp_http.connect_http(url, RecordingClient, http=http) as conn,
+        ):
+            await conn.agent.initialize(v1.InitializeRequest(protocol_version=1))
+            await conn.agent.session_cancel(v1.CancelNotification(session_id="s1"))
+        nursery.cancel_scope.cancel()
+
+
+def _cancels(server: _ResettingServer) -> int:
+    return sum(1 for body in server.bodies if b'"session/cancel"' in body)
+
+
+async def test_a_post_whose_http2_stream_the_server_refused_is_sent_again(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, logger="acp_http")
+    server = _ResettingServer(2, h2.errors.ErrorCodes.REFUSED_STREAM)
+    with trio.fail_after(TIMEOUT):
+        await _cancel_through(server)
+    assert _cancels(server) == 1  # refused, sent again, taken
+    said = [r.getMessage() for r in caplog.records]
+    assert any("refused the POST's HTTP/2 stream" in line for line in said), said
+    assert not any("connection ended" in line for line in said), said
+
+
+async def test_a_notification_the_server_may_have_processed_ends_the_connection(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # reset after the body came (CANCEL): it may have been processed
+    server = _ResettingServer(2, h2.errors.ErrorCodes.CANCEL)
+    with trio.fail_after(TIMEOUT):
+        await _cancel_through(server)
+    assert _cancels(server) == 1  # not sent again
+    ended = [
+        r.getMessage() for r in caplog.records if "connection ended" in r.getMessage()
+    ]
+    assert len(ended) == 1, ended
+    assert "POST session/cancel failed (1 sent)" in ended[0]
+    assert "may have processed it, not sent again" in ended[0]
