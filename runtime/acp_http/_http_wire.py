@@ -32,7 +32,7 @@ import httpx
 import msgspec
 
 from ._lines import hand_on, read_lines
-from ._resend import CUT, RETRIES, PostTrace, unprocessed
+from ._resend import CUT, RETRIES, PostTrace, recycled, unprocessed
 from ._routing import Envelope, MessageError, decode_envelope, id_key
 from ._sse import SseReader
 
@@ -244,10 +244,11 @@ class HttpWire:
             except CUT as error:
                 why = unprocessed(error, trace)
                 cause = repr(error)[:CAUSE_CHARS]
-                if sends <= self.retries and (why or envelope.is_response):
+                again = recycled(error) and (why or envelope.is_response)
+                if sends <= self.retries and again:
                     # an answer is the agent's once: it drops a second of an id
-                    again = why or "an answer, taken once"
-                    log.info("POST sent again (%s): %s", again, cause)
+                    reason = why or "an answer, taken once"
+                    log.info("POST sent again (%s): %s", reason, cause)
                     continue
                 failed = await self._post_failed(envelope, sends, why, cause)
                 if not envelope.is_request:
@@ -438,6 +439,8 @@ class HttpWire:
                         await hand_on(events, deliver, self.max_message_bytes, answer)
         except (httpx.TransportError, h2.exceptions.ProtocolError) as error:
             said = f"the {scope} stream failed: {error!r}"[:300]
+            if not recycled(error):
+                raise HttpError(0, said) from None
             raise _StreamCut(0, said) from None
         except httpx.HTTPError as error:
             raise HttpError(0, f"the {scope} stream failed: {error!r}"[:300]) from None

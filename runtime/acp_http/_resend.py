@@ -15,7 +15,8 @@ connection when, and only when, the server cannot have processed it:
 
 And whatever the version: the connection failed before the request's body
 had all gone out (the JSON-RPC message is the body: a server processes none
-without all of it), which includes a connection that was never made.
+without all of it).  A connection that could not be made, or a timeout, is
+no ending of a connection: nothing is sent again after it (:func:`recycled`).
 
 httpx says these as ``httpx.RemoteProtocolError`` (its ``__cause__`` an
 ``httpcore.RemoteProtocolError`` whose argument is h2's ``ConnectionTerminated``
@@ -41,7 +42,7 @@ import h2.exceptions
 import httpcore
 import httpx
 
-__all__ = ["CUT", "RETRIES", "PostTrace", "unprocessed"]
+__all__ = ["CUT", "RETRIES", "PostTrace", "recycled", "unprocessed"]
 
 #: what a request raises when its connection fails under it: httpx's errors,
 #: and h2's ``ProtocolError``, which httpcore (1.0) lets out of a response
@@ -82,6 +83,13 @@ class PostTrace:
             self.sent = True
         elif event.endswith(".receive_response_headers.complete"):
             self.answered = True
+
+
+def recycled(error: Exception) -> bool:
+    """Whether ``error`` may be an HTTP connection's ending, after which a new
+    one is worth a try: not a connection that could not be made, nor a timeout
+    (the server is gone or stuck: trying again only takes longer to fail)."""
+    return not isinstance(error, (httpx.ConnectError, httpx.TimeoutException))
 
 
 def unprocessed(error: Exception, trace: PostTrace) -> str | None:
