@@ -207,6 +207,8 @@ def test_an_answer_cut_off_is_sent_again_on_asyncio(recycling_url: str) -> None:
 async def test_prompts_go_on_when_the_server_closes_its_http1_connections(
     recycling_url: str,
 ) -> None:
+    # hypercorn says Connection: close on its last answer: the client knew
+    # before this change to take a new connection (a guard, not a fix)
     with trio.fail_after(TIMEOUT):
         async with acp_http.connect_http(
             recycling_url, RecordingClient, http2=False
