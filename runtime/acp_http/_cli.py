@@ -54,6 +54,10 @@ __all__ = ["main"]
 
 log = logging.getLogger("acp_http")
 
+#: requests one HTTP connection carries under ``serve`` (hypercorn's
+#: ``keep_alive_max_requests``, 1000 by default: see :func:`_serve`)
+KEEP_ALIVE_MAX_REQUESTS = 2**31
+
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -225,6 +229,9 @@ async def _serve(
     config.errorlog = logging.getLogger("acp_http.hypercorn")
     # a WebSocket frame past the app's bound is refused as it streams
     config.websocket_max_message_size = limits.max_body_bytes
+    # hypercorn (0.18) ends an HTTP/2 connection at its 1000th request by a
+    # GOAWAY naming the next request, which it then never answers: no count
+    config.keep_alive_max_requests = KEEP_ALIVE_MAX_REQUESTS
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
 
         async def stop() -> None:

@@ -49,6 +49,7 @@ if TYPE_CHECKING:
         from typing_extensions import Unpack
 
 from ._http_wire import HttpVersions, HttpWire
+from ._resend import RETRIES
 from ._seam import SeamStream
 from ._ws_wire import WebSocketWire
 
@@ -174,6 +175,11 @@ class HttpOptions(WebSocketOptions, total=False):
     #: HTTP/2 with prior knowledge on ``http://``; False: HTTP/1.1 only
     #: (:func:`http_versions`)
     http2: bool | None
+    #: how many more times a POST is sent, on a fresh connection, when the
+    #: server ended its connection under it and provably did not process it
+    #: (or it carries an answer), and a stream is reopened in a row when its
+    #: connection failed (default 2; 0: never; see :class:`HttpWire`)
+    retries: int
 
 
 @asynccontextmanager
@@ -192,6 +198,7 @@ async def _http_seam(url: str, options: HttpOptions) -> AsyncGenerator[SeamEnd, 
         headers=_headers(options),
         max_message_bytes=_max(options),
         versions=versions if owned else None,
+        retries=options.get("retries", RETRIES),
         # HTTP/2 possible: a connection of its own for each stream (see
         # HttpWire), over HTTP/1.1 (it needs nothing of HTTP/2 and costs the
         # server less memory), the same jar.  HTTP/1.1 alone: the streams take
@@ -260,7 +267,7 @@ async def connect_http(
 
     ``client`` is what :func:`acp_trio.connect_to_agent` takes; the keywords
     are :class:`HttpOptions` (``token``, ``headers``, ``cookies``, ``http``,
-    ``http2``, ``limits``, ``unstable``).
+    ``http2``, ``retries``, ``limits``, ``unstable``).
     """
     async with _http_seam(url, options) as end:
         async with _over_trio(end, client, options) as conn:

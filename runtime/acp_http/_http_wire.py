@@ -11,7 +11,9 @@ HTTP failures are clear: a request whose POST is refused is answered with a
 JSON-RPC error whose ``data`` holds the status and (truncated) body; 401, 403,
 404 and 410, a failed notification or response, a stream that ends or fails,
 end the wire (the connection's pending calls then fail with
-``ConnectionClosed``) and :attr:`HttpWire.error` says why.  Reconnecting is
+``ConnectionClosed``) and :attr:`HttpWire.error` says why.  A POST that a
+server's ending of its connection cut off is sent again when that is safe
+(:class:`HttpWire`, :mod:`acp_http._resend`).  Reconnecting is
 the caller's: a new connection, then ``session/load`` or ``session/resume``.
 """
 
@@ -25,10 +27,12 @@ from functools import partial
 
 import anyio
 import anyio.abc
+import h2.exceptions
 import httpx
 import msgspec
 
 from ._lines import hand_on, read_lines
+from ._resend import CUT, RETRIES, PostTrace, recycled, unprocessed
 from ._routing import Envelope, MessageError, decode_envelope, id_key
 from ._sse import SseReader
 
@@ -46,6 +50,12 @@ MAX_ANSWER_ROUTES = 4096
 ERROR_LINE_CHARS = 400
 #: how much of the underlying exception's text goes into that line
 CAUSE_CHARS = 120
+#: seconds before the second reopening of a stream in a row (each next
+#: one: twice the last, at most 1 s)
+REOPEN_PAUSE = 0.1
+#: how long a stream's reopening waits for the server to let go of the old
+#: reader (409): it lets go when it sees the old connection end
+REOPEN_WAIT_SECONDS = 30.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -74,6 +84,22 @@ async def _own_client(
         yield client
 
 
+@dataclasses.dataclass
+class _StreamRead:
+    """What one GET of a stream got: bytes (then its failure resets the count)."""
+
+    received: bool = False
+
+
+class _StreamCut(Exception):
+    """A stream's HTTP connection failed under it (or, reopening, a 409): reopen."""
+
+    def __init__(self, status: int, said: str) -> None:
+        super().__init__(said)
+        self.status = status
+        self.said = said
+
+
 class HttpError(Exception):
     """What ended a remote connection: an HTTP status (0 if none) and a reason."""
 
@@ -93,6 +119,19 @@ class HttpWire:
     and an answer that another task already received waits with it (until the
     next keepalive comment, seconds later).  Without it the streams share
     ``http``'s connections.
+
+    A server (or proxy) may end a connection under a POST (after so many
+    requests, or idle).  The POST is sent again on a fresh connection, at most
+    ``retries`` more times, when the server provably did not process it
+    (:func:`acp_http._resend.unprocessed`), and when it carries an answer to
+    the agent (an answer is taken once per id: a second copy is dropped).  A
+    request that may have been processed is not sent again (JSON-RPC requests
+    are not idempotent): its call fails with a JSON-RPC error (-32603, one
+    bounded line, ``data`` ``{"sends": n, "processed": "maybe"}``; ``"no"``
+    past the retries) and the connection goes on; a notification that may
+    have been processed, or an answer or notification past the retries, ends
+    the wire as other failures do.  A stream whose connection failed under it
+    is reopened, at most ``retries`` times in a row.
     """
 
     def __init__(
@@ -104,8 +143,13 @@ class HttpWire:
         max_message_bytes: int = 16 * 1024 * 1024,
         stream_http: Callable[[], httpx.AsyncClient] | None = None,
         versions: HttpVersions | None = None,
+        retries: int = RETRIES,
     ) -> None:
         self.url = url
+        #: how many more times a POST is sent when the server ended its
+        #: connection under it (see :mod:`acp_http._resend`), and a stream
+        #: reopened in a row
+        self.retries = retries
         #: what ``http`` speaks, said when ``initialize`` fails (None: not known)
         self.versions = versions
         self.http = http
@@ -175,13 +219,65 @@ class HttpWire:
         if session is not None:
             headers["acp-session-id"] = session
             await self._open_stream(session)
-        try:
-            response = await self.http.post(self.url, content=line, headers=headers)
-        except httpx.HTTPError as error:
-            raise HttpError(0, f"POST failed: {error!r}"[:300]) from None
-        if response.status_code in (200, 202):
+        response = await self._sent(envelope, line, headers)
+        if response is None or response.status_code in (200, 202):
             return
         await self._refused(envelope, response)
+
+    async def _sent(
+        self, envelope: Envelope, line: bytes, headers: Mapping[str, str]
+    ) -> httpx.Response | None:
+        """POST ``line``, again (at most :attr:`retries` more times) when
+        the server provably did not process it or it is an answer; a request
+        whose POST failed for good is answered here with an error (None)."""
+        sends = 0
+        while True:
+            trace = PostTrace()
+            sends += 1
+            try:
+                return await self.http.post(
+                    self.url,
+                    content=line,
+                    headers=headers,
+                    extensions={"trace": trace},
+                )
+            except CUT as error:
+                why = unprocessed(error, trace)
+                cause = repr(error)[:CAUSE_CHARS]
+                again = recycled(error) and (why or envelope.is_response)
+                if sends <= self.retries and again:
+                    # an answer is the agent's once: it drops a second of an id
+                    reason = why or "an answer, taken once"
+                    log.info("POST sent again (%s): %s", reason, cause)
+                    continue
+                failed = await self._post_failed(envelope, sends, why, cause)
+                if not envelope.is_request:
+                    raise failed from None
+                return None
+
+    async def _post_failed(
+        self, envelope: Envelope, sends: int, why: str | None, cause: str
+    ) -> HttpError:
+        """What a POST that failed for good says; a request's call gets it as
+        its error (the connection goes on: the next POST takes a fresh one)."""
+        fate = "not processed" if why else "the server may have processed it"
+        said = (
+            f"POST {envelope.method or 'response'} failed ({sends} sent): {cause};"
+            f" {fate}, not sent again"
+        )[:ERROR_LINE_CHARS]
+        if envelope.is_request:
+            log.warning("%s", said)
+            error = {
+                "jsonrpc": "2.0",
+                "id": envelope.id,
+                "error": {
+                    "code": -32603,
+                    "message": said,
+                    "data": {"sends": sends, "processed": "no" if why else "maybe"},
+                },
+            }
+            await self._deliver(msgspec.json.encode(error))
+        return HttpError(0, said)
 
     async def _refused(self, envelope: Envelope, response: httpx.Response) -> None:
         status = response.status_code
@@ -260,7 +356,7 @@ class HttpWire:
 
     async def _read_stream(self, session: str | None, ready: anyio.Event) -> None:
         try:
-            await self._read_events(session, ready)
+            await self._reopened(session, ready)
         except HttpError as error:
             if session is None:
                 raise
@@ -269,7 +365,50 @@ class HttpWire:
             if self._streams.get(session) is ready:
                 del self._streams[session]
 
-    async def _read_events(self, session: str | None, ready: anyio.Event) -> None:
+    async def _reopened(self, session: str | None, ready: anyio.Event) -> None:
+        """Read the stream of ``session``; reopen it when its HTTP connection
+        failed under it (the server or a proxy ended it), at most
+        :attr:`retries` times in a row (a stream that carried bytes resets the
+        count).  A GET of a stream is safe to repeat: the server queues what
+        it has for the stream until a reader comes (bounded in bytes and time:
+        ``HttpLimits``); what it had sent into the ended connection is lost.
+        While the server still holds the old reader (409: it has not seen the
+        old connection end yet), the reopening waits, pausing longer each
+        time, at most :data:`REOPEN_WAIT_SECONDS`."""
+        failures = 0
+        tries = 0
+        held_since: float | None = None
+        while True:
+            read = _StreamRead()
+            try:
+                await self._read_events(session, ready, read, reopening=tries > 0)
+                return
+            except _StreamCut as cut:
+                if read.received:
+                    failures = tries = 0
+                    held_since = None
+                now = anyio.current_time()
+                if cut.status == 409:
+                    held_since = now if held_since is None else held_since
+                    if now - held_since > REOPEN_WAIT_SECONDS:
+                        raise HttpError(cut.status, cut.said) from None
+                elif failures >= self.retries:
+                    raise HttpError(cut.status, cut.said) from None
+                else:
+                    failures += 1
+                log.info("%s; reopened", cut.said)
+                if tries:  # the first at once
+                    await anyio.sleep(min(REOPEN_PAUSE * 2 ** (tries - 1), 1.0))
+                tries += 1
+
+    async def _read_events(
+        self,
+        session: str | None,
+        ready: anyio.Event,
+        read: _StreamRead,
+        *,
+        reopening: bool = False,
+    ) -> None:
         headers = {"accept": "text/event-stream", **self.headers}
         assert self.connection_id is not None
         headers["acp-connection-id"] = self.connection_id
@@ -286,17 +425,23 @@ class HttpWire:
             ):
                 if response.status_code != 200:
                     body = (await response.aread())[:ERROR_BODY_CHARS]
-                    raise HttpError(
-                        response.status_code,
-                        f"the {scope} stream was refused: {body.decode('utf-8', 'replace')}",
-                    )
+                    said = f"the {scope} stream was refused: {body.decode('utf-8', 'replace')}"
+                    if reopening and response.status_code == 409:
+                        raise _StreamCut(409, said[:ERROR_LINE_CHARS])
+                    raise HttpError(response.status_code, said)
                 ready.set()
                 deliver = partial(self._deliver_events, session)
                 answer = partial(self._answer_server, session)
                 async for chunk in response.aiter_raw():
+                    read.received = True
                     events = reader.feed(chunk)
                     if events:  # an over-long one judged as every reader does
                         await hand_on(events, deliver, self.max_message_bytes, answer)
+        except (httpx.TransportError, h2.exceptions.ProtocolError) as error:
+            said = f"the {scope} stream failed: {error!r}"[:300]
+            if not recycled(error):
+                raise HttpError(0, said) from None
+            raise _StreamCut(0, said) from None
         except httpx.HTTPError as error:
             raise HttpError(0, f"the {scope} stream failed: {error!r}"[:300]) from None
         finally:

@@ -14,6 +14,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import time
 from collections.abc import Iterator
 from contextlib import ExitStack
 
@@ -135,3 +136,87 @@ async def test_100_concurrent_sessions_each_kept_on_its_worker(balanced: str) ->
                 nursery.start_soon(one_session, balanced, workers)
     assert len(workers) == SESSIONS
     assert set(workers) == {"w1", "w2"}  # nginx spread the new connections
+
+
+#: nginx ending each client connection after 5 requests
+RECYCLING = """
+daemon off;
+worker_processes 1;
+pid {tmp}/nginx.pid;
+error_log {tmp}/error.log warn;
+events {{ worker_connections 256; }}
+http {{
+    access_log off;
+    client_body_temp_path {tmp}/body;
+    proxy_temp_path {tmp}/proxy;
+    fastcgi_temp_path {tmp}/fastcgi;
+    uwsgi_temp_path {tmp}/uwsgi;
+    scgi_temp_path {tmp}/scgi;
+    keepalive_requests 5;
+    server {{
+        listen 127.0.0.1:{port};
+        location /acp {{
+            proxy_pass http://{upstream};
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_set_header Host $host;
+            proxy_buffering off;
+            proxy_read_timeout 1h;
+        }}
+    }}
+}}
+"""
+
+
+@pytest.fixture(scope="module")
+def recycling(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """nginx's /acp URL in front of one worker, each client connection ended
+    after 5 requests (``keepalive_requests 5``: ``Connection: close`` on the
+    fifth answer)."""
+    tmp = tmp_path_factory.mktemp("nginx-recycling")
+    with serving("hypercorn-trio") as upstream:
+        port = _free_port()
+        config = tmp / "nginx.conf"
+        host = upstream.split("//")[1].split("/")[0]
+        config.write_text(RECYCLING.format(tmp=tmp, upstream=host, port=port))
+        process = subprocess.Popen(
+            [NGINX, "-p", str(tmp), "-c", str(config)], start_new_session=True
+        )
+        try:
+            _wait_listening(port)
+            yield f"http://127.0.0.1:{port}/acp"
+        finally:
+            os.killpg(process.pid, signal.SIGTERM)
+            process.wait(timeout=10)
+
+
+def _wait_listening(port: int) -> None:
+    """Until something accepts connections on 127.0.0.1:``port`` (nginx started)."""
+    deadline = time.monotonic() + TIMEOUT
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            assert time.monotonic() < deadline, "nginx did not start"
+            time.sleep(0.02)
+
+
+async def test_a_session_goes_on_past_nginx_keepalive_requests(recycling: str) -> None:
+    with trio.fail_after(TIMEOUT):
+        async with acp_http.connect_http(recycling, RecordingClient) as conn:
+            await conn.agent.initialize(v1.InitializeRequest(protocol_version=1))
+            session = await conn.agent.session_new(
+                v1.NewSessionRequest(cwd="/", mcp_servers=[])
+            )
+            sid = session.session_id
+            for n in range(6):  # 2 POSTs each: past the limit twice
+                answer = await conn.agent.session_prompt(
+                    v1.PromptRequest(
+                        session_id=sid, prompt=[v1.TextContent(text=f"turn {n}")]
+                    )
+                )
+                assert answer.stop_reason == "end_turn"
+            client: RecordingClient = conn.client
+            assert text(client.updates, sid).endswith("turn 5 ")
+            assert client.permissions == 6
