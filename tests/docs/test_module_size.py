@@ -10,7 +10,16 @@ ROOT = Path(__file__).resolve().parents[2]
 #: the guide's "under ~700 lines"
 MAX_LINES = 700
 #: where our Python lives (not .nox, build, or a virtual environment)
-TREES = ("runtime", "generated", "codegen", "tools", "bench", "examples", "tests", ".ci")
+TREES = (
+    "runtime",
+    "generated",
+    "codegen",
+    "tools",
+    "bench",
+    "examples",
+    "tests",
+    ".ci",
+)
 
 
 def _generated(path: Path) -> bool:

@@ -12,7 +12,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from acp_host import MAX_SOCKET_PATH, socket_directory
 
 
