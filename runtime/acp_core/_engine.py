@@ -89,22 +89,28 @@ class Engine(EngineState):
         :mod:`acp_core.adapter`).  Lines that only queue notifications or
         build replies produce no event: the loop goes on to the next one.
         """
-        events, incoming, queue, calls, full = (
+        events, incoming, queue, gate = (
             self.events,
             self._incoming,
             self.queue,
-            self.calls,
-            self.gate.full,
+            self.gate,
         )
         items = queue.items
+        # ReadGate.full's bounds, read once: a line is handled at once while
+        # none is reached (its necessary condition); else the gate decides.
+        max_write, max_items, max_bytes = gate.max_write, gate.max_items, gate.max_bytes
         while True:
             if events:
                 return events.popleft()
-            if full(
+            if (
+                len(items) >= max_items
+                or queue.size >= max_bytes
+                or write_queued + self.outbox_bytes >= max_write
+            ) and gate.full(
                 write_queued + self.outbox_bytes,
                 len(items),
                 queue.size,
-                calls.in_notifications,
+                self.calls.in_notifications,
             ):
                 self.pause_reason = self.read_gate(write_queued)
                 return PAUSED

@@ -57,8 +57,12 @@ RESPONSE: Final = 3
 _UNSET: Any = msgspec.UNSET
 
 
-class Envelope(msgspec.Struct, omit_defaults=True):
-    """One incoming JSON-RPC message, payloads undecoded."""
+class Envelope(msgspec.Struct, omit_defaults=True, gc=False):
+    """One incoming JSON-RPC message, payloads undecoded.
+
+    ``gc=False``: it holds strings, numbers and raw bytes only (no cycle can
+    pass through it), so the collector does not track it (one per line).
+    """
 
     jsonrpc: str = ""
     id: Id | msgspec.UnsetType = msgspec.UNSET

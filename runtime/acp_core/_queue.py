@@ -87,11 +87,11 @@ class OrderedQueue:
         items = self.items
         if not items or self.order.held:
             return None
-        head = items[0]
+        head = items.popleft()
         if type(head) is QueuedNotification:
-            items.popleft()
             self.size -= head.size
             return head
+        items.appendleft(head)  # the engine's rule takes it, or keeps it
         return self.ordered_head()
 
     def head(self) -> QueueItem | None:

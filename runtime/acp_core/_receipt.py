@@ -68,6 +68,8 @@ __all__ = [
 ]
 
 _UNKNOWN: Final[Any] = object()
+#: The strict decoder refused the params (``_decode``: the lenient rules next).
+_REFUSED: Final[Any] = object()
 
 
 def _decode(
@@ -75,20 +77,25 @@ def _decode(
     receipt: Receipt,
     data: bytes | msgspec.Raw,
     notification: bool,
+    params: Any = _UNKNOWN,
 ) -> Any:
     """The params of one message (``data``: ``{}`` when absent), decoded into
-    its type and checked: the strict decoder first, the schema's
-    lenient rules if it refuses; then the side's receiver rules (absolute
-    paths, elicitation modes: :class:`RequestError` -32602) where the row
-    says ``check``.
+    its type and checked: the strict decoder first (``params``: what it gave,
+    or ``_REFUSED``, when the caller ran it), the schema's lenient rules if
+    it refuses; then
+    the side's receiver rules (absolute paths, elicitation modes:
+    :class:`RequestError` -32602) where the row says ``check``.
     """
     if notification:
         decode, type_ = receipt.notification_decode, receipt.notification_type
     else:
         decode, type_ = receipt.request_decode, receipt.request_type
-    try:
-        params = decode(data)
-    except Exception:  # the lenient rules may accept it, else the error
+    if params is _UNKNOWN:
+        try:
+            params = decode(data)
+        except Exception:
+            params = _REFUSED
+    if params is _REFUSED:  # the lenient rules may accept it, else the error
         params = state.schema.decode(data, type_)
     if receipt.rule.check:
         state.rules.check_received(state.schema, receipt.method, params)
@@ -113,24 +120,28 @@ def on_notification(state: EngineState, env: Envelope) -> None:
             _not_in_schema(state, name, env.params)
             return
         raw = env.params
-        data: bytes | msgspec.Raw
-        if raw is msgspec.UNSET:
-            data, size = EMPTY_OBJECT, 0
-        else:
-            data, size = raw, len(raw)
-        try:
-            params = _decode(state, receipt, data, True)
-        except Exception as exc:  # msgspec's, RequestError, RecursionError
-            type_ = receipt.notification_type
-            variant = read_unknown_variant(name, "notification", type_, data, exc)
-            if variant is None:
-                state.bad_input(f"notification {name} dropped, invalid params: {exc}")
+        try:  # the strict pass (absent params: a TypeError, read as {} below)
+            params = receipt.notification_decode(raw)
+            size = len(raw)  # type: ignore[arg-type]
+        except Exception:
+            params, size = _REFUSED, size_of(raw)
+        if params is _REFUSED or receipt.rule.check:
+            data = EMPTY_OBJECT if raw is msgspec.UNSET else raw
+            try:
+                params = _decode(state, receipt, data, True, params)
+            except Exception as exc:  # msgspec's, RequestError, RecursionError
+                type_ = receipt.notification_type
+                variant = read_unknown_variant(name, "notification", type_, data, exc)
+                if variant is None:
+                    state.bad_input(
+                        f"notification {name} dropped, invalid params: {exc}"
+                    )
+                    return
+                state.newer_peer(variant)
+                newer = getattr(state.handler_obj, UNKNOWN_VARIANT_HANDLER, None)
+                if newer is not None:  # in its place among the notifications
+                    state.queue.push(QueuedNotification(name, newer, variant, size))
                 return
-            state.newer_peer(variant)
-            newer = getattr(state.handler_obj, UNKNOWN_VARIANT_HANDLER, None)
-            if newer is not None:  # in its place among the notifications
-                state.queue.push(QueuedNotification(name, newer, variant, size))
-            return
         if receipt.rule.watched:
             rules.notification_received(receipt.method, params)
         handler = receipt.handler
