@@ -207,6 +207,10 @@ async def _http_seam(url: str, options: HttpOptions) -> AsyncGenerator[SeamEnd, 
         stream_http=functools.partial(http_client, url, cookies=jar, http2=False)
         if owned and versions.http2
         else None,
+        # a server that speaks HTTP/2 alone (h2c): its streams' own connections
+        stream_http2=functools.partial(http_client, url, cookies=jar, http2=http2)
+        if owned and versions.http2
+        else None,
     )
     async with _wired(wire.run, http if owned else None) as end:
         yield end

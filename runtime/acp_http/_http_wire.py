@@ -118,7 +118,9 @@ class HttpWire:
     the task reading one stream hold the connection's reads while it waits,
     and an answer that another task already received waits with it (until the
     next keepalive comment, seconds later).  Without it the streams share
-    ``http``'s connections.
+    ``http``'s connections.  ``stream_http2`` makes the streams' clients from
+    the first one ``stream_http``'s got no HTTP/1.1 answer (a server speaking
+    HTTP/2 alone); that stream is opened again at once with it.
 
     A server (or proxy) may end a connection under a POST (after so many
     requests, or idle).  The POST is sent again on a fresh connection, at most
@@ -142,6 +144,7 @@ class HttpWire:
         headers: Mapping[str, str] | None = None,
         max_message_bytes: int = 16 * 1024 * 1024,
         stream_http: Callable[[], httpx.AsyncClient] | None = None,
+        stream_http2: Callable[[], httpx.AsyncClient] | None = None,
         versions: HttpVersions | None = None,
         retries: int = RETRIES,
     ) -> None:
@@ -154,6 +157,9 @@ class HttpWire:
         self.versions = versions
         self.http = http
         self.stream_http = stream_http
+        #: what makes a stream's client once the server gave no HTTP/1.1
+        #: answer to ``stream_http``'s (it speaks HTTP/2 alone: h2c)
+        self.stream_http2 = stream_http2
         self.headers = dict(headers or {})
         self.max_message_bytes = max_message_bytes
         self.connection_id: str | None = None
@@ -416,6 +422,7 @@ class HttpWire:
             headers["acp-session-id"] = session
         reader = SseReader(self.max_message_bytes)
         scope = "connection" if session is None else f"session {session[:64]}"
+        headed = False
         try:
             async with (
                 _own_client(self.stream_http) as http,
@@ -423,6 +430,7 @@ class HttpWire:
                     "GET", self.url, headers=headers
                 ) as response,
             ):
+                headed = True
                 if response.status_code != 200:
                     body = (await response.aread())[:ERROR_BODY_CHARS]
                     said = f"the {scope} stream was refused: {body.decode('utf-8', 'replace')}"
@@ -439,6 +447,19 @@ class HttpWire:
                         await hand_on(events, deliver, self.max_message_bytes, answer)
         except (httpx.TransportError, h2.exceptions.ProtocolError) as error:
             said = f"the {scope} stream failed: {error!r}"[:300]
+            if (
+                self.stream_http2 is not None
+                and not headed
+                and isinstance(error, httpx.RemoteProtocolError)
+            ):
+                # No HTTP/1.1 answer where the POSTs speak HTTP/2 (a server
+                # speaking HTTP/2 alone, h2c): this stream and the later ones
+                # get connections of their own over HTTP/2.
+                log.info("%s; the streams go over HTTP/2 from now on", said)
+                self.stream_http, self.stream_http2 = self.stream_http2, None
+                return await self._read_events(
+                    session, ready, read, reopening=reopening
+                )
             if not recycled(error):
                 raise HttpError(0, said) from None
             raise _StreamCut(0, said) from None

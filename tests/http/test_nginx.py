@@ -220,3 +220,52 @@ async def test_a_session_goes_on_past_nginx_keepalive_requests(recycling: str) -
             client: RecordingClient = conn.client
             assert text(client.updates, sid).endswith("turn 5 ")
             assert client.permissions == 6
+
+
+#: nginx speaking HTTP/2 alone on a cleartext port (prior knowledge: h2c)
+H2C_ONLY = RECYCLING.replace("    keepalive_requests 5;\n", "").replace(
+    "listen 127.0.0.1:{port};", "listen 127.0.0.1:{port} http2;"
+)
+
+
+@pytest.fixture(scope="module")
+def h2c_only(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """nginx's /acp URL in front of one worker, speaking HTTP/2 alone
+    (``listen ... http2`` on a cleartext port: an HTTP/1.1 request there is
+    refused)."""
+    tmp = tmp_path_factory.mktemp("nginx-h2c")
+    with serving("hypercorn-trio") as upstream:
+        port = _free_port()
+        config = tmp / "nginx.conf"
+        host = upstream.split("//")[1].split("/")[0]
+        config.write_text(H2C_ONLY.format(tmp=tmp, upstream=host, port=port))
+        process = subprocess.Popen(
+            [NGINX, "-p", str(tmp), "-c", str(config)], start_new_session=True
+        )
+        try:
+            _wait_listening(port)
+            yield f"http://127.0.0.1:{port}/acp"
+        finally:
+            os.killpg(process.pid, signal.SIGTERM)
+            process.wait(timeout=10)
+
+
+async def test_a_session_with_an_http2_only_server_opens_its_streams_over_http2(
+    h2c_only: str,
+) -> None:
+    with trio.fail_after(TIMEOUT):
+        async with acp_http.connect_http(h2c_only, RecordingClient, http2=True) as conn:
+            await conn.agent.initialize(v1.InitializeRequest(protocol_version=1))
+            session = await conn.agent.session_new(
+                v1.NewSessionRequest(cwd="/", mcp_servers=[])
+            )
+            sid = session.session_id
+            for n in range(2):
+                answer = await conn.agent.session_prompt(
+                    v1.PromptRequest(
+                        session_id=sid, prompt=[v1.TextContent(text=f"turn {n}")]
+                    )
+                )
+                assert answer.stop_reason == "end_turn"
+            client: RecordingClient = conn.client
+            assert text(client.updates, sid).endswith("turn 1 ")
