@@ -308,6 +308,7 @@ class AcpHttpApp:
         self, connection: Connection, outbox: Outbox, receive: Receive, send: Send
     ) -> None:
         outbox.has_reader = True
+        outbox.quiet_since = anyio.current_time()
         connection.open_streams += 1
         try:
             await send(
@@ -335,14 +336,8 @@ class AcpHttpApp:
         """Send what ``outbox`` gives as SSE events until it ends, in pieces
         of at most ``SEND_CHUNK`` bytes (what a server holds of a send that
         does not complete: the rest stays in the connection's budget)."""
-        keepalive = self.limits.keepalive_seconds
-        while True:
-            lines: list[bytes] | None = None
-            with anyio.move_on_after(keepalive):
-                lines = await outbox.take()
-                if lines is None:
-                    return
-            if lines is None:
+        while (lines := await outbox.take()) is not None:
+            if not lines:  # quiet for keepalive_seconds: the sweep woke it
                 await send(
                     {
                         "type": "http.response.body",

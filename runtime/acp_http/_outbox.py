@@ -9,6 +9,10 @@ agent's output waits with it (backpressure).  Each outbox knows since when its
 oldest message waits for its reader (:attr:`Outbox.waiting_since`): queued on
 a stream nobody reads, or in a send that does not complete; the connection is
 closed when that passes ``HttpLimits.stall_seconds`` (the registry's sweep).
+Each also knows since when its reader took nothing (:attr:`Outbox.quiet_since`):
+the sweep wakes a reader quiet over ``HttpLimits.keepalive_seconds``
+(:meth:`Outbox.nudge`), whose :meth:`Outbox.take` then gives no line and who
+sends a keepalive comment: no timer per wait.
 """
 
 from __future__ import annotations
@@ -55,12 +59,14 @@ class Outbox:
         "_closed",
         "_items",
         "_max_events",
+        "_nudged",
         "_queued_since",
         "_readable",
         "_sending",
         "_sending_since",
         "_writable",
         "has_reader",
+        "quiet_since",
     )
 
     def __init__(self, max_events: int, budget: Budget) -> None:
@@ -78,6 +84,9 @@ class Outbox:
         self._sending_since: float | None = None
         #: an SSE response (or a WebSocket) is taking from it
         self.has_reader = False
+        #: when its reader last took (or began to take) lines
+        self.quiet_since = 0.0
+        self._nudged = False
 
     def __len__(self) -> int:
         return len(self._items)
@@ -129,18 +138,31 @@ class Outbox:
         self._readable.wake()
 
     async def take(self) -> list[bytes] | None:
-        """Every line queued (at least one, waiting for it); None once closed
-        and empty.  They count as being sent until :meth:`delivered`."""
+        """Every line queued (at least one, waiting for it; none once
+        :meth:`nudge` woke it); None once closed and empty.  They count as
+        being sent until :meth:`delivered`."""
         while not self._items:
             if self._closed:
                 return None
+            if self._nudged:
+                self._nudged = False
+                self.quiet_since = anyio.current_time()
+                return []
             await self._readable.wait()
+        self._nudged = False
+        self.quiet_since = anyio.current_time()
         taken, self._items = self._items, []
         self.delivered()  # what a reader took before, if it did not say so
         self._sending, self._sending_since = self._bytes, self._queued_since
         self._bytes, self._queued_since = 0, None
         self._writable.wake()
         return taken
+
+    def nudge(self) -> None:
+        """Wake the reader: its :meth:`take` gives no line (once), unless
+        lines come first (a keepalive is due: the registry's sweep)."""
+        self._nudged = True
+        self._readable.wake()
 
     def delivered(self) -> None:
         """What :meth:`take` gave was sent: its bytes are released."""
