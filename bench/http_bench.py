@@ -91,6 +91,8 @@ class OurClient:
 class TheirClient:
     def __init__(self) -> None:
         self.updates = 0
+        #: the httpx client given to the SDK's transport (None: its own)
+        self.http: Any = None
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         self.updates += 1
@@ -205,14 +207,14 @@ async def _their_session(url: str, http2: bool) -> tuple[Any, TheirClient]:
     conn = acp.connect_to_agent(client, create_http_stream(url, client=http))
     await conn.initialize(protocol_version=1)
     await conn.new_session(cwd="/", mcp_servers=[])
-    conn.bench_http = http  # closed by _their_close (the SDK closes only its own)
+    client.http = http  # closed by _their_close (the SDK closes only its own)
     return conn, client
 
 
-async def _their_close(conn: Any) -> None:
+async def _their_close(conn: Any, client: TheirClient) -> None:
     await conn.close()
-    if conn.bench_http is not None:
-        await conn.bench_http.aclose()
+    if client.http is not None:
+        await client.http.aclose()
 
 
 async def _their_prompt(conn: Any, count: int) -> None:
@@ -224,7 +226,7 @@ async def _their_prompt(conn: Any, count: int) -> None:
 async def their_latency(
     url: str, http2: bool, rounds: int, server: int, trips: Trips
 ) -> None:
-    conn, _ = await _their_session(url, http2)
+    conn, client = await _their_session(url, http2)
     await _their_prompt(conn, 1)  # warm
     started = trips.start(server)
     for _ in range(rounds):
@@ -232,7 +234,7 @@ async def their_latency(
         await _their_prompt(conn, 1)
         trips.times.append(time.perf_counter() - start)
     trips.stop(server, started)
-    await _their_close(conn)
+    await _their_close(conn, client)
 
 
 async def their_throughput(url: str, http2: bool, prompts: int) -> float:
@@ -244,7 +246,7 @@ async def their_throughput(url: str, http2: bool, prompts: int) -> float:
         deadline = time.perf_counter() + 10
         while client.updates < prompts * UPDATES and time.perf_counter() < deadline:  # noqa: ASYNC110
             await asyncio.sleep(0.001)
-        await _their_close(conn)
+        await _their_close(conn, client)
 
     start = time.perf_counter()
     await asyncio.gather(*(one() for _ in range(CLIENTS)))
@@ -252,14 +254,14 @@ async def their_throughput(url: str, http2: bool, prompts: int) -> float:
 
 
 async def their_idle(url: str, http2: bool, pid: int, count: int) -> float:
-    first, _ = await _their_session(url, http2)
+    first = await _their_session(url, http2)
     await asyncio.sleep(0.5)
     before = rss_kib(pid)
     held = [await _their_session(url, http2) for _ in range(count)]
     await asyncio.sleep(0.5)
     after = rss_kib(pid)
-    for conn, _ in [*held, (first, None)]:
-        await _their_close(conn)
+    for conn, client in [*held, first]:
+        await _their_close(conn, client)
     return (after - before) / count
 
 

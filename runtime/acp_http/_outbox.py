@@ -18,6 +18,7 @@ sends a keepalive comment: no timer per wait.
 from __future__ import annotations
 
 import anyio
+import anyio.lowlevel
 
 from ._signal import Signal
 
@@ -140,7 +141,10 @@ class Outbox:
     async def take(self) -> list[bytes] | None:
         """Every line queued (at least one, waiting for it; none once
         :meth:`nudge` woke it); None once closed and empty.  They count as
-        being sent until :meth:`delivered`."""
+        being sent until :meth:`delivered`.  Woken by a line, it lets the
+        other ready tasks run once before it takes: the lines of one burst
+        go in one send (one SSE write, one read for the client)."""
+        waited = False
         while not self._items:
             if self._closed:
                 return None
@@ -149,6 +153,11 @@ class Outbox:
                 self.quiet_since = anyio.current_time()
                 return []
             await self._readable.wait()
+            waited = True
+        if waited:
+            # woken by the first line of a burst (an update, its answer):
+            # what the pump routes meanwhile joins it, one send for all
+            await anyio.lowlevel.checkpoint()
         self._nudged = False
         self.quiet_since = anyio.current_time()
         taken, self._items = self._items, []
