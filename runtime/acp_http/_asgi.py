@@ -34,6 +34,7 @@ import logging
 import os
 import sys
 from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -85,6 +86,14 @@ _SSE_HEADERS = [
 _KEEPALIVE = b": keepalive\n\n"
 #: the largest piece of an SSE body given to the server in one send
 SEND_CHUNK = 64 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class _StreamTarget:
+    """What an SSE GET reads: its connection's outbox of its stream."""
+
+    connection: Connection
+    outbox: Outbox
 
 
 def bearer_token(token: str) -> Authorize:
@@ -205,7 +214,9 @@ class AcpHttpApp:
             if method == "POST":
                 await self._post(headers, body, send)
             elif method == "GET":
-                await self._get(headers, body, send)
+                target = self._stream_target(headers)
+                del headers  # a stream lasts: the request's headers are not kept
+                await self._stream(target.connection, target.outbox, body, send)
             elif method == "DELETE":
                 await self._delete(headers, send)
             else:
@@ -284,9 +295,8 @@ class AcpHttpApp:
             raise Refusal(404, -32600, "unknown Acp-Connection-Id")
         return connection
 
-    async def _get(
-        self, headers: Mapping[str, str], receive: Receive, send: Send
-    ) -> None:
+    def _stream_target(self, headers: Mapping[str, str]) -> _StreamTarget:
+        """The outbox a GET reads, or :class:`Refusal`."""
         if headers.get("upgrade", "").lower() == "websocket":
             raise Refusal(
                 426, -32600, "this server did not get a WebSocket upgrade scope"
@@ -302,7 +312,7 @@ class AcpHttpApp:
             raise Refusal(409, -32600, "this stream already has a reader")
         if outbox.closed:
             raise Refusal(404, -32600, "this stream has ended")
-        await self._stream(connection, outbox, receive, send)
+        return _StreamTarget(connection, outbox)
 
     async def _stream(
         self, connection: Connection, outbox: Outbox, receive: Receive, send: Send

@@ -76,6 +76,29 @@ class Connection:
     outbox, in the agent's order.
     """
 
+    # one per connection, idle ones held by thousands: no __dict__ each
+    __slots__ = (
+        "_initialize_answer",
+        "_initialize_key",
+        "_initialized",
+        "_making",
+        "_sends",
+        "_write_lock",
+        "agent",
+        "budget",
+        "close_reason",
+        "closed",
+        "dropped",
+        "id",
+        "last_active",
+        "limits",
+        "open_streams",
+        "outbox",
+        "pending",
+        "sessions",
+        "single_stream",
+    )
+
     def __init__(
         self,
         connection_id: str,
