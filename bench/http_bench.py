@@ -8,7 +8,10 @@ All in one run, so that the ratios share the machine's state:
   ``session/update``, answer), sequential, over stdio (``acp_trio.spawn_agent``),
   our Streamable HTTP (HTTP/2 and HTTP/1.1, hypercorn), our WebSocket, and the
   official Python SDK 0.12.1's Streamable HTTP (its client against its ASGI
-  app), in rounds that take every transport in turn (the median of all round
+  app) over HTTP/1.1 (what its own client speaks on ``http://``: it asks for
+  HTTP/2, which httpx offers by ALPN only) and over HTTP/2 (an httpx client
+  with prior knowledge, given through its public ``client=``; its POSTs and
+  both SSE streams then share one connection), in rounds that take every transport in turn (the median of all round
   trips of each); the latency each adds beside stdio, per round trip and per
   message crossing (half a round trip), and the CPU time one round trip costs
   the server (its process group) and the client (this process): the CPU
@@ -16,13 +19,17 @@ All in one run, so that the ratios share the machine's state:
 - **messages/s per worker**: 4 concurrent connections, each sending prompts
   that stream 50 updates, through one hypercorn worker (asyncio, as the
   official SDK needs); ours (HTTP/2, HTTP/1.1, WebSocket) against the
-  official SDK's Streamable HTTP (the goal: 3x), in rounds that take every
+  official SDK's Streamable HTTP (the goal: 3x its HTTP/1.1), in rounds that take every
   transport in turn (the median of each), so that a change of the machine's
   load hits all of them alike;
 - **memory per idle connection**: the server's resident memory grown by
   100 connections (40 with ``--quick``) each holding a session and its
   streams, divided by their number; ours over HTTP/2, HTTP/1.1 and WebSocket,
-  the official SDK's over its Streamable HTTP, each in a server of its own.
+  the official SDK's over its Streamable HTTP (HTTP/1.1 and HTTP/2), each in
+  a server of its own.  Ours over HTTP/2 is three TCP connections: its
+  client carries each SSE stream on an HTTP/1.1 connection of its own
+  (``acp_http.HttpWire``'s ``stream_http``), so its floor is one HTTP/2 and two
+  HTTP/1.1 connections (below); ours over HTTP/1.1 and the SDK's are two.
 
 The floor of the HTTP versions, with no ACP at all (``http_bench_apps:bare``,
 an empty 202): one POST's round trip and its CPU time over HTTP/2 and
@@ -84,6 +91,8 @@ class OurClient:
 class TheirClient:
     def __init__(self) -> None:
         self.updates = 0
+        #: the httpx client given to the SDK's transport (None: its own)
+        self.http: Any = None
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         self.updates += 1
@@ -178,15 +187,34 @@ async def our_idle(connect: Connect, pid: int, count: int) -> float:
 # -- theirs (asyncio) ----------------------------------------------------------
 
 
-async def _their_session(url: str) -> tuple[Any, TheirClient]:
+def _their_http(http2: bool) -> Any:
+    """The official SDK's client over HTTP/1.1 (its default on ``http://``)
+    or HTTP/2 (prior knowledge), given through its public ``client=``: one
+    connection carries its POSTs and both SSE streams."""
+    import httpx
+
+    if not http2:
+        return None  # its own client: ``http2=True``, which is HTTP/1.1 on http://
+    return httpx.AsyncClient(http1=False, http2=True, timeout=httpx.Timeout(None))
+
+
+async def _their_session(url: str, http2: bool) -> tuple[Any, TheirClient]:
     import acp
     from acp.http import create_http_stream
 
     client = TheirClient()
-    conn = acp.connect_to_agent(client, create_http_stream(url))
+    http = _their_http(http2)
+    conn = acp.connect_to_agent(client, create_http_stream(url, client=http))
     await conn.initialize(protocol_version=1)
     await conn.new_session(cwd="/", mcp_servers=[])
+    client.http = http  # closed by _their_close (the SDK closes only its own)
     return conn, client
+
+
+async def _their_close(conn: Any, client: TheirClient) -> None:
+    await conn.close()
+    if client.http is not None:
+        await client.http.aclose()
 
 
 async def _their_prompt(conn: Any, count: int) -> None:
@@ -195,8 +223,10 @@ async def _their_prompt(conn: Any, count: int) -> None:
     await conn.prompt(session_id="bench", prompt=[acp.text_block(str(count))])
 
 
-async def their_latency(url: str, rounds: int, server: int, trips: Trips) -> None:
-    conn, _ = await _their_session(url)
+async def their_latency(
+    url: str, http2: bool, rounds: int, server: int, trips: Trips
+) -> None:
+    conn, client = await _their_session(url, http2)
     await _their_prompt(conn, 1)  # warm
     started = trips.start(server)
     for _ in range(rounds):
@@ -204,34 +234,34 @@ async def their_latency(url: str, rounds: int, server: int, trips: Trips) -> Non
         await _their_prompt(conn, 1)
         trips.times.append(time.perf_counter() - start)
     trips.stop(server, started)
-    await conn.close()
+    await _their_close(conn, client)
 
 
-async def their_throughput(url: str, prompts: int) -> float:
+async def their_throughput(url: str, http2: bool, prompts: int) -> float:
     async def one() -> None:
-        conn, client = await _their_session(url)
+        conn, client = await _their_session(url, http2)
         for _ in range(prompts):
             await _their_prompt(conn, UPDATES)
         # its updates travel on another stream than the answers: count them all in
         deadline = time.perf_counter() + 10
         while client.updates < prompts * UPDATES and time.perf_counter() < deadline:  # noqa: ASYNC110
             await asyncio.sleep(0.001)
-        await conn.close()
+        await _their_close(conn, client)
 
     start = time.perf_counter()
     await asyncio.gather(*(one() for _ in range(CLIENTS)))
     return CLIENTS * prompts * (UPDATES + 2) / (time.perf_counter() - start)
 
 
-async def their_idle(url: str, pid: int, count: int) -> float:
-    first, _ = await _their_session(url)
+async def their_idle(url: str, http2: bool, pid: int, count: int) -> float:
+    first = await _their_session(url, http2)
     await asyncio.sleep(0.5)
     before = rss_kib(pid)
-    held = [await _their_session(url) for _ in range(count)]
+    held = [await _their_session(url, http2) for _ in range(count)]
     await asyncio.sleep(0.5)
     after = rss_kib(pid)
-    for conn, _ in [*held, (first, None)]:
-        await conn.close()
+    for conn, client in [*held, first]:
+        await _their_close(conn, client)
     return (after - before) / count
 
 
@@ -348,8 +378,11 @@ def run(args: argparse.Namespace) -> None:
             "ours WebSocket": lambda t: trio.run(
                 our_latency, websocket, per_round, ours.pid, t
             ),
-            "official SDK HTTP": lambda t: asyncio.run(
-                their_latency(theirs, per_round, theirs.pid, t)
+            "official SDK HTTP/1.1": lambda t: asyncio.run(
+                their_latency(theirs, False, per_round, theirs.pid, t)
+            ),
+            "official SDK HTTP/2": lambda t: asyncio.run(
+                their_latency(theirs, True, per_round, theirs.pid, t)
             ),
         }
         latency = {name: Trips() for name in runs}
@@ -360,7 +393,12 @@ def run(args: argparse.Namespace) -> None:
             "ours HTTP/2": lambda: trio.run(our_throughput, http, prompts),
             "ours HTTP/1.1": lambda: trio.run(our_throughput, http1, prompts),
             "ours WebSocket": lambda: trio.run(our_throughput, websocket, prompts),
-            "official SDK HTTP": lambda: asyncio.run(their_throughput(theirs, prompts)),
+            "official SDK HTTP/1.1": lambda: asyncio.run(
+                their_throughput(theirs, False, prompts)
+            ),
+            "official SDK HTTP/2": lambda: asyncio.run(
+                their_throughput(theirs, True, prompts)
+            ),
         }
         rates: dict[str, list[float]] = {name: [] for name in measures}
         for _ in range(ROUNDS):
@@ -377,8 +415,11 @@ def run(args: argparse.Namespace) -> None:
         "ours WebSocket": idle_memory(
             "ours", lambda url: trio.run(our_idle, connector(url, None), url.pid, idle)
         ),
-        "official SDK HTTP": idle_memory(
-            "theirs", lambda url: asyncio.run(their_idle(url, url.pid, idle))
+        "official SDK HTTP/1.1": idle_memory(
+            "theirs", lambda url: asyncio.run(their_idle(url, False, url.pid, idle))
+        ),
+        "official SDK HTTP/2": idle_memory(
+            "theirs", lambda url: asyncio.run(their_idle(url, True, url.pid, idle))
         ),
     }
     bare = floor(per_round, idle)
@@ -406,24 +447,28 @@ def run(args: argparse.Namespace) -> None:
                 f"+{(median - base) * 5e2:.2f} ms per message ({median / base:.1f}x stdio)"
             )
         )
-        print(f"  {name:18} {median * 1e3:7.2f} ms  {p90 * 1e3:7.2f} ms{cpu}{added}")
-    theirs_rate = throughput["official SDK HTTP"]
+        print(f"  {name:21} {median * 1e3:7.2f} ms  {p90 * 1e3:7.2f} ms{cpu}{added}")
+    theirs_rate = throughput["official SDK HTTP/1.1"]
+    theirs_rate2 = throughput["official SDK HTTP/2"]
     print(
         f"messages/s, one hypercorn worker, {CLIENTS} connections x {prompts} prompts"
         f" x {UPDATES} updates (median of {ROUNDS} interleaved rounds)"
     )
     for name, rate in throughput.items():
         print(
-            f"  {name:18} {rate:9.0f} msg/s  ({rate / theirs_rate:.2f}x the official SDK's HTTP; goal 3x)"
+            f"  {name:21} {rate:9.0f} msg/s  ({rate / theirs_rate:.2f}x the official"
+            f" SDK's HTTP/1.1, goal 3x; {rate / theirs_rate2:.2f}x its HTTP/2)"
         )
     print(
         f"memory per idle connection (a session and its streams), {idle} connections,"
         " a server each"
     )
-    theirs_kib = max(memory["official SDK HTTP"], 0.1)
+    theirs_kib = max(memory["official SDK HTTP/1.1"], 0.1)
+    theirs_kib2 = max(memory["official SDK HTTP/2"], 0.1)
     for name, kib in memory.items():
         print(
-            f"  {name:18} {kib:7.1f} KiB  ({kib / theirs_kib:.2f}x the official SDK's)"
+            f"  {name:21} {kib:7.1f} KiB  ({kib / theirs_kib:.2f}x the official SDK's"
+            f" HTTP/1.1, {kib / theirs_kib2:.2f}x its HTTP/2)"
         )
     print(
         "the floor, no ACP (an empty 202): a POST round trip (median, p90; CPU ms:"
@@ -432,7 +477,7 @@ def run(args: argparse.Namespace) -> None:
     for name, (trips, kib) in bare.items():
         times = trips.times
         print(
-            f"  {name:18} {statistics.median(times) * 1e3:7.2f} ms"
+            f"  {name:21} {statistics.median(times) * 1e3:7.2f} ms"
             f"  {statistics.quantiles(times, n=10)[-1] * 1e3:7.2f} ms"
             f"  cpu {trips.server_cpu / len(times) * 1e3:5.2f}"
             f" {trips.client_cpu / len(times) * 1e3:5.2f}  {kib:7.1f} KiB"

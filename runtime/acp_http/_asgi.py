@@ -34,9 +34,11 @@ import logging
 import os
 import sys
 from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import msgspec
 
 from ._agents import AgentLauncher
@@ -44,7 +46,7 @@ from ._body import RequestBody
 from ._connection import FLUSH_SECONDS, Connection, Refusal, Registry
 from ._guard import HostGuard
 from ._limits import HttpLimits
-from ._outbox import Outbox
+from ._outbox import NOT_READY, Outbox
 from ._routing import MessageError, Scope, decode_envelope, post_rule
 
 __all__ = ["EXIT_SHARED_FAILURE", "AcpHttpApp", "Authorize", "asgi_app", "bearer_token"]
@@ -85,6 +87,14 @@ _SSE_HEADERS = [
 _KEEPALIVE = b": keepalive\n\n"
 #: the largest piece of an SSE body given to the server in one send
 SEND_CHUNK = 64 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class _StreamTarget:
+    """What an SSE GET reads: its connection's outbox of its stream."""
+
+    connection: Connection
+    outbox: Outbox
 
 
 def bearer_token(token: str) -> Authorize:
@@ -205,7 +215,9 @@ class AcpHttpApp:
             if method == "POST":
                 await self._post(headers, body, send)
             elif method == "GET":
-                await self._get(headers, body, send)
+                target = self._stream_target(headers)
+                del headers  # a stream lasts: the request's headers are not kept
+                await self._stream(target.connection, target.outbox, body, send)
             elif method == "DELETE":
                 await self._delete(headers, send)
             else:
@@ -284,9 +296,8 @@ class AcpHttpApp:
             raise Refusal(404, -32600, "unknown Acp-Connection-Id")
         return connection
 
-    async def _get(
-        self, headers: Mapping[str, str], receive: Receive, send: Send
-    ) -> None:
+    def _stream_target(self, headers: Mapping[str, str]) -> _StreamTarget:
+        """The outbox a GET reads, or :class:`Refusal`."""
         if headers.get("upgrade", "").lower() == "websocket":
             raise Refusal(
                 426, -32600, "this server did not get a WebSocket upgrade scope"
@@ -302,26 +313,20 @@ class AcpHttpApp:
             raise Refusal(409, -32600, "this stream already has a reader")
         if outbox.closed:
             raise Refusal(404, -32600, "this stream has ended")
-        await self._stream(connection, outbox, receive, send)
+        return _StreamTarget(connection, outbox)
 
     async def _stream(
         self, connection: Connection, outbox: Outbox, receive: Receive, send: Send
     ) -> None:
         outbox.has_reader = True
+        outbox.quiet_since = anyio.current_time()
         connection.open_streams += 1
         try:
             await send(
                 {"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS}
             )
-            ended = False
-            async with anyio.create_task_group() as task_group:
-                scope = task_group.cancel_scope
-                task_group.start_soon(_cancel_on_disconnect, receive, scope)
-                with connection.abandoning(scope):
-                    await self._send_events(outbox, send)
-                ended = True
-                scope.cancel()
-            if ended:  # else abandoned: the server ends the response
+            ended = await self._send_events(connection, outbox, receive, send)
+            if ended:  # else abandoned (or the client left): no more to send
                 with anyio.move_on_after(FLUSH_SECONDS):
                     await send({"type": "http.response.body", "body": b""})
         except OSError:
@@ -331,32 +336,42 @@ class AcpHttpApp:
             connection.open_streams -= 1
             connection.last_active = anyio.current_time()
 
-    async def _send_events(self, outbox: Outbox, send: Send) -> None:
-        """Send what ``outbox`` gives as SSE events until it ends, in pieces
-        of at most ``SEND_CHUNK`` bytes (what a server holds of a send that
-        does not complete: the rest stays in the connection's budget)."""
-        keepalive = self.limits.keepalive_seconds
+    async def _send_events(
+        self, connection: Connection, outbox: Outbox, receive: Receive, send: Send
+    ) -> bool:
+        """Send what ``outbox`` gives as SSE events until it ends (True), the
+        client leaves or a send is abandoned (False: :meth:`Connection.abandoning`).
+
+        One task per stream, no task group: while the outbox is empty it
+        waits for the client's next ASGI message (a disconnect), and a line
+        queued (or the sweep's keepalive nudge, or the end) cancels that
+        wait; an idle stream holds that wait and nothing else.
+        """
         while True:
-            lines: list[bytes] | None = None
-            with anyio.move_on_after(keepalive):
-                lines = await outbox.take()
-                if lines is None:
-                    return
+            lines = outbox.take_ready()
             if lines is None:
-                await send(
-                    {
-                        "type": "http.response.body",
-                        "body": _KEEPALIVE,
-                        "more_body": True,
-                    }
-                )
+                return True
+            if lines is NOT_READY:
+                message = None
+                with anyio.CancelScope() as waiting:
+                    outbox.on_ready = waiting.cancel
+                    try:
+                        message = await receive()
+                    finally:
+                        outbox.on_ready = None
+                if message is not None and message["type"] == "http.disconnect":
+                    return False
+                if waiting.cancel_called:
+                    # woken by the first line of a burst (an update, its
+                    # answer): what the pump routes meanwhile joins it
+                    await anyio.lowlevel.checkpoint()
                 continue
+            # none: quiet for keepalive_seconds, the sweep woke it
             body = b"".join([b"data: " + line + b"\n\n" for line in lines])
-            for start in range(0, len(body), SEND_CHUNK):
-                piece = body[start : start + SEND_CHUNK]
-                await send(
-                    {"type": "http.response.body", "body": piece, "more_body": True}
-                )
+            with anyio.CancelScope() as sending, connection.abandoning(sending):
+                await _send_body(send, body or _KEEPALIVE)
+            if sending.cancel_called:
+                return False
             outbox.delivered()
 
     async def _delete(self, headers: Mapping[str, str], send: Send) -> None:
@@ -471,7 +486,10 @@ async def _respond(
     await send({"type": "http.response.body", "body": body})
 
 
-async def _cancel_on_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
-    while (await receive())["type"] != "http.disconnect":
-        pass
-    scope.cancel()
+async def _send_body(send: Send, body: bytes) -> None:
+    """``body`` as SSE data, in pieces of at most ``SEND_CHUNK`` bytes (what a
+    server holds of a send that does not complete: the rest stays in the
+    connection's budget)."""
+    for start in range(0, len(body), SEND_CHUNK):
+        piece = body[start : start + SEND_CHUNK]
+        await send({"type": "http.response.body", "body": piece, "more_body": True})

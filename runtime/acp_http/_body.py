@@ -39,6 +39,9 @@ class RequestBody:
     :meth:`answer` answers without waiting for what is left of it.
     """
 
+    # held by each SSE stream for its lifetime: no __dict__
+    __slots__ = ("_deadline", "_limits", "_receive", "declared", "ended", "http2")
+
     def __init__(
         self,
         scope: Mapping[str, Any],

@@ -76,6 +76,29 @@ class Connection:
     outbox, in the agent's order.
     """
 
+    # one per connection, idle ones held by thousands: no __dict__ each
+    __slots__ = (
+        "_initialize_answer",
+        "_initialize_key",
+        "_initialized",
+        "_making",
+        "_sends",
+        "_write_lock",
+        "agent",
+        "budget",
+        "close_reason",
+        "closed",
+        "dropped",
+        "id",
+        "last_active",
+        "limits",
+        "open_streams",
+        "outbox",
+        "pending",
+        "sessions",
+        "single_stream",
+    )
+
     def __init__(
         self,
         connection_id: str,
@@ -452,15 +475,22 @@ class Registry:
     async def sweep(self) -> None:
         """Close idle and stalled connections, forever (run in the server's
         task group): a stalled one (:meth:`Connection.stalled`) with what it
-        holds dropped at once."""
+        holds dropped at once; and wake each SSE reader quiet for
+        ``keepalive_seconds`` (:meth:`Outbox.nudge`), which sends a keepalive
+        comment."""
         limits = self.limits
         idle, stall = limits.idle_seconds, limits.stall_seconds
+        keepalive = limits.keepalive_seconds
         while True:
-            await anyio.sleep(min(idle / 4, stall / 4, 5.0))
+            await anyio.sleep(min(idle / 4, stall / 4, keepalive / 3, 5.0))
             now = anyio.current_time()
             for connection in list(self.connections.values()):
                 if connection.closed:
                     continue
+                if connection.open_streams and not connection.single_stream:
+                    for outbox in connection.outboxes():
+                        if outbox.has_reader and now - outbox.quiet_since >= keepalive:
+                            outbox.nudge()
                 if connection.stalled(now):
                     reason = f"a reader kept a message waiting over {stall} s"
                     self._close_soon(connection, reason, drop=True)

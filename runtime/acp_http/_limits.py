@@ -78,8 +78,10 @@ class HttpLimits:
             this long is closed (its agent ended).
         initialize_seconds: how long the ``initialize`` POST waits for the
             agent's answer before answering ``504``.
-        keepalive_seconds: an SSE comment is sent on a quiet stream this often,
-            so intermediaries do not time it out.
+        keepalive_seconds: an SSE comment is sent on a stream quiet this
+            long, so intermediaries do not time it out (checked every
+            ``keepalive_seconds / 3``: within about ``1.33 *
+            keepalive_seconds`` of quiet).
         max_id_length: the longest request id or session id kept (characters);
             a longer one is answered ``400``.
         close_grace_seconds: how long an ended agent process gets after

@@ -9,15 +9,32 @@ agent's output waits with it (backpressure).  Each outbox knows since when its
 oldest message waits for its reader (:attr:`Outbox.waiting_since`): queued on
 a stream nobody reads, or in a send that does not complete; the connection is
 closed when that passes ``HttpLimits.stall_seconds`` (the registry's sweep).
+Each also knows since when its reader took nothing (:attr:`Outbox.quiet_since`):
+the sweep wakes a reader quiet over ``HttpLimits.keepalive_seconds``
+(:meth:`Outbox.nudge`), whose :meth:`Outbox.take` then gives no line and who
+sends a keepalive comment: no timer per wait.
 """
 
 from __future__ import annotations
 
+import enum
+from collections.abc import Callable
+from typing import Literal
+
 import anyio
+import anyio.lowlevel
 
 from ._signal import Signal
 
-__all__ = ["Budget", "Outbox"]
+__all__ = ["NOT_READY", "Budget", "Outbox"]
+
+
+class _Ready(enum.Enum):
+    NOT_READY = "not ready"
+
+
+#: :meth:`Outbox.take_ready`: nothing to take yet
+NOT_READY: Literal[_Ready.NOT_READY] = _Ready.NOT_READY
 
 
 class Budget:
@@ -55,12 +72,15 @@ class Outbox:
         "_closed",
         "_items",
         "_max_events",
+        "_nudged",
         "_queued_since",
         "_readable",
         "_sending",
         "_sending_since",
         "_writable",
         "has_reader",
+        "on_ready",
+        "quiet_since",
     )
 
     def __init__(self, max_events: int, budget: Budget) -> None:
@@ -78,6 +98,12 @@ class Outbox:
         self._sending_since: float | None = None
         #: an SSE response (or a WebSocket) is taking from it
         self.has_reader = False
+        #: when its reader last took (or began to take) lines
+        self.quiet_since = 0.0
+        self._nudged = False
+        #: called (besides the waiters' wake-up) when :meth:`take_ready` has
+        #: something: an SSE reader waiting for its client meanwhile
+        self.on_ready: Callable[[], object] | None = None
 
     def __len__(self) -> int:
         return len(self._items)
@@ -126,21 +152,48 @@ class Outbox:
         self._items.append(line)
         self._bytes += size
         self._budget.take(size)
-        self._readable.wake()
+        self._ready()
 
     async def take(self) -> list[bytes] | None:
-        """Every line queued (at least one, waiting for it); None once closed
-        and empty.  They count as being sent until :meth:`delivered`."""
-        while not self._items:
+        """What :meth:`take_ready` gives, waiting until it gives something.
+        Woken by a line, it lets the other ready tasks run once before it
+        takes: the lines of one burst go in one send."""
+        while (lines := self.take_ready()) is NOT_READY:
+            await self._readable.wait()
+            await anyio.lowlevel.checkpoint()
+        return lines
+
+    def take_ready(self) -> list[bytes] | Literal[_Ready.NOT_READY] | None:
+        """Every line queued; none once :meth:`nudge` woke the reader; None
+        once closed and empty; else :data:`NOT_READY`.  The lines count as
+        being sent until :meth:`delivered`."""
+        if not self._items:
             if self._closed:
                 return None
-            await self._readable.wait()
+            if not self._nudged:
+                return NOT_READY
+            self._nudged = False
+            self.quiet_since = anyio.current_time()
+            return []
+        self._nudged = False
+        self.quiet_since = anyio.current_time()
         taken, self._items = self._items, []
         self.delivered()  # what a reader took before, if it did not say so
         self._sending, self._sending_since = self._bytes, self._queued_since
         self._bytes, self._queued_since = 0, None
         self._writable.wake()
         return taken
+
+    def _ready(self) -> None:
+        self._readable.wake()
+        if self.on_ready is not None:
+            self.on_ready()
+
+    def nudge(self) -> None:
+        """Wake the reader: its :meth:`take` gives no line (once), unless
+        lines come first (a keepalive is due: the registry's sweep)."""
+        self._nudged = True
+        self._ready()
 
     def delivered(self) -> None:
         """What :meth:`take` gave was sent: its bytes are released."""
@@ -151,7 +204,7 @@ class Outbox:
     def close(self) -> None:
         """No more lines; the reader takes what is queued, then None."""
         self._closed = True
-        self._readable.wake()
+        self._ready()
         self._writable.wake()
         self._budget.release(0)  # a putter waiting on the budget sees it
 
