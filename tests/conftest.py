@@ -29,8 +29,9 @@ settings.register_profile(
 settings.load_profile("acp")
 
 #: acp_pytest's fixtures (acp_in_memory, acp_spawn), without installing the project;
-#: pytester runs the tests of that plugin (tests/pytest_plugin).
-pytest_plugins = ["acp_pytest.plugin", "pytester"]
+#: pytester runs the tests of that plugin (tests/pytest_plugin); _skips fails a
+#: skipped case.
+pytest_plugins = ["acp_pytest.plugin", "pytester", "_skips"]
 
 ROOT = Path(__file__).resolve().parents[1]
 PATHS = [str(ROOT / part) for part in ("generated", "runtime", "codegen")]

@@ -16,21 +16,31 @@ import trio
 from _raw import raw_client
 from _servers import Served, serving
 
-SERVERS = ["hypercorn-trio", "hypercorn-asyncio", "uvicorn"]
+#: (server, over HTTP/2): HTTP/2 where the server speaks it (uvicorn does not)
+CASES = [
+    ("hypercorn-trio", True),
+    ("hypercorn-trio", False),
+    ("hypercorn-asyncio", True),
+    ("hypercorn-asyncio", False),
+    ("uvicorn", False),
+]
 
 
-@pytest.fixture(scope="module", params=SERVERS)
-def url(request: pytest.FixtureRequest) -> Iterator[Served]:
-    with serving(request.param) as base:
-        yield base
+@pytest.fixture(
+    scope="module",
+    params=CASES,
+    ids=[f"{server}-{'HTTP/2' if h2 else 'HTTP/1.1'}" for server, h2 in CASES],
+)
+def served(request: pytest.FixtureRequest) -> Iterator[tuple[Served, bool]]:
+    server, http2 = request.param
+    with serving(server) as base:
+        yield base, http2
 
 
-@pytest.mark.parametrize("http2", [True, False], ids=["HTTP/2", "HTTP/1.1"])
 async def test_an_idle_stream_whose_client_left_can_be_opened_again(
-    url: Served, http2: bool
+    served: tuple[Served, bool],
 ) -> None:
-    if http2 and "uvicorn" in " ".join(url.process.args):  # type: ignore[arg-type]
-        pytest.skip("uvicorn speaks HTTP/1.1 only")
+    url, http2 = served
     async with raw_client(url, http2=http2) as raw:
         cid = await raw.initialize()
         headers = {"accept": "text/event-stream", "acp-connection-id": cid}
