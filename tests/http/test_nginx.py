@@ -16,7 +16,7 @@ import socket
 import subprocess
 import time
 from collections.abc import Iterator
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 
 import acp_http
 import httpx
@@ -168,17 +168,18 @@ http {{
 """
 
 
-@pytest.fixture(scope="module")
-def recycling(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """nginx's /acp URL in front of one worker, each client connection ended
-    after 5 requests (``keepalive_requests 5``: ``Connection: close`` on the
-    fifth answer)."""
-    tmp = tmp_path_factory.mktemp("nginx-recycling")
+@contextmanager
+def _nginx_before_one_worker(
+    tmp_path_factory: pytest.TempPathFactory, name: str, template: str
+) -> Iterator[str]:
+    """nginx (``template``: an nginx.conf with ``{tmp}``, ``{upstream}`` and
+    ``{port}``) in front of one hypercorn worker; its /acp URL."""
+    tmp = tmp_path_factory.mktemp(name)
     with serving("hypercorn-trio") as upstream:
         port = _free_port()
         config = tmp / "nginx.conf"
         host = upstream.split("//")[1].split("/")[0]
-        config.write_text(RECYCLING.format(tmp=tmp, upstream=host, port=port))
+        config.write_text(template.format(tmp=tmp, upstream=host, port=port))
         process = subprocess.Popen(
             [NGINX, "-p", str(tmp), "-c", str(config)], start_new_session=True
         )
@@ -188,6 +189,17 @@ def recycling(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         finally:
             os.killpg(process.pid, signal.SIGTERM)
             process.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def recycling(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """nginx's /acp URL in front of one worker, each client connection ended
+    after 5 requests (``keepalive_requests 5``: ``Connection: close`` on the
+    fifth answer)."""
+    with _nginx_before_one_worker(
+        tmp_path_factory, "nginx-recycling", RECYCLING
+    ) as url:
+        yield url
 
 
 def _wait_listening(port: int) -> None:
@@ -233,21 +245,8 @@ def h2c_only(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """nginx's /acp URL in front of one worker, speaking HTTP/2 alone
     (``listen ... http2`` on a cleartext port: an HTTP/1.1 request there is
     refused)."""
-    tmp = tmp_path_factory.mktemp("nginx-h2c")
-    with serving("hypercorn-trio") as upstream:
-        port = _free_port()
-        config = tmp / "nginx.conf"
-        host = upstream.split("//")[1].split("/")[0]
-        config.write_text(H2C_ONLY.format(tmp=tmp, upstream=host, port=port))
-        process = subprocess.Popen(
-            [NGINX, "-p", str(tmp), "-c", str(config)], start_new_session=True
-        )
-        try:
-            _wait_listening(port)
-            yield f"http://127.0.0.1:{port}/acp"
-        finally:
-            os.killpg(process.pid, signal.SIGTERM)
-            process.wait(timeout=10)
+    with _nginx_before_one_worker(tmp_path_factory, "nginx-h2c", H2C_ONLY) as url:
+        yield url
 
 
 async def test_a_session_with_an_http2_only_server_opens_its_streams_over_http2(

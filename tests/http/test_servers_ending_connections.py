@@ -180,6 +180,16 @@ async def test_the_streams_on_a_connection_the_server_ends_are_reopened(
                 )
 
 
+async def _asks_twice(conn: Any) -> None:
+    """Two prompts that each ask a permission. POSTs 3 and 4: a prompt and its
+    permission answer; 5 and 6 again: the server ends the connection on the
+    answer, which goes again."""
+    session = await _opened(conn)
+    for _ in range(2):
+        assert await _prompt(conn, session, "ask") == "end_turn"
+    assert _client(conn).permissions == 2
+
+
 async def test_an_answer_cut_off_by_the_end_of_an_http2_connection_is_sent_again(
     recycling_url: str,
 ) -> None:
@@ -187,12 +197,7 @@ async def test_an_answer_cut_off_by_the_end_of_an_http2_connection_is_sent_again
         async with acp_http.connect_http(
             recycling_url, RecordingClient, http2=True
         ) as conn:
-            session = await _opened(conn)
-            # POSTs 3 and 4: a prompt and its permission answer; 5 and 6 again:
-            # the server ends the connection on the answer, which goes again
-            for _ in range(2):
-                assert await _prompt(conn, session, "ask") == "end_turn"
-            assert _client(conn).permissions == 2
+            await _asks_twice(conn)
             completed = [
                 note
                 for note in _client(conn).updates
@@ -207,10 +212,7 @@ def test_an_answer_cut_off_is_sent_again_on_asyncio(recycling_url: str) -> None:
         async with acp_http.connect_http_asyncio(
             recycling_url, RecordingClient, http2=True
         ) as conn:
-            session = await _opened(conn)
-            for _ in range(2):
-                assert await _prompt(conn, session, "ask") == "end_turn"
-            assert _client(conn).permissions == 2
+            await _asks_twice(conn)
 
     asyncio.run(asyncio.wait_for(main(), TIMEOUT))
 
