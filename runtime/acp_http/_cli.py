@@ -235,7 +235,8 @@ async def _serve(
     # hypercorn's lines ("Running on ...") through our logger, once: its own
     # stderr handler would print each a second time beside the root one
     config.errorlog = logging.getLogger("acp_http.hypercorn")
-    # a WebSocket frame past the app's bound is refused as it streams
+    # a WebSocket message past the app's bound is closed 1009 at the bound
+    # (hypercorn 0.18 goes on reading the frame: see HttpLimits.max_body_bytes)
     config.websocket_max_message_size = limits.max_body_bytes
     # hypercorn (0.18) ends an HTTP/2 connection at its 1000th request by a
     # GOAWAY naming the next request, which it then never answers: no count
