@@ -209,12 +209,12 @@ async def _serve(
     allowed_hosts: list[str] | None,
     allowed_origins: list[str] | None,
 ) -> None:
-    """Serve on hypercorn's asyncio worker, not its trio one: hypercorn (0.18)
-    forgets an HTTP/2 stream once its application is done and fails the
-    connection on DATA the client still sends on it (a WebSocket upgrade
-    refused, an answer given before the body ended: a ``KeyError`` in
-    ``protocol/h2.py``).  Its asyncio worker ends that connection alone; its
-    trio worker ends the server, so any peer could."""
+    """Serve on hypercorn's asyncio worker, not its trio one, where one client
+    ends the server (hypercorn 0.18): DATA on an HTTP/2 stream whose
+    application is done (a refused WebSocket upgrade over HTTP/2: a
+    ``KeyError`` in ``protocol/h2.py``), or a WebSocket frame sent with its
+    upgrade request while the application refuses it (an h11
+    ``LocalProtocolError``).  The asyncio worker ends that connection alone."""
     from hypercorn.config import Config
 
     # its serve() is typed over hypercorn's own scope types, not ASGI's mappings

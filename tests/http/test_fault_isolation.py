@@ -10,6 +10,7 @@ with its trio and asyncio workers, uvicorn) on loopback, real command agents.
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -164,3 +165,26 @@ def test_data_a_peer_sends_on_an_http2_stream_the_server_ended_ends_at_most_its_
         with httpx.Client(http1=False, http2=True, timeout=20) as http:
             auth = {"authorization": f"Bearer {token}"}
             assert http.post(url, json=INIT, headers=auth).status_code == 200
+
+
+def test_a_websocket_frame_sent_before_the_upgrade_is_answered_ends_at_most_its_connection() -> (
+    None
+):
+    # hypercorn (0.18) answers such a frame 400 while the application refuses
+    # the upgrade (no token): on its trio worker the two answers collide in
+    # h11 and the error ends the server; on its asyncio worker the 400 wins
+    token = "s3cret"
+    with serve_command(AGENT, env={"ACP_HTTP_TOKEN": token}) as (url, process):
+        host, port = url.split("//")[1].split("/")[0].split(":")
+        with socket.create_connection((host, int(port)), timeout=20) as sock:
+            sock.sendall(
+                b"GET /acp HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\n"
+                b"Connection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
+                b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"
+                b"\x81\x85\0\0\0\0hello"  # a frame, at once
+            )
+            assert sock.recv(65536).startswith(b"HTTP/1.1 4")
+        with httpx.Client(timeout=20) as http:
+            auth = {"authorization": f"Bearer {token}"}
+            assert http.post(url, json=INIT, headers=auth).status_code == 200
+        assert process.poll() is None
