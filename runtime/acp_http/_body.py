@@ -9,19 +9,26 @@ pass it) and within ``HttpLimits.body_seconds`` of the request's start
 - HTTP/1.1: the answer says ``Connection: close`` and the server closes the
   TCP connection after it; the rest of the body is never read;
 - HTTP/2: the answer (headers and body) is sent at once, then what comes of
-  the body is dropped as it arrives and the stream ends with it.  hypercorn
-  (0.18) gives an application no way to reset a stream, and fails the whole
-  connection (on its trio worker, the server) on data for a stream that
-  ended, so the stream cannot end first; what it holds meanwhile is its
-  flow-control window, not the body.
+  the body is dropped as it arrives (the server's flow-control window is all
+  it holds) until the body ends or ``body_seconds`` pass, and the stream
+  ends.  An application cannot reset a stream; hypercorn (0.18) forgets one
+  whose response ended, and fails its connection on DATA the client still
+  sends on it: on its asyncio worker that connection alone ends (the client
+  that went on sending after its answer loses its connection), on its trio
+  worker the whole server.  So under trio (where hypercorn is the HTTP/2
+  server) the stream ends only when its body does, however long the client
+  takes; run hypercorn's asyncio worker in the open (``python -m acp_http
+  serve`` does).
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
+from math import inf
 from typing import Any
 
 import anyio
+import sniffio
 
 from ._connection import Refusal
 from ._limits import HttpLimits
@@ -112,6 +119,9 @@ class RequestBody:
             await send({"type": "http.response.body", "body": body})
             return
         await send({"type": "http.response.body", "body": body, "more_body": True})
-        while not self.ended:  # dropped as it comes; the stream ends with it
-            await self()
+        # dropped as it comes; on trio the stream ends with it (see the module)
+        trio = sniffio.current_async_library() == "trio"
+        with anyio.move_on_after(inf if trio else self._limits.body_seconds):
+            while not self.ended:
+                await self()
         await send({"type": "http.response.body", "body": b""})

@@ -2,8 +2,9 @@
 
 ``serve --listen HOST:PORT [--token TOKEN] -- AGENT_CMD...``
     exposes a stdio agent at ``http://HOST:PORT/acp`` (Streamable HTTP over
-    HTTP/2 or HTTP/1.1, and WebSocket), on hypercorn: one agent process per
-    connection, its process group ended with the connection.  The default
+    HTTP/2 or HTTP/1.1, and WebSocket), on hypercorn's asyncio worker (see
+    :func:`_serve`): one agent process per connection, its process group
+    ended with the connection.  The default
     listen address is ``127.0.0.1:8000``; ``--listen fd://N`` serves a socket
     already listening on descriptor N.  Without a token it warns (every local
     program may run the agent), and on an address other than loopback it
@@ -147,7 +148,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             _parser().error("serve needs an agent command after --")
         if token is None:
             _no_token(args.listen, args.insecure_no_token)
-        trio.run(
+        anyio.run(
             _serve,
             args.listen,
             command,
@@ -156,6 +157,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.max_connections,
             args.allow_host,
             args.allow_origin,
+            backend="asyncio",
         )
         return 0
     failed = trio.run(_connect, args.url, token, args.http2)
@@ -207,10 +209,16 @@ async def _serve(
     allowed_hosts: list[str] | None,
     allowed_origins: list[str] | None,
 ) -> None:
+    """Serve on hypercorn's asyncio worker, not its trio one, where one client
+    ends the server (hypercorn 0.18): DATA on an HTTP/2 stream whose
+    application is done (a refused WebSocket upgrade over HTTP/2: a
+    ``KeyError`` in ``protocol/h2.py``), or a WebSocket frame sent with its
+    upgrade request while the application refuses it (an h11
+    ``LocalProtocolError``).  The asyncio worker ends that connection alone."""
     from hypercorn.config import Config
 
     # its serve() is typed over hypercorn's own scope types, not ASGI's mappings
-    hypercorn_trio: Any = importlib.import_module("hypercorn.trio")
+    hypercorn_asyncio: Any = importlib.import_module("hypercorn.asyncio")
 
     limits = HttpLimits(max_connections=max_connections)
     app = asgi_app(
@@ -227,18 +235,19 @@ async def _serve(
     # hypercorn's lines ("Running on ...") through our logger, once: its own
     # stderr handler would print each a second time beside the root one
     config.errorlog = logging.getLogger("acp_http.hypercorn")
-    # a WebSocket frame past the app's bound is refused as it streams
+    # a WebSocket message past the app's bound is closed 1009 at the bound
+    # (hypercorn 0.18 goes on reading the frame: see HttpLimits.max_body_bytes)
     config.websocket_max_message_size = limits.max_body_bytes
     # hypercorn (0.18) ends an HTTP/2 connection at its 1000th request by a
     # GOAWAY naming the next request, which it then never answers: no count
     config.keep_alive_max_requests = KEEP_ALIVE_MAX_REQUESTS
-    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
 
         async def stop() -> None:
             async for _ in signals:
                 return
 
-        await hypercorn_trio.serve(app, config, shutdown_trigger=stop)
+        await hypercorn_asyncio.serve(app, config, shutdown_trigger=stop)
 
 
 class _StdioStream(anyio.abc.ByteStream):

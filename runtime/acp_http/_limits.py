@@ -23,10 +23,15 @@ class HttpLimits:
             a larger one is answered ``413`` (HTTP: at once when its
             ``Content-Length`` says so, else as soon as the bytes read pass
             it; the rest is not read) or closes the socket with code 1009.
-            Give the server the same bound for WebSocket frames so that a
-            larger frame is refused as it streams, not held whole
+            Give the server the same bound for WebSocket messages
             (``python -m acp_http serve`` does: hypercorn's
             ``websocket_max_message_size``; uvicorn ``--ws-max-size``).
+            uvicorn then refuses a larger frame as it streams and closes the
+            socket; hypercorn (0.18) sends its 1009 close at the bound but
+            goes on reading and holding what the client sends until the
+            client closes (no setting changes that, and the application is
+            not told): under hypercorn a peer past the token can make the
+            server hold as much as it sends.
             Also the longest line an agent may write: a longer one
             is discarded while it streams and judged as the engine judges one
             (``acp_core.judge_oversized``: a request answered -32600, an
@@ -45,12 +50,16 @@ class HttpLimits:
             ``404``, ``405``, ``413`` by ``Content-Length``, ``415``...) is
             answered before any of its body is read.  Over HTTP/1.1 a request
             answered before its body ended closes its TCP connection
-            (``Connection: close``).  Over HTTP/2 (hypercorn 0.18 cannot reset
-            a stream from the application, and fails the connection on data
-            for a stream it ended) the answer is sent at once and the stream
-            ends when its body does, what comes dropped as it arrives.  How
-            long a client may take over its request headers is the server's
-            setting (hypercorn and uvicorn: their keep-alive timeout, 5 s).
+            (``Connection: close``).  Over HTTP/2 (no application can reset
+            a stream) the answer is sent at once, what comes of the body is
+            dropped as it arrives, and the stream ends with the body or
+            ``body_seconds`` after the answer, whichever comes first; a
+            client that sends on after that loses its connection (hypercorn
+            0.18 fails it).  Under trio the stream ends only with the body:
+            hypercorn's trio worker would let that client end the server
+            (see :mod:`acp_http._body`).  How long a client may take over
+            its request headers is the server's setting (hypercorn and
+            uvicorn: their keep-alive timeout, 5 s).
         max_connections: ACP connections (HTTP or WebSocket) a server holds at
             once, counted from the moment one's agent starts launching; one
             more ``initialize`` (or upgrade) is answered ``503``.

@@ -10,20 +10,24 @@ with its trio and asyncio workers, uvicorn) on loopback, real command agents.
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import h2.events
 import httpx
 import msgspec
 import pytest
 import trio
+from _h2peer import H2Peer, ended, status_of
 from _raw import INIT, new_session, raw_client
-from _servers import Served, serving
+from _servers import Served, serve_command, serving
 from websockets.sync.client import connect as ws_connect
 
 HERE = Path(__file__).resolve().parent
+AGENT = [sys.executable, str(HERE / "remote_agent.py")]
 SERVERS = ["hypercorn-trio", "hypercorn-asyncio", "uvicorn"]
 BOUND = 128  # HttpLimits.max_nesting_depth, by default
 
@@ -138,3 +142,49 @@ def test_a_server_whose_shared_task_group_fails_exits_non_zero(kind: str) -> Non
         except subprocess.TimeoutExpired:
             pytest.fail("the server went on serving after its task group failed")
         assert status == 70  # acp_http.EXIT_SHARED_FAILURE
+
+
+def test_data_a_peer_sends_on_an_http2_stream_the_server_ended_ends_at_most_its_connection() -> (
+    None
+):
+    # hypercorn (0.18) forgets a stream once its application is done, and
+    # fails the connection on DATA for it: on its trio worker, the server
+    # with it.  A WebSocket upgrade over HTTP/2 (RFC 8441) refused for its
+    # missing token is one such stream, sent by anyone.
+    token = "s3cret"
+    with serve_command(AGENT, env={"ACP_HTTP_TOKEN": token}) as (url, process):
+        peer = H2Peer(url)
+        websocket = [(":protocol", "websocket"), ("sec-websocket-version", "13")]
+        peer.headers(1, "CONNECT", extra=websocket)
+        events = peer.wait_for(h2.events.StreamEnded, 1)
+        assert status_of(events, 1) == 403 and ended(events, 1)
+        peer.data(1, b"\x81\x80\0\0\0\0")  # its half of the stream is open
+        peer.events(2)
+        peer.close()
+        assert process.poll() is None, "the server ended"
+        with httpx.Client(http1=False, http2=True, timeout=20) as http:
+            auth = {"authorization": f"Bearer {token}"}
+            assert http.post(url, json=INIT, headers=auth).status_code == 200
+
+
+def test_a_websocket_frame_sent_before_the_upgrade_is_answered_ends_at_most_its_connection() -> (
+    None
+):
+    # hypercorn (0.18) answers such a frame 400 while the application refuses
+    # the upgrade (no token): on its trio worker the two answers collide in
+    # h11 and the error ends the server; on its asyncio worker the 400 wins
+    token = "s3cret"
+    with serve_command(AGENT, env={"ACP_HTTP_TOKEN": token}) as (url, process):
+        host, port = url.split("//")[1].split("/")[0].split(":")
+        with socket.create_connection((host, int(port)), timeout=20) as sock:
+            sock.sendall(
+                b"GET /acp HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\n"
+                b"Connection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
+                b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"
+                b"\x81\x85\0\0\0\0hello"  # a frame, at once
+            )
+            assert sock.recv(65536).startswith(b"HTTP/1.1 4")
+        with httpx.Client(timeout=20) as http:
+            auth = {"authorization": f"Bearer {token}"}
+            assert http.post(url, json=INIT, headers=auth).status_code == 200
+        assert process.poll() is None

@@ -1,6 +1,8 @@
 """Issue 29, item 3: a request that will be refused is refused before its body is
 read, within a deadline (``HttpLimits.body_seconds``): over HTTP/1.1 its
-connection is closed, over HTTP/2 the answer comes before the body ends.
+connection is closed, over HTTP/2 the answer comes before the body ends and
+the stream ends with the body or ``body_seconds`` later (under trio: with the
+body, see ``acp_http._body``).
 
 Real servers (hypercorn with its trio and asyncio workers, uvicorn) on loopback;
 raw sockets, so that what the server answers before the body is seen as it is.
@@ -19,6 +21,7 @@ import h2.connection
 import h2.events
 import httpx
 import pytest
+from _h2peer import H2Peer, status_of
 from _raw import INIT
 from _servers import Served, serving
 
@@ -157,6 +160,8 @@ def test_a_request_refused_over_http2_is_answered_before_its_body_ends() -> None
             sock.sendall(conn.data_to_send())
         assert status == b"401"
         # the rest of the body is dropped as it comes; then the stream ends
+        # (under trio only with the body: hypercorn's trio worker would let
+        # data after its end take the server down)
         conn.send_data(1, b"x" * 1000, end_stream=True)
         sock.sendall(conn.data_to_send())
         ended = False
@@ -170,3 +175,27 @@ def test_a_request_refused_over_http2_is_answered_before_its_body_ends() -> None
         with httpx.Client(http1=False, http2=True, timeout=20) as http:
             auth = {"authorization": f"Bearer {TOKEN}"}
             assert http.post(url, json=INIT, headers=auth).status_code == 200
+
+
+def test_over_http2_a_stream_answered_before_its_body_ended_ends_within_body_seconds() -> (
+    None
+):
+    # hypercorn's asyncio worker (as ``python -m acp_http serve`` runs it): an
+    # application cannot reset a stream, so it ends it; the client's silence
+    # holds nothing past it, and the connection's other streams go on
+    env = {"ACP_HTTP_TOKEN": TOKEN, "ACP_HTTP_LIMITS": json.dumps(LIMITS)}
+    with serving("hypercorn-asyncio", env=env) as url:
+        peer = H2Peer(url)
+        json_body = [("content-type", "application/json")]
+        auth = [("authorization", f"Bearer {TOKEN}")]
+        peer.headers(1, "POST", extra=json_body)  # no token
+        peer.data(1, b'{"jsonrpc":')  # then nothing
+        peer.headers(3, "POST", extra=json_body + auth)
+        peer.data(3, b'{"jsonrpc":')  # then nothing: past body_seconds
+        events = peer.wait_for(h2.events.StreamEnded, 1)
+        events += peer.wait_for(h2.events.StreamEnded, 3)
+        assert status_of(events, 1) == 401 and status_of(events, 3) == 408
+        peer.headers(5, "POST", extra=json_body + auth)
+        peer.data(5, json.dumps(INIT).encode(), end_stream=True)
+        assert status_of(peer.wait_for(h2.events.StreamEnded, 5), 5) == 200
+        peer.close()
