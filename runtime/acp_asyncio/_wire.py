@@ -208,8 +208,10 @@ class StreamWire:
         self.reader = reader
         self.writer = writer
         writer.transport.set_write_buffer_limits(high=budget, low=budget)
-        self._reading = asyncio.Event()
-        self._reading.set()
+        self._paused = False
+        # made while reading is paused, resolved by resume_reading: no
+        # asyncio.Event (and its waiters' deque) per idle connection
+        self._resumed: asyncio.Future[None] | None = None
         self._closing = False
         # reads from the next loop iteration on: the connection has the wire by then
         self._task = asyncio.get_running_loop().create_task(self._pump())
@@ -218,8 +220,12 @@ class StreamWire:
         callbacks = self.callbacks
         try:
             while not self._closing:
-                if not self._reading.is_set():
-                    await self._reading.wait()
+                if self._paused:
+                    resumed = self._resumed = asyncio.get_running_loop().create_future()
+                    try:
+                        await resumed
+                    finally:
+                        self._resumed = None
                     continue
                 data = await self.reader.read(READ_CHUNK)
                 if not data:
@@ -246,17 +252,20 @@ class StreamWire:
                 self.callbacks.on_broken()
 
     def pause_reading(self) -> None:
-        self._reading.clear()
+        self._paused = True
 
     def resume_reading(self) -> None:
-        self._reading.set()
+        self._paused = False
+        resumed = self._resumed
+        if resumed is not None and not resumed.done():
+            resumed.set_result(None)
 
     def reader_gone(self) -> bool:
         return self.writer.transport.is_closing()
 
     def close(self) -> None:
         self._closing = True
-        self._reading.set()
+        self.resume_reading()
         self._task.cancel()
         self.writer.close()
 

@@ -5,7 +5,9 @@ JSON-RPC to it over a byte stream:
 
 - :class:`InProcessAgent` serves agent classes written with this project's
   runtime, by the adapter of the server's event loop (``acp_trio`` under
-  trio, ``acp_asyncio`` under asyncio), over the in-memory seam;
+  trio, ``acp_asyncio`` under asyncio), over the in-memory seam, in the
+  task the server runs the connection in (:meth:`AgentHandle.run`: an idle
+  connection holds no task of its agent's own beside its adapter's);
 - :class:`CommandAgent` starts a stdio agent command in a process group of
   its own, ended with the connection.
 """
@@ -14,7 +16,8 @@ from __future__ import annotations
 
 import logging
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from math import inf
 from typing import Any, Protocol
 
@@ -34,11 +37,25 @@ log = logging.getLogger("acp_http")
 
 
 class AgentHandle(Protocol):
-    """One running agent: its byte stream and how to end it."""
+    """One running agent: its byte stream, how it runs, how to end it.
+
+    :meth:`run` is new in this version of the protocol (a handle of your own
+    needs it): the server runs each connection in one task, which calls
+    ``run`` with the connection's pump, so that an agent served in this
+    process runs in that task too (no task, cancel scope or wake-up of its
+    own per connection); a handle whose agent runs elsewhere (a process)
+    just awaits the pump.
+    """
 
     @property
     def stream(self) -> anyio.abc.ByteStream:
         """Lines to the agent, lines from it."""
+        ...
+
+    async def run(self, pump: Callable[[], Awaitable[None]]) -> None:
+        """Run the agent (if it runs here) while ``pump`` (the connection's
+        reading of :attr:`stream`) runs; return once both are over.  What the
+        agent raises ends this connection only (the server logs it)."""
         ...
 
     async def aclose(self) -> None:
@@ -52,36 +69,107 @@ class AgentLauncher(Protocol):
     async def launch(
         self, task_group: anyio.abc.TaskGroup, grace: float
     ) -> AgentHandle:
-        """A running agent; long-lived tasks go in ``task_group``."""
+        """A running agent (or one that :meth:`AgentHandle.run` starts);
+        long-lived tasks of its own, if any, go in ``task_group``."""
         ...
 
 
+#: what a closing in-process agent may take beyond its grace: its adapter's
+#: flush of what is queued (``FLUSH_GRACE`` of acp_trio and acp_asyncio)
+_FLUSH = 1.0
+
+
 class _InProcessHandle:
+    """An agent served in the connection's own task (:meth:`run`), over the seam."""
+
+    __slots__ = ("_agent", "_end", "_ended", "_grace", "_runner", "_stream", "done")
+
     def __init__(
-        self, stream: anyio.abc.ByteStream, scope: anyio.CancelScope, grace: float
+        self, agent: InProcessAgent, ours: SeamEnd, theirs: SeamEnd, grace: float
     ) -> None:
-        self._stream = stream
-        self._scope = scope
+        self._agent = agent
+        self._end = theirs  # the agent's end of the seam
+        self._stream = SeamStream(ours)
         self._grace = grace
-        #: the agent's task ended (:meth:`ended` says so)
+        #: :meth:`run` is over (the agent ended)
         self.done = False
-        self._ended = Signal()
+        # the task running :meth:`run` (its id), while it runs
+        self._runner: int | None = None
+        # made when a closer waits for the end, woken when run is over
+        self._ended: Signal | None = None
 
     @property
     def stream(self) -> anyio.abc.ByteStream:
         return self._stream
 
+    async def run(self, pump: Callable[[], Awaitable[None]]) -> None:
+        """Serve the agent while ``pump`` runs, in this task; once the pump is
+        over (the agent ended, or the connection closed its stream: the agent
+        read EOF), the agent gets the grace to end by itself, then its
+        adapter closes it (its handlers cancelled)."""
+        self._runner = anyio.get_current_task().id
+        try:
+            if sniffio.current_async_library() == "trio":
+                await self._run_trio(pump)
+            else:
+                await self._run_asyncio(pump)
+        finally:
+            self._end.close()
+            self._runner = None
+            self.done = True
+            if self._ended is not None:
+                self._ended.wake()
+
+    async def _run_trio(self, pump: Callable[[], Awaitable[None]]) -> None:
+        import acp_trio
+
+        agent = self._agent
+        served: AbstractAsyncContextManager[acp_trio.AgentSideConnection[Any]] = (
+            acp_trio.connect_to_client(
+                acp_trio.MemoryStream(self._end),
+                agent.agents,
+                limits=agent.limits,
+                unstable=agent.unstable,
+            )
+        )
+        async with served as conn:
+            await pump()
+            with anyio.move_on_after(self._grace):
+                await conn.closed.wait()
+
+    async def _run_asyncio(self, pump: Callable[[], Awaitable[None]]) -> None:
+        import acp_asyncio
+
+        agent = self._agent
+        reader, writer = acp_asyncio.open_memory_stream(self._end)
+        served: AbstractAsyncContextManager[acp_asyncio.AgentSideConnection[Any]] = (
+            acp_asyncio.connect_to_client(
+                reader,
+                writer,
+                agent.agents,
+                limits=agent.limits,
+                unstable=agent.unstable,
+            )
+        )
+        try:
+            async with served as conn:
+                await pump()
+                with anyio.move_on_after(self._grace):
+                    await conn.wait_closed()
+        finally:
+            writer.close()
+
     async def aclose(self) -> None:
         await anyio.aclose_forcefully(self._stream)  # the agent reads EOF
-        with anyio.move_on_after(self._grace, shield=True):
+        if self.done or self._runner == anyio.get_current_task().id:
+            return  # run's own pump closing: run goes on to end the agent
+        ended = self._ended
+        if ended is None:
+            ended = self._ended = Signal()
+        # run ends the agent within the grace (and its adapter's flush)
+        with anyio.move_on_after(self._grace + _FLUSH, shield=True):
             while not self.done:
-                await self._ended.wait()
-        self._scope.cancel()
-
-    def ended(self) -> None:
-        """The agent's task ended."""
-        self.done = True
-        self._ended.wake()
+                await ended.wait()
 
 
 class InProcessAgent:
@@ -91,6 +179,7 @@ class InProcessAgent:
     ``{version: class}``); ``limits`` and ``unstable`` are passed on.  Under
     trio the connection is an ``acp_trio`` one, under asyncio an
     ``acp_asyncio`` one: handlers that only await the connection run on both.
+    The agent runs in its connection's task (:meth:`AgentHandle.run`).
     """
 
     def __init__(
@@ -103,50 +192,10 @@ class InProcessAgent:
     async def launch(
         self, task_group: anyio.abc.TaskGroup, grace: float
     ) -> AgentHandle:
-        """Serve a new agent instance over one end of the in-memory seam."""
+        """A new agent instance on one end of the in-memory seam, served by
+        the handle's :meth:`~AgentHandle.run`."""
         ours, theirs = seam_ends()
-        stream = SeamStream(ours)
-        scope = anyio.CancelScope()
-        handle = _InProcessHandle(stream, scope, grace)
-        task_group.start_soon(self._serve, theirs, scope, handle)
-        return handle
-
-    async def _serve(
-        self, end: SeamEnd, scope: anyio.CancelScope, handle: _InProcessHandle
-    ) -> None:
-        # whatever fails here ends this connection, never the server's task group
-        try:
-            with scope:
-                if sniffio.current_async_library() == "trio":
-                    await self._serve_trio(end)
-                else:
-                    await self._serve_asyncio(end)
-        except Exception:
-            log.exception("an in-process agent failed")
-        finally:
-            end.close()
-            handle.ended()
-
-    async def _serve_trio(self, end: SeamEnd) -> None:
-        import acp_trio
-
-        await acp_trio.serve_agent(
-            acp_trio.MemoryStream(end),
-            self.agents,
-            limits=self.limits,
-            unstable=self.unstable,
-        )
-
-    async def _serve_asyncio(self, end: SeamEnd) -> None:
-        import acp_asyncio
-
-        reader, writer = acp_asyncio.open_memory_stream(end)
-        try:
-            await acp_asyncio.serve_agent(
-                reader, writer, self.agents, limits=self.limits, unstable=self.unstable
-            )
-        finally:
-            writer.close()
+        return _InProcessHandle(self, ours, theirs, grace)
 
 
 class _CommandHandle:
@@ -159,6 +208,10 @@ class _CommandHandle:
     @property
     def stream(self) -> anyio.abc.ByteStream:
         return self._stream
+
+    async def run(self, pump: Callable[[], Awaitable[None]]) -> None:
+        """The agent runs in its own process: only the pump runs here."""
+        await pump()
 
     async def aclose(self) -> None:
         """End the agent's process group by ``acp_host.ShutdownPlan`` (stdin

@@ -214,18 +214,22 @@ class AcpHttpApp:
             method = scope["method"]
             if method == "POST":
                 await self._post(headers, body, send)
-            elif method == "GET":
-                target = self._stream_target(headers)
-                del headers  # a stream lasts: the request's headers are not kept
-                await self._stream(target.connection, target.outbox, body, send)
-            elif method == "DELETE":
+                return
+            if method == "DELETE":
                 await self._delete(headers, send)
-            else:
+                return
+            if method != "GET":
                 raise Refusal(
                     405, -32600, f"method {method[:20]} not allowed on {self.path}"
                 )
+            target = self._stream_target(headers)
         except Refusal as refusal:
             await self._refuse(body, send, refusal, None)
+            return
+        # a stream lasts: it keeps neither the request's headers nor a body
+        # reader (it reads the client's disconnect from ASGI's receive itself)
+        del headers, body
+        await self._stream(target.connection, target.outbox, receive, send)
 
     async def _refuse(
         self, body: RequestBody, send: Send, refusal: Refusal, request_id: object

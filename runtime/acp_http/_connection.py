@@ -34,6 +34,7 @@ from ._routing import (
     decode_envelope,
     id_key,
 )
+from ._signal import Signal
 
 __all__ = ["FLUSH_SECONDS", "Connection", "Refusal", "Registry"]
 
@@ -83,7 +84,8 @@ class Connection:
         "_initialized",
         "_making",
         "_sends",
-        "_write_lock",
+        "_writing",
+        "_written",
         "agent",
         "budget",
         "close_reason",
@@ -122,7 +124,9 @@ class Connection:
         self.closed = False
         self.open_streams = 0
         self.last_active = anyio.current_time()
-        self._write_lock = anyio.Lock()
+        # a line is being written to the agent; writers waiting for it
+        self._writing = False
+        self._written: Signal | None = None
         self._initialize_key: str | None = None
         self._initialize_answer: bytes | None = None
         self._initialized: anyio.Event | None = None
@@ -345,15 +349,30 @@ class Connection:
         await self.write(line)
 
     async def write(self, line: bytes) -> None:
-        """Write one message line to the agent (whole, never interleaved)."""
+        """Write one message line to the agent (whole, never interleaved).
+
+        One writer at a time: a flag, and a :class:`Signal` made only when a
+        second writer has to wait (no lock per idle connection).
+        """
         if b"\n" in line or b"\r" in line:
             line = msgspec.json.encode(msgspec.json.decode(line))
         self.last_active = anyio.current_time()
-        async with self._write_lock:
-            try:
-                await self.agent.stream.send(line + b"\n")
-            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-                raise Refusal(404, -32600, "the connection's agent has ended") from None
+        while self._writing:
+            written = self._written
+            if written is None:
+                written = self._written = Signal()
+            await written.wait()
+        self._writing = True
+        try:
+            await self.agent.stream.send(line + b"\n")
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            raise Refusal(404, -32600, "the connection's agent has ended") from None
+        finally:
+            self._writing = False
+            written = self._written
+            if written is not None:
+                self._written = None
+                written.wake()
 
     async def initialize(self, envelope: Envelope, line: bytes) -> bytes:
         """Write ``initialize`` and wait for the agent's answer (bounded)."""
@@ -464,13 +483,17 @@ class Registry:
         return connection
 
     async def _run(self, connection: Connection) -> None:
+        """The connection's one task: its pump, and its agent when the agent
+        runs in this process (:meth:`AgentHandle.run`)."""
         # whatever fails here ends this connection, never the server's task group
         try:
-            await connection.pump()
+            await connection.agent.run(connection.pump)
         except Exception:
             log.exception("connection %s failed", connection.id)
         finally:
             self.connections.pop(connection.id, None)
+            if not connection.closed:  # the agent failed before its pump ran
+                await connection.close("its agent failed")
 
     async def sweep(self) -> None:
         """Close idle and stalled connections, forever (run in the server's

@@ -6,6 +6,7 @@ own asyncio loop (pytest runs async tests on trio in this project)."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import threading
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
@@ -181,3 +182,15 @@ def test_the_end_of_the_writer_is_the_end_of_the_reader_s_input() -> None:
         return [await theirs.reader.readline(), await theirs.reader.read()]
 
     assert run(main) == [b"last words\n", b""]
+
+
+def test_an_idle_stream_wire_holds_no_event_of_its_own() -> None:
+    # its reading waits on a future made only while reading is paused
+    async def main() -> list[object]:
+        agent_end, _client_end = acp_asyncio.memory_stream_pair()
+        async with acp_asyncio.connect_to_client(*agent_end, Agent) as conn:
+            await settle()
+            wire = conn._wire  # pyright: ignore[reportPrivateUsage]
+            return [o for o in gc.get_referents(wire) if isinstance(o, asyncio.Event)]
+
+    assert run(main) == []
