@@ -316,13 +316,31 @@ def unmatched_methods(cls: type, names: HandlerNames) -> list[str]:
 
 _warned: set[tuple[type, tuple[frozenset[str], frozenset[str]]]] = set()
 
+#: :class:`HandlerNames` by schema (shared per process, ``Schema.load``),
+#: with the number of generated modules imported when it was built.
+_NAMES: dict[Schema, tuple[int, HandlerNames]] = {}
+
+
+def handler_names(schema: Schema) -> HandlerNames:
+    """The (cached) :class:`HandlerNames` of ``schema``: built again only
+    once another generated module was imported (its names count too)."""
+    loaded = sum(1 for name in SCHEMA_MODULES if name in sys.modules)
+    found = _NAMES.get(schema)
+    if found is not None and found[0] == loaded:
+        return found[1]
+    names = HandlerNames(schema)
+    if len(_NAMES) >= 64:  # schemas built by hand, not loaded: kept bounded
+        _NAMES.clear()
+    _NAMES[schema] = (loaded, names)
+    return names
+
 
 def warn_unmatched(obj: object | None, schema: Schema) -> None:
     """Log, once per class, the public methods of ``obj`` no method will reach."""
     if obj is None:
         return
     cls = type(obj)
-    names = HandlerNames(schema)
+    names = handler_names(schema)
     if (cls, names.key()) in _warned:
         return
     _warned.add((cls, names.key()))

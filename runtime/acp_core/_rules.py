@@ -75,15 +75,25 @@ __all__ = [
 INITIALIZE: Final = "initialize"
 
 
-def _handlers_where(
-    table: Mapping[str, MethodRule], **fields: object
-) -> frozenset[str]:
-    """The handler names of ``table`` whose rule has ``fields``' values."""
-    return frozenset(
-        handler
-        for handler, rule in table.items()
-        if all(getattr(rule, name) == value for name, value in fields.items())
-    )
+def _handlers_where(table: Mapping[str, MethodRule], field: str) -> frozenset[str]:
+    """The handler names of ``table`` whose rule has ``field`` true."""
+    return frozenset(handler for handler, rule in table.items() if getattr(rule, field))
+
+
+#: The sets of the default tables (never changed), built once per process
+#: rather than by each connection's rules object.
+_DEFAULT_WHERE: Final = {
+    (id(table), field): _handlers_where(table, field)
+    for table in (AGENT_TABLE, CLIENT_TABLE)
+    for field in ("check", "watched")
+}
+
+
+def _handlers_of(table: Mapping[str, MethodRule], field: str) -> frozenset[str]:
+    """:func:`_handlers_where`, the default tables' built once."""
+    if table is AGENT_TABLE or table is CLIENT_TABLE:
+        return _DEFAULT_WHERE[id(table), field]
+    return _handlers_where(table, field)
 
 
 class _VersionPeek(msgspec.Struct, rename="camel"):
@@ -237,8 +247,8 @@ class _SessionRules:
         self.sent_table = sent
         #: Handlers :meth:`check_received` looks at (``check``), and those
         #: :meth:`notification_received` sees (``watched``).
-        self.checked = _handlers_where(table, check=True)
-        self.watched_notifications = _handlers_where(table, watched=True)
+        self.checked = _handlers_of(table, "check")
+        self.watched_notifications = _handlers_of(table, "watched")
         self.session_cancel = SessionCancel()
 
     def rule(self, handler: str) -> MethodRule:

@@ -158,9 +158,16 @@ def _draft_name(name: str) -> str:
 
 
 class Schema:
-    """One protocol version, oriented for one side of a connection."""
+    """One protocol version, oriented for one side of a connection.
+
+    Read-only once built: :meth:`load` gives every connection of the process
+    that speaks the same version, side, surface and draft the same object
+    (its tables, wire names and handler index built once, not per
+    connection), so nothing may set its attributes afterwards.
+    """
 
     __slots__ = (
+        "by_handler",
         "cancel_request",
         "decode",
         "decoder",
@@ -208,10 +215,14 @@ class Schema:
             module, "ERROR_CODE_REQUEST_CANCELLED", None
         )
         #: JSON-encoded wire names, spliced into outgoing frames.
-        self.wire_names: dict[str, bytes] = {
+        self.wire_names: Mapping[str, bytes] = {
             name: msgspec.json.encode(name)
             for table in (self.outgoing, protocol)
             for name in table
+        }
+        #: The peer's methods by handler name (:meth:`find_outgoing`).
+        self.by_handler: Mapping[str, MethodSpec] = {
+            m.handler: m for m in self.outgoing.values()
         }
 
     @classmethod
@@ -225,24 +236,41 @@ class Schema:
     ) -> Schema:
         """Import ``acp_schema.v{version}`` (or the module ``draft`` of that
         version: ``"v2_alpha0"``) and orient it for ``side``; with
-        ``unstable``, on the tables of the unstable surface."""
+        ``unstable``, on the tables of the unstable surface.
+
+        One object per process for each (version, side, surface, draft): a
+        connection (each side's engine, each version it negotiates) takes the
+        one built first, as long as its module is the one imported.
+        """
+        key = (version, side, unstable, draft)
+        found = _LOADED.get(key)
+        if found is not None:
+            module = cast(object, found.module)  # the module imported now?
+            if sys.modules.get(_name_of(module)) is module:
+                return found
         if version not in supported_versions():
             raise ValueError(f"unsupported protocol version {version!r}")
-        module = cast(SchemaModule, protocol_module(version, draft))
-        return cls(module, side, unstable=unstable)
+        loaded = cast(SchemaModule, protocol_module(version, draft))
+        schema = _LOADED[key] = cls(loaded, side, unstable=unstable)
+        return schema
 
     def find_outgoing(self, handler: str) -> MethodSpec | None:
         """The peer's method whose handler name is ``handler``."""
-        for m in self.outgoing.values():
-            if m.handler == handler:
-                return m
-        return None
+        return self.by_handler.get(handler)
 
     def __repr__(self) -> str:
         return f"<Schema v{self.version}{' unstable' if self.unstable else ''}>"
 
 
 log = logging.getLogger("acp_core")
+
+#: :meth:`Schema.load`'s schemas by (version, side, unstable, draft).
+_LOADED: dict[tuple[int, Side, bool, str | None], Schema] = {}
+
+
+def _name_of(module: object) -> str:
+    return str(getattr(module, "__name__", ""))
+
 
 #: Protocol modules that failed to import, by name: not imported again.
 _UNAVAILABLE: dict[str, Exception] = {}

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import collections
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 import msgspec
@@ -167,7 +167,7 @@ class EngineState:
             unstable=unstable,
             draft=rules.offer.drafts.get(rules.offer.latest),
         )
-        self.by_handler: dict[str, MethodSpec] = {}
+        self.by_handler: Mapping[str, MethodSpec] = {}
         #: Where spans go (``_telemetry``), or ``None``: handlers called as they are.
         self.tracer: Any = None
         self.bind(self.schema)
@@ -177,7 +177,7 @@ class EngineState:
     def bind(self, schema: Schema) -> None:
         """Speak ``schema`` from now on (after version negotiation)."""
         self.schema = schema
-        self.by_handler = {m.handler: m for m in schema.outgoing.values()}
+        self.by_handler = schema.by_handler  # the schema's, shared
         self.tracer = _telemetry.tracer()
         self.handlers = {}
         self.receipts = {}

@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import contextvars
+import copy
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any, ClassVar
@@ -59,8 +60,11 @@ def _break_decode(conn: acp_trio.Connection, type_: Any, exc: BaseException) -> 
 
         return first_pass
 
-    conn.schema.decode = broken
-    conn.schema.decoder = broken_decoder
+    # the connection's own copy: the loaded schema is shared by the process
+    schema = copy.copy(conn.schema)
+    schema.decode = broken
+    schema.decoder = broken_decoder
+    conn.engine.bind(schema)
 
 
 def _update(session_id: str, text: str) -> dict[str, Any]:
