@@ -31,7 +31,6 @@ A client engine, fed its agent's bytes::
 
 from __future__ import annotations
 
-import collections
 from collections.abc import Mapping
 from typing import Any
 
@@ -61,7 +60,12 @@ class Engine(EngineState):
     ) -> None:
         super().__init__(rules, limits, unstable=unstable, schema=schema)
         self._lines = LineBuffer(max_message_size=self.limits.max_message_size)
-        self._incoming: collections.deque[bytes | Oversized] = collections.deque()
+        # the lines read and not handled yet: _incoming[_taken:]; a list
+        # emptied once all are handled (a chunk's lines, bounded by the
+        # read), where a deque holds a block of 64 slots, even empty, for
+        # each idle connection
+        self._incoming: list[bytes | Oversized] = []
+        self._taken = 0
         self._eof_reported = False
         #: Why :meth:`next_event` returned ``PAUSED`` (``WRITE_BUFFER``,
         #: ``NOTIFICATIONS`` of ``acp_core.adapter``).
@@ -72,7 +76,8 @@ class Engine(EngineState):
     def receive_data(self, data: bytes | bytearray) -> None:
         """Bytes read from the peer (``b""``: end of input)."""
         lines = self._lines.feed(data) if data else self._lines.feed_eof()
-        self._incoming.extend(lines)
+        if lines:
+            self._incoming += lines
 
     def receive_eof(self) -> None:
         """The peer closed its end (same as ``receive_data(b"")``)."""
@@ -101,7 +106,7 @@ class Engine(EngineState):
         max_write, max_items, max_bytes = gate.max_write, gate.max_items, gate.max_bytes
         while True:
             if events:
-                return events.popleft()
+                return events.pop(0)  # one or a few: a line's events
             if (
                 len(items) >= max_items
                 or queue.size >= max_bytes
@@ -114,15 +119,20 @@ class Engine(EngineState):
             ):
                 self.pause_reason = self.read_gate(write_queued)
                 return PAUSED
-            if not incoming:
+            taken = self._taken
+            if taken >= len(incoming):
+                if taken:
+                    incoming.clear()  # its slots freed while idle
+                    self._taken = 0
                 self.pause_reason = None
                 if self._lines.eof and not self._eof_reported:
                     self._eof_reported = True
                     self.end_of_input()
                     return END_OF_INPUT
                 return NEED_DATA
+            self._taken = taken + 1
             try:
-                on_line(self, incoming.popleft(), None)
+                on_line(self, incoming[taken], None)
             except Exception:  # a bug: lose this message, keep the connection
                 log.exception("failed to handle an incoming message")
 

@@ -25,7 +25,6 @@ module function; the engine is the one hub, as h11's ``Connection`` is.
 
 from __future__ import annotations
 
-import collections
 import logging
 from collections.abc import Callable, Mapping
 from typing import Any, Final
@@ -153,7 +152,9 @@ class EngineState:
         self.outbox: list[bytes] = []
         self.outbox_bytes = 0  # what outbox holds
         #: What :meth:`next_event` returns next (filled while a line is handled).
-        self.events: collections.deque[Any] = collections.deque()
+        #: (A list: one or a few at a time; a deque holds a block of 64
+        #: slots, even empty, for each idle connection.)
+        self.events: list[Any] = []
         self.closed = False
         self.eof = False
         self.awaiting_handler: AwaitingHandler | None = None
