@@ -7,7 +7,8 @@
 (``acp_core``'s :class:`BytePipe`, one per direction) with a pipe's bounds:
 ``capacity`` bytes each way, then what the writer queues counts against its
 write buffer (``StreamWriter.drain`` waits, as on a socket); no socket, no
-thread.
+thread.  :func:`connect_to_client_in_memory` serves an agent on one end
+of a seam without the streams (the connection reads and writes the pipes).
 
 :func:`connect_in_memory` does the whole join::
 
@@ -25,6 +26,7 @@ from typing import Any, NamedTuple, overload
 from acp_core import (
     DEFAULT_SEAM_CAPACITY,
     AgentT,
+    ClientT,
     Limits,
     Offer,
     SeamEnd,
@@ -32,12 +34,19 @@ from acp_core import (
 )
 
 from ._serve import connect_to_agent, serve_agent
-from ._sides import ClientFactory, ClientOffer, ClientSideConnection
-from ._wire import READ_CHUNK
+from ._sides import (
+    AgentOffer,
+    AgentSideConnection,
+    ClientFactory,
+    ClientOffer,
+    ClientSideConnection,
+)
+from ._wire import READ_CHUNK, SeamWire
 
 __all__ = [
     "MemoryEnd",
     "connect_in_memory",
+    "connect_to_client_in_memory",
     "memory_stream_pair",
     "open_memory_stream",
 ]
@@ -227,6 +236,30 @@ def open_memory_stream(end: SeamEnd, *, limit: int = READ_CHUNK) -> MemoryEnd:
     protocol.connection_made(transport)
     writer = asyncio.StreamWriter(transport, protocol, reader, loop)
     return MemoryEnd(reader, writer)
+
+
+@asynccontextmanager
+async def connect_to_client_in_memory(
+    end: SeamEnd,
+    agents: AgentOffer[ClientT],
+    *,
+    limits: Limits | None = None,
+    max_message_size: int | None = None,
+    unstable: bool = False,
+) -> AsyncGenerator[AgentSideConnection[ClientT], None]:
+    """An agent's connection over one end of a seam, served while the block runs.
+
+    As :func:`~acp_asyncio.connect_to_client` over
+    ``open_memory_stream(end)``, without the streams: the connection reads
+    and writes the seam itself (no ``StreamReader``, transport or reading
+    task; a chunk reaches the engine one loop step sooner).  What a server
+    holding an agent per connection takes (``acp_http.InProcessAgent``).
+    """
+    conn = AgentSideConnection(
+        agents, limits=limits, max_message_size=max_message_size, unstable=unstable
+    )
+    async with conn._serving(SeamWire(end, conn)):  # pyright: ignore[reportPrivateUsage]
+        yield conn
 
 
 def memory_stream_pair(

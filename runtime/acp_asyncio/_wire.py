@@ -5,7 +5,7 @@ callbacks (``on_data``, ``on_eof``) and writes whole lines with
 ``write``, which never blocks; senders that must respect the write budget
 (``Limits.write_buffer_bytes``) then ``await wait_for_space()``.
 
-Two kinds:
+Three kinds:
 
 - :class:`PipeWire`: a read and a write file descriptor (stdio, the pipes of a
   subprocess, a socket): asyncio's pipe transports, which read with
@@ -17,6 +17,9 @@ Two kinds:
   :class:`asyncio.StreamWriter` pair you already have (a TCP connection, a
   process started with :func:`asyncio.create_subprocess_exec`): a task reads
   the reader and hands the chunks over the same way.
+- :class:`SeamWire`: one end of the in-memory seam (``acp_core.SeamEnd``),
+  read and written directly: no streams and no task
+  (:func:`~acp_asyncio.connect_to_client_in_memory`).
 """
 
 from __future__ import annotations
@@ -28,9 +31,9 @@ from typing import TYPE_CHECKING, Final, Protocol, TypeAlias
 from acp_host import pollable, reader_gone
 
 if TYPE_CHECKING:
-    from acp_core import Limits
+    from acp_core import Limits, SeamEnd
 
-__all__ = ["PipeWire", "StreamWire", "Wire", "WireCallbacks"]
+__all__ = ["PipeWire", "SeamWire", "StreamWire", "Wire", "WireCallbacks"]
 
 
 class WireCallbacks(Protocol):
@@ -379,5 +382,180 @@ class _FileWriter(asyncio.WriteTransport):
             os.close(self._fd)
 
 
+class SeamWire:
+    """A connection over one end of the in-memory seam itself (a
+    :class:`acp_core.SeamEnd`): no streams, no transport, no reading task.
+
+    The pipe says when it is readable; a loop callback then hands the
+    engine a chunk (one loop step, where a transport under a
+    ``StreamReader`` and a task reading it take two).  Writes go into the
+    peer's pipe as far as it has room; the rest waits here, counted against
+    the write budget (``queued``), and goes on as the peer reads.  A waiter
+    for room or for the end is a loop future made while it waits.
+    """
+
+    __slots__ = (
+        "_closed",
+        "_closing",
+        "_end",
+        "_flush_scheduled",
+        "_input_over",
+        "_loop",
+        "_paused",
+        "_pending",
+        "_read_scheduled",
+        "_space",
+        "_written",
+        "budget",
+        "callbacks",
+    )
+
+    def __init__(self, end: SeamEnd, callbacks: WireCallbacks) -> None:
+        self.callbacks = callbacks
+        self.budget = callbacks.limits.write_buffer_bytes
+        self._end = end
+        self._loop = asyncio.get_running_loop()
+        self._pending = bytearray()  # what the peer's pipe had no room for
+        self._paused = False
+        self._read_scheduled = False
+        self._flush_scheduled = False
+        self._closing = False
+        self._input_over = False
+        self._written = False  # writing ended: closed once flushed, or broken
+        self._space: asyncio.Future[None] | None = None
+        self._closed: asyncio.Future[None] | None = None
+        end.incoming.on_readable = self._schedule_read
+        end.outgoing.on_writable = self._schedule_flush
+        # reads from the next loop iteration on: the connection has the wire by then
+        self._schedule_read()
+
+    # -- reading -------------------------------------------------------------
+
+    def _schedule_read(self) -> None:
+        if not (self._read_scheduled or self._paused or self._input_over):
+            self._read_scheduled = True
+            self._loop.call_soon(self._read)
+
+    def _read(self) -> None:
+        self._read_scheduled = False
+        if self._paused or self._input_over or self._closing:
+            return
+        incoming = self._end.incoming
+        data = incoming.read(READ_CHUNK)
+        if data is None:
+            return  # the pipe calls _schedule_read when bytes come
+        if not data:
+            self._input_over = True
+            self.callbacks.on_eof()
+            return
+        self.callbacks.on_data(data)
+        if incoming.buffered or incoming.write_closed:
+            self._schedule_read()  # more, or the end: each in a callback of its own
+
+    def pause_reading(self) -> None:
+        self._paused = True
+
+    def resume_reading(self) -> None:
+        if self._paused:
+            self._paused = False
+            self._schedule_read()
+
+    # -- writing -------------------------------------------------------------
+
+    def write(self, data: bytes) -> None:
+        if self._closing or self._written:
+            return
+        if self._pending:
+            self._pending += data
+            return
+        try:
+            taken = self._end.outgoing.write(data)
+        except (BrokenPipeError, ValueError):
+            self._broken()
+            return
+        if taken < len(data):
+            self._pending += memoryview(data)[taken:]
+
+    @property
+    def queued(self) -> int:
+        return len(self._pending)
+
+    async def wait_for_space(self) -> None:
+        while len(self._pending) > self.budget and not self._written:
+            space = self._space
+            if space is None:
+                space = self._space = self._loop.create_future()
+            await asyncio.shield(space)
+
+    def _schedule_flush(self) -> None:
+        if not self._flush_scheduled and (self._pending or self._closing):
+            self._flush_scheduled = True
+            self._loop.call_soon(self._flush)
+
+    def _flush(self) -> None:
+        self._flush_scheduled = False
+        if self._written:
+            return
+        pending = self._pending
+        if pending:
+            try:
+                taken = self._end.outgoing.write(pending)
+            except (BrokenPipeError, ValueError):
+                self._broken()
+                return
+            del pending[:taken]
+        if len(pending) <= self.budget:
+            self._wake_space()
+        if not pending and self._closing:
+            self._end.outgoing.close_write()
+            self._end_writing()
+
+    def _broken(self) -> None:
+        """The peer stopped reading: what waits is dropped."""
+        self._pending.clear()
+        self._end_writing()
+        if not self._closing:
+            self.callbacks.on_broken()
+
+    def _wake_space(self) -> None:
+        space, self._space = self._space, None
+        if space is not None and not space.done():
+            space.set_result(None)
+
+    def _end_writing(self) -> None:
+        self._written = True
+        self._wake_space()
+        closed = self._closed
+        if closed is not None and not closed.done():
+            closed.set_result(None)
+
+    # -- the end -------------------------------------------------------------
+
+    def reader_gone(self) -> bool:
+        return self._written
+
+    def close(self) -> None:
+        """Stop reading; write what waits, then close (``wait_closed``)."""
+        if self._closing:
+            return
+        self._closing = True
+        self._end.incoming.close_read()
+        self._flush()
+
+    def abort(self) -> None:
+        self._closing = True
+        self._pending.clear()
+        self._end.close()
+        self._end_writing()
+
+    async def wait_closed(self) -> None:
+        if self._written:
+            return
+        closed = self._closed
+        if closed is None:
+            closed = self._closed = self._loop.create_future()
+        await asyncio.shield(closed)
+
+
 #: What a connection reads and writes through.
-Wire: TypeAlias = PipeWire | StreamWire
+Wire: TypeAlias = PipeWire | StreamWire | SeamWire

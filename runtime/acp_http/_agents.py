@@ -141,23 +141,16 @@ class _InProcessHandle:
         import acp_asyncio
 
         agent = self._agent
-        reader, writer = acp_asyncio.open_memory_stream(self._end)
+        # the connection reads and writes the seam itself: no streams, no task
         served: AbstractAsyncContextManager[acp_asyncio.AgentSideConnection[Any]] = (
-            acp_asyncio.connect_to_client(
-                reader,
-                writer,
-                agent.agents,
-                limits=agent.limits,
-                unstable=agent.unstable,
+            acp_asyncio.connect_to_client_in_memory(
+                self._end, agent.agents, limits=agent.limits, unstable=agent.unstable
             )
         )
-        try:
-            async with served as conn:
-                await pump()
-                with anyio.move_on_after(self._grace):
-                    await conn.wait_closed()
-        finally:
-            writer.close()
+        async with served as conn:
+            await pump()
+            with anyio.move_on_after(self._grace):
+                await conn.wait_closed()
 
     async def aclose(self) -> None:
         await anyio.aclose_forcefully(self._stream)  # the agent reads EOF

@@ -194,3 +194,80 @@ def test_an_idle_stream_wire_holds_no_event_of_its_own() -> None:
             return [o for o in gc.get_referents(wire) if isinstance(o, asyncio.Event)]
 
     assert run(main) == []
+
+
+def test_an_agent_served_on_a_seam_end_reads_and_writes_it_without_streams() -> None:
+    clients: list[Client] = []
+
+    def client(conn: acp_asyncio.ClientSideConnection[v1.Agent]) -> Client:
+        clients.append(Client(conn))
+        return clients[-1]
+
+    async def main() -> tuple[int, str, bool]:
+        agent_end, client_end = acp_core.seam_ends()
+        before = len(asyncio.all_tasks())
+        async with acp_asyncio.connect_to_client_in_memory(agent_end, Agent) as agent:
+            await settle()
+            # the consumer of the ordered queue alone: no task reads the seam
+            tasks = len(asyncio.all_tasks()) - before
+            reader, writer = acp_asyncio.open_memory_stream(client_end)
+            async with acp_asyncio.connect_to_agent(reader, writer, client) as conn:
+                await conn.agent.initialize(v1.InitializeRequest(protocol_version=1))
+                await conn.agent.session_new(
+                    v1.NewSessionRequest(cwd="/", mcp_servers=[])
+                )
+                answer = await conn.agent.session_prompt(
+                    v1.PromptRequest(
+                        session_id="s1", prompt=[acp_asyncio.text_block("hi")]
+                    )
+                )
+            # the client's end closed: the agent reads the end of its input
+            await asyncio.wait_for(agent.wait_closed(), 10)
+            return tasks, answer.stop_reason, agent.is_closed
+
+    assert run(main) == (1, "end_turn", True)
+    [message] = clients[0].transcript.messages
+    assert [getattr(b, "text", None) for b in message.content] == ["part 0part 1part 2"]
+
+
+def test_an_agent_on_a_seam_end_whose_client_does_not_read_blocks_within_its_bounds() -> (
+    None
+):
+    line = 1000
+
+    async def main() -> int:
+        limits = acp_asyncio.Limits(write_buffer_bytes=16 * 1024)
+        agent_end, _deaf_client = acp_core.seam_ends(capacity=8 * 1024)
+        sent = 0
+        async with acp_asyncio.connect_to_client_in_memory(
+            agent_end, Agent, limits=limits
+        ) as conn:
+
+            async def flood() -> None:
+                nonlocal sent
+                while True:
+                    await conn.ext_notify("_pad", {"p": "x" * line})
+                    sent += 1
+
+            task = asyncio.get_running_loop().create_task(flood())
+            await settle()
+            stuck = sent
+            await settle()
+            assert sent == stuck
+            task.cancel()
+            return stuck
+
+    sent = run(main)
+    # the pipe's 8 KiB, the agent's 16 KiB budget, one line more
+    assert 0 < sent * line <= 8 * 1024 + 16 * 1024 + 2 * (line + 64)
+
+
+def test_an_agent_on_a_seam_end_whose_client_left_is_closed() -> None:
+    async def main() -> bool:
+        agent_end, client_end = acp_core.seam_ends()
+        async with acp_asyncio.connect_to_client_in_memory(agent_end, Agent) as conn:
+            client_end.close()  # the client reads and writes no more
+            await asyncio.wait_for(conn.wait_closed(), 10)
+            return conn.is_closed
+
+    assert run(main)

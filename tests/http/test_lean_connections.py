@@ -149,9 +149,9 @@ async def adapter_tasks(backend: str) -> int:
             return len(anyio.get_running_tasks()) - before
     import acp_asyncio
 
-    (reader, writer), _client_end = acp_asyncio.memory_stream_pair()
-    async with acp_asyncio.connect_to_client(reader, writer, RemoteAgent):
-        await asyncio.sleep(0)  # the wire's reading task starts
+    agent_end, _client_end = seam_ends()
+    async with acp_asyncio.connect_to_client_in_memory(agent_end, RemoteAgent):
+        await asyncio.sleep(0)
         await anyio.wait_all_tasks_blocked()
         return len(anyio.get_running_tasks()) - before
 
