@@ -45,6 +45,7 @@ from ._connection import Connection
 from ._memory import (
     MemoryEnd,
     connect_in_memory,
+    connect_to_agent_in_memory,
     connect_to_client_in_memory,
     memory_stream_pair,
     open_memory_stream,
@@ -72,6 +73,7 @@ __all__ = [
     "MemoryEnd",
     "connect_in_memory",
     "connect_to_agent",
+    "connect_to_agent_in_memory",
     "connect_to_client",
     "connect_to_client_in_memory",
     "memory_stream_pair",

@@ -33,7 +33,6 @@ from acp_core import (
     seam_ends,
 )
 
-from ._serve import connect_to_agent, serve_agent
 from ._sides import (
     AgentOffer,
     AgentSideConnection,
@@ -46,6 +45,7 @@ from ._wire import READ_CHUNK, SeamWire
 __all__ = [
     "MemoryEnd",
     "connect_in_memory",
+    "connect_to_agent_in_memory",
     "connect_to_client_in_memory",
     "memory_stream_pair",
     "open_memory_stream",
@@ -262,6 +262,28 @@ async def connect_to_client_in_memory(
         yield conn
 
 
+@asynccontextmanager
+async def connect_to_agent_in_memory(
+    end: SeamEnd,
+    client: ClientOffer[AgentT],
+    *,
+    limits: Limits | None = None,
+    max_message_size: int | None = None,
+    unstable: bool = False,
+) -> AsyncGenerator[ClientSideConnection[AgentT], None]:
+    """A client's connection over one end of a seam, served while the block runs.
+
+    As :func:`~acp_asyncio.connect_to_agent` over ``open_memory_stream(end)``,
+    without the streams (see :func:`connect_to_client_in_memory`): what
+    :func:`connect_in_memory` and ``acp_http``'s clients take.
+    """
+    conn = ClientSideConnection(
+        client, limits=limits, max_message_size=max_message_size, unstable=unstable
+    )
+    async with conn._serving(SeamWire(end, conn)):  # pyright: ignore[reportPrivateUsage]
+        yield conn
+
+
 def memory_stream_pair(
     capacity: int = DEFAULT_SEAM_CAPACITY,
 ) -> tuple[MemoryEnd, MemoryEnd]:
@@ -324,30 +346,22 @@ async def connect_in_memory(
     :func:`~acp_asyncio.connect_to_agent`; the keywords apply to both ends.
     Leaving the block closes the client's end; the agent then stops.
     """
-    agent_end, client_end = memory_stream_pair(capacity)
-    served = asyncio.get_running_loop().create_task(
-        serve_agent(
-            agent_end.reader,
-            agent_end.writer,
-            agents,
-            limits=limits,
-            max_message_size=max_message_size,
-            unstable=unstable,
-        )
+    # both ends on the seam itself (SeamWire), the one path of a connection
+    # on a seam end: no streams, no reading task
+    client_end, agent_end = seam_ends(capacity)
+    served: AgentSideConnection[Any] = AgentSideConnection(
+        agents, limits=limits, max_message_size=max_message_size, unstable=unstable
     )
-    try:
-        async with connect_to_agent(
-            client_end.reader,
-            client_end.writer,
-            client,
-            limits=limits,
-            max_message_size=max_message_size,
-            unstable=unstable,
-        ) as conn:
-            yield conn
-    finally:
-        # the agent read the end of its input: it stops within HANDLER_GRACE
+    async with served._serving(SeamWire(agent_end, served)):  # pyright: ignore[reportPrivateUsage]
         try:
-            await served
+            async with connect_to_agent_in_memory(
+                client_end,
+                client,
+                limits=limits,
+                max_message_size=max_message_size,
+                unstable=unstable,
+            ) as conn:
+                yield conn
         finally:
-            agent_end.writer.close()
+            # the agent read the end of its input: it stops within HANDLER_GRACE
+            await served.wait_closed()

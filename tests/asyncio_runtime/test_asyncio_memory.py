@@ -271,3 +271,49 @@ def test_an_agent_on_a_seam_end_whose_client_left_is_closed() -> None:
             return conn.is_closed
 
     assert run(main)
+
+
+def test_connect_in_memory_joins_both_ends_on_the_seam_without_streams() -> None:
+    """One path for a connection on a seam end: ``connect_in_memory`` serves
+    both ends as ``connect_to_client_in_memory`` and
+    ``connect_to_agent_in_memory`` do (each connection's queue consumer, no
+    task reading a stream, no task serving the agent)."""
+
+    async def main() -> tuple[int, str, bool]:
+        before = len(asyncio.all_tasks())
+        async with acp_asyncio.connect_in_memory(Agent, Client) as conn:
+            await settle()
+            tasks = len(asyncio.all_tasks()) - before
+            await conn.agent.initialize(v1.InitializeRequest(protocol_version=1))
+            await conn.agent.session_new(v1.NewSessionRequest(cwd="/", mcp_servers=[]))
+            answer = await conn.agent.session_prompt(
+                v1.PromptRequest(session_id="s1", prompt=[acp_asyncio.text_block("hi")])
+            )
+        return tasks, answer.stop_reason, conn.is_closed
+
+    assert run(main) == (2, "end_turn", True)
+
+
+def test_a_client_on_a_seam_end_reads_and_writes_it_without_streams() -> None:
+    async def main() -> tuple[int, str]:
+        agent_end, client_end = acp_core.seam_ends()
+        async with acp_asyncio.connect_to_client_in_memory(agent_end, Agent):
+            await settle()
+            before = len(asyncio.all_tasks())
+            async with acp_asyncio.connect_to_agent_in_memory(
+                client_end, Client
+            ) as conn:
+                await settle()
+                tasks = len(asyncio.all_tasks()) - before
+                await conn.agent.initialize(v1.InitializeRequest(protocol_version=1))
+                await conn.agent.session_new(
+                    v1.NewSessionRequest(cwd="/", mcp_servers=[])
+                )
+                answer = await conn.agent.session_prompt(
+                    v1.PromptRequest(
+                        session_id="s1", prompt=[acp_asyncio.text_block("hi")]
+                    )
+                )
+        return tasks, answer.stop_reason
+
+    assert run(main) == (1, "end_turn")
