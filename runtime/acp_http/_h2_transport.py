@@ -326,9 +326,10 @@ class _Connection:
             )
             try:
                 with anyio.fail_after(timeouts.get("write")):
-                    await self.flush()
                     if has_body:
                         await self._send_body(request, stream)
+                    else:
+                        await self.flush()
             except TimeoutError:
                 raise httpx.WriteTimeout("the request did not go out in time") from None
             try:
@@ -359,7 +360,8 @@ class _Connection:
         )
 
     async def _send_body(self, request: httpx.Request, stream: _Stream) -> None:
-        """The request's body in DATA frames as the window allows, then its end."""
+        """The request's body in DATA frames as the window allows, then its end:
+        sent with its HEADERS in one write when the window holds it all."""
         assert isinstance(request.stream, httpx.AsyncByteStream)
         async for chunk in request.stream:
             view = memoryview(chunk)
@@ -367,25 +369,33 @@ class _Connection:
                 if stream.failure is not None:
                     raise stream.failure()
                 try:
-                    window = min(
-                        self.h2.local_flow_control_window(stream.id),
-                        self.h2.max_outbound_frame_size,
-                    )
+                    window = self._window(stream)
                     if window > 0:
                         self.h2.send_data(stream.id, view[:window].tobytes())
                 except h2.exceptions.ProtocolError as error:
                     raise self._h2_failed(error) from None
-                if window <= 0:
-                    await self._changed.wait()  # a WINDOW_UPDATE, or the end
+                if window > 0:
+                    view = view[window:]
                     continue
-                view = view[window:]
-                await self.flush()
+                await self.flush()  # what is queued, before waiting
+                if stream.failure is None and self._window(stream) <= 0:
+                    await self._changed.wait()  # a WINDOW_UPDATE, or the end
         try:
             self.h2.end_stream(stream.id)
         except h2.exceptions.ProtocolError as error:
             raise self._h2_failed(error) from None
         await self.flush()
         await _trace(request, "http2.send_request_body.complete", {})
+
+    def _window(self, stream: _Stream) -> int:
+        """What ``stream`` may send now, in one frame (0: none, or it closed)."""
+        if stream.failure is not None:
+            return 0
+        try:
+            window = self.h2.local_flow_control_window(stream.id)
+        except h2.exceptions.ProtocolError:
+            return 0
+        return min(window, self.h2.max_outbound_frame_size)
 
     async def receive(self, stream: _Stream, read_timeout: float | None) -> bytes:
         """The stream's next bytes (b"": it ended); its window given back."""
