@@ -21,18 +21,22 @@ import dataclasses
 import json
 import logging
 import sys
+import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 import acp_core
 import acp_http
+import anyio
 import h2.config
 import h2.connection
 import h2.errors
 import h2.events
 import pytest
+import sniffio
 import trio
 from _scenario import RecordingClient, text
 from _servers import serve_command, serving
@@ -175,43 +179,6 @@ async def test_the_streams_on_a_connection_the_server_ends_are_reopened(
                 assert text(_client(conn).updates, session).endswith(
                     f"nopermission {n} "
                 )
-
-
-async def _asks_twice(conn: Any) -> None:
-    """Two prompts that each ask a permission. POSTs 3 and 4: a prompt and its
-    permission answer; 5 and 6 again: the server ends the connection on the
-    answer, which goes again."""
-    session = await _opened(conn)
-    for _ in range(2):
-        assert await _prompt(conn, session, "ask") == "end_turn"
-    assert _client(conn).permissions == 2
-
-
-async def test_an_answer_cut_off_by_the_end_of_an_http2_connection_is_sent_again(
-    recycling_url: str,
-) -> None:
-    with trio.fail_after(TIMEOUT):
-        async with acp_http.connect_http(
-            recycling_url, RecordingClient, http2=True
-        ) as conn:
-            await _asks_twice(conn)
-            completed = [
-                note
-                for note in _client(conn).updates
-                if isinstance(note.update, v1.ToolCallUpdate)
-                and note.update.status == "completed"
-            ]
-            assert len(completed) == 2  # the agent had both answers
-
-
-def test_an_answer_cut_off_is_sent_again_on_asyncio(recycling_url: str) -> None:
-    async def main() -> None:
-        async with acp_http.connect_http_asyncio(
-            recycling_url, RecordingClient, http2=True
-        ) as conn:
-            await _asks_twice(conn)
-
-    asyncio.run(asyncio.wait_for(main(), TIMEOUT))
 
 
 async def test_prompts_go_on_when_the_server_closes_its_http1_connections(
@@ -400,6 +367,12 @@ async def test_a_reopened_stream_waits_until_the_server_lets_go_of_the_old_reade
             nursery.cancel_scope.cancel()
 
 
+#: a permission request of :class:`_ResettingServer`'s agent, as an SSE event
+_ASK = (
+    b'data: {"jsonrpc":"2.0","id":0,"method":"session/request_permission",'
+    b'"params":{"sessionId":"s1","toolCall":{"toolCallId":"t1"},'
+    b'"options":[{"optionId":"yes","name":"Yes","kind":"allow_once"}]}}\n\n'
+)
 #: the initialize answer of :class:`_ResettingServer` (its id: the request's)
 _INITIALIZED = '{{"jsonrpc":"2.0","id":{},"result":{{"protocolVersion":1}}}}'
 
@@ -408,12 +381,27 @@ class _ResettingServer:
     """A bare HTTP/2 server (h2c, the h2 library) in the part of an ACP server:
     ``initialize`` answered, streams opened and left idle, other POSTs 202;
     but the POST numbered ``reset`` on a connection has its stream reset with
-    ``code`` once its body has all come.  :attr:`bodies`: the POSTs it kept."""
+    ``code`` once its body has all come.  :attr:`bodies`: the POSTs it kept.
+    ``ask``: the first stream opened carries a permission request;
+    ``goaway``: the POST so numbered on a connection, once its body came, is
+    answered with a GOAWAY naming it, and the connection closed (as
+    hypercorn ends one)."""
 
-    def __init__(self, reset: int, code: h2.errors.ErrorCodes) -> None:
+    def __init__(
+        self,
+        reset: int,
+        code: h2.errors.ErrorCodes,
+        *,
+        ask: bool = False,
+        goaway: int = 0,
+    ) -> None:
         self.reset = reset
         self.code = code
+        self.ask = ask
+        self.goaway = goaway
         self.bodies: list[bytes] = []
+        #: set when the permission's answer came twice (the server's thread)
+        self.answered_twice = threading.Event()
 
     async def serve(self, stream: trio.SocketStream) -> None:
         config = h2.config.H2Configuration(client_side=False)
@@ -432,6 +420,9 @@ class _ResettingServer:
                             event.stream_id,
                             [(":status", "200"), ("content-type", "text/event-stream")],
                         )
+                        if self.ask:
+                            self.ask = False
+                            conn.send_data(event.stream_id, _ASK)
                     else:
                         bodies[event.stream_id] = b""
                 elif isinstance(event, h2.events.DataReceived):
@@ -445,12 +436,19 @@ class _ResettingServer:
                     if body is None:
                         continue
                     posts += 1
+                    if posts == self.goaway:
+                        self.bodies.append(body)
+                        conn.close_connection(last_stream_id=event.stream_id)
+                        await stream.send_all(conn.data_to_send())
+                        return
                     if posts == self.reset:
                         conn.reset_stream(event.stream_id, self.code)
                         if self.code != h2.errors.ErrorCodes.REFUSED_STREAM:
                             self.bodies.append(body)  # reset after reading it
                         continue
                     self.bodies.append(body)
+                    if _answers(self) >= 2:
+                        self.answered_twice.set()
                     if b'"initialize"' in body:
                         headers = [(":status", "200"), ("acp-connection-id", "c1")]
                         conn.send_headers(event.stream_id, headers)
@@ -517,3 +515,73 @@ async def test_a_notification_the_server_may_have_processed_ends_the_connection(
     assert len(ended) == 1, ended
     assert "POST session/cancel failed (1 sent)" in ended[0]
     assert "may have processed it, not sent again" in ended[0]
+
+
+def _answers(server: _ResettingServer) -> int:
+    return sum(1 for body in server.bodies if b'"optionId":"yes"' in body)
+
+
+async def _answer_through(server: _ResettingServer, port: int) -> None:
+    """initialize, then answer the permission request the server's stream
+    carries (POST 2, which the server ends its connection under), until the
+    server has the answer twice: once per connection."""
+    url = f"http://127.0.0.1:{port}/acp"
+    async with (
+        acp_http.connect_http_asyncio(url, RecordingClient, http2=True)
+        if sniffio.current_async_library() == "asyncio"
+        else acp_http.connect_http(url, RecordingClient, http2=True) as conn
+    ):
+        await conn.agent.initialize(v1.InitializeRequest(protocol_version=1))
+        await anyio.to_thread.run_sync(server.answered_twice.wait)
+        assert _client(conn).permissions == 1
+
+
+@contextmanager
+def _serving_in_thread(handler: Any) -> Iterator[int]:
+    """``trio.serve_tcp(handler)`` on 127.0.0.1 in a thread of its own; its port."""
+    started = threading.Event()
+    state: dict[str, Any] = {}
+
+    async def main() -> None:
+        state["token"] = trio.lowlevel.current_trio_token()
+        with trio.CancelScope() as scope:
+            state["scope"] = scope
+            async with trio.open_nursery() as nursery:
+                listeners = await nursery.start(
+                    partial(trio.serve_tcp, host="127.0.0.1"), handler, 0
+                )
+                state["port"] = listeners[0].socket.getsockname()[1]
+                started.set()
+
+    thread = threading.Thread(target=trio.run, args=(main,))
+    thread.start()
+    try:
+        assert started.wait(TIMEOUT)
+        yield state["port"]
+    finally:
+        trio.from_thread.run_sync(state["scope"].cancel, trio_token=state["token"])
+        thread.join(TIMEOUT)
+
+
+def test_an_answer_cut_off_by_the_end_of_an_http2_connection_is_sent_again(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, logger="acp_http")
+    server = _ResettingServer(0, h2.errors.ErrorCodes.NO_ERROR, ask=True, goaway=2)
+
+    async def main() -> None:
+        with trio.fail_after(TIMEOUT):
+            await _answer_through(server, port)
+
+    with _serving_in_thread(server.serve) as port:
+        trio.run(main)
+    assert _answers(server) == 2  # the GOAWAY named it: sent again, taken
+    said = [r.getMessage() for r in caplog.records]
+    assert any("sent again (an answer, taken once)" in line for line in said), said
+
+
+def test_an_answer_cut_off_is_sent_again_on_asyncio() -> None:
+    server = _ResettingServer(0, h2.errors.ErrorCodes.NO_ERROR, ask=True, goaway=2)
+    with _serving_in_thread(server.serve) as port:
+        asyncio.run(asyncio.wait_for(_answer_through(server, port), TIMEOUT))
+    assert _answers(server) == 2
