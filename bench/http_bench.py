@@ -26,10 +26,11 @@ All in one run, so that the ratios share the machine's state:
   100 connections (40 with ``--quick``) each holding a session and its
   streams, divided by their number; ours over HTTP/2, HTTP/1.1 and WebSocket,
   the official SDK's over its Streamable HTTP (HTTP/1.1 and HTTP/2), each in
-  a server of its own.  Ours over HTTP/2 is three TCP connections: its
-  client carries each SSE stream on an HTTP/1.1 connection of its own
-  (``acp_http.HttpWire``'s ``stream_http``), so its floor is one HTTP/2 and two
-  HTTP/1.1 connections (below); ours over HTTP/1.1 and the SDK's are two.
+  a server of its own.  Ours over HTTP/2 is one TCP connection, as the
+  SDK's is: its client (``acp_http.http_client``'s transport,
+  ``acp_http._h2_transport``) carries the POSTs and both SSE streams on it,
+  so its floor is one HTTP/2 connection (below); ours over HTTP/1.1 and the
+  SDK's over HTTP/1.1 are two.
 
 The floor of the HTTP versions, with no ACP at all (``http_bench_apps:bare``,
 an empty 202): one POST's round trip and its CPU time over HTTP/2 and
