@@ -63,6 +63,9 @@ CONNECTION_WINDOW = 16 * 1024 * 1024
 _MAX_HEADER_LIST = 65536
 #: bytes read from the socket at a time
 _READ_BYTES = 65536
+#: an HTTP/2 frame's head (length, type, flags, stream), and GOAWAY's type
+_FRAME_HEAD = 9
+_GOAWAY = 0x7
 #: how long a stream's closing waits to send its RST_STREAM
 _CLOSE_SECONDS = 5.0
 #: request headers HTTP/2 forbids (RFC 9113, 8.2.2) or says otherwise
@@ -182,10 +185,11 @@ class _Connection:
 
     async def read(self) -> None:
         """Read the connection until it ends; hand each event to its stream."""
+        pending = bytearray()
         try:
             while self.failure is None:
                 try:
-                    data = await self.socket.receive(_READ_BYTES)
+                    pending += await self.socket.receive(_READ_BYTES)
                 except anyio.EndOfStream:
                     self._fail(
                         _failure(httpx.RemoteProtocolError, "Server disconnected")
@@ -197,8 +201,11 @@ class _Connection:
                 except anyio.ClosedResourceError:
                     self._fail(_failure(httpx.ReadError, "the connection was closed"))
                     return
+                whole = self._whole_frames(pending)
+                if not whole:
+                    continue
                 try:
-                    events = self.h2.receive_data(data)
+                    events = self.h2.receive_data(whole)
                 except h2.exceptions.ProtocolError as error:
                     self._fail(_failure(httpx.RemoteProtocolError, repr(error)))
                     await self._flush_quietly()  # h2's GOAWAY, if it made one
@@ -210,6 +217,29 @@ class _Connection:
             self._fail(_failure(httpx.ReadError, "the connection was closed"))
             with anyio.CancelScope(shield=True):
                 await anyio.aclose_forcefully(self.socket)
+
+    def _whole_frames(self, pending: bytearray) -> bytes:
+        """The whole frames at the start of ``pending``, taken off it, up to
+        and including a GOAWAY: h2 takes no frame after one, and refusing
+        those that came with it in one read it would lose the GOAWAY too (its
+        last stream says which requests the server did not process).  A frame
+        longer than h2 takes goes at once (h2 refuses it by its header)."""
+        end = 0
+        while len(pending) - end >= _FRAME_HEAD:
+            length = int.from_bytes(pending[end : end + 3], "big")
+            if length > self.h2.max_inbound_frame_size:
+                end = len(pending)
+                break
+            if len(pending) - end < _FRAME_HEAD + length:
+                break
+            kind = pending[end + 3]
+            end += _FRAME_HEAD + length
+            if kind == _GOAWAY:
+                del pending[end:]  # nothing after it is read
+                break
+        whole = bytes(pending[:end])
+        del pending[:end]
+        return whole
 
     def _on_event(self, event: h2.events.Event) -> None:
         if isinstance(event, h2.events.ConnectionTerminated):

@@ -373,6 +373,8 @@ _ASK = (
     b'"params":{"sessionId":"s1","toolCall":{"toolCallId":"t1"},'
     b'"options":[{"optionId":"yes","name":"Yes","kind":"allow_once"}]}}\n\n'
 )
+#: a WINDOW_UPDATE of the connection (by one byte), as bytes on the wire
+_WINDOW_UPDATE = b"\x00\x00\x04\x08\x00\x00\x00\x00\x00" + (1).to_bytes(4, "big")
 #: the initialize answer of :class:`_ResettingServer` (its id: the request's)
 _INITIALIZED = '{{"jsonrpc":"2.0","id":{},"result":{{"protocolVersion":1}}}}'
 
@@ -385,7 +387,9 @@ class _ResettingServer:
     ``ask``: the first stream opened carries a permission request;
     ``goaway``: the POST so numbered on a connection, once its body came, is
     answered with a GOAWAY naming it, and the connection closed (as
-    hypercorn ends one)."""
+    hypercorn ends one); ``before``: the GOAWAY names the stream before it
+    (the POST not processed), and a WINDOW_UPDATE follows it in one write
+    (as nginx's may)."""
 
     def __init__(
         self,
@@ -394,11 +398,13 @@ class _ResettingServer:
         *,
         ask: bool = False,
         goaway: int = 0,
+        before: bool = False,
     ) -> None:
         self.reset = reset
         self.code = code
         self.ask = ask
         self.goaway = goaway
+        self.before = before
         self.bodies: list[bytes] = []
         #: set when the permission's answer came twice (the server's thread)
         self.answered_twice = threading.Event()
@@ -437,9 +443,12 @@ class _ResettingServer:
                         continue
                     posts += 1
                     if posts == self.goaway:
-                        self.bodies.append(body)
-                        conn.close_connection(last_stream_id=event.stream_id)
-                        await stream.send_all(conn.data_to_send())
+                        last = event.stream_id - 2 if self.before else event.stream_id
+                        if not self.before:
+                            self.bodies.append(body)
+                        conn.close_connection(last_stream_id=last)
+                        after = _WINDOW_UPDATE if self.before else b""
+                        await stream.send_all(conn.data_to_send() + after)
                         return
                     if posts == self.reset:
                         conn.reset_stream(event.stream_id, self.code)
@@ -515,6 +524,20 @@ async def test_a_notification_the_server_may_have_processed_ends_the_connection(
     assert len(ended) == 1, ended
     assert "POST session/cancel failed (1 sent)" in ended[0]
     assert "may have processed it, not sent again" in ended[0]
+
+
+async def test_a_goaway_read_with_the_frames_after_it_still_says_which_posts_were_not_processed(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, logger="acp_http")
+    # h2 takes no frame after a GOAWAY: read in one piece with one, it was lost
+    server = _ResettingServer(0, h2.errors.ErrorCodes.NO_ERROR, goaway=2, before=True)
+    with trio.fail_after(TIMEOUT):
+        await _cancel_through(server)
+    assert _cancels(server) == 1  # not processed: sent again, taken
+    said = [r.getMessage() for r in caplog.records]
+    assert any("GOAWAY took streams up to" in line for line in said), said
+    assert not any("connection ended" in line for line in said), said
 
 
 def _answers(server: _ResettingServer) -> int:
