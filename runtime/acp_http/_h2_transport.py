@@ -8,7 +8,7 @@ response, under a lock: the task waiting on an idle stream holds that lock
 through its network read, and a task whose answer another read already
 brought waits behind it for the lock until more bytes come (the next
 keepalive comment, seconds later).  Here one task per connection reads it
-(:meth:`_Connection._read`) and hands each event to its stream, waking the
+(:meth:`_Connection.read`) and hands each event to its stream, waking the
 task waiting for that stream alone.
 
 Flow control: a stream's window is :data:`STREAM_WINDOW`, the connection's
@@ -623,8 +623,14 @@ class H2Transport(httpx.AsyncBaseTransport):
             raise httpx.ConnectTimeout(
                 f"no connection to {host}:{port} in time"
             ) from None
-        except (OSError, ssl.SSLError) as error:
-            raise httpx.ConnectError(repr(error)) from None
+        except (OSError, ssl.SSLError, anyio.BrokenResourceError) as error:
+            # (anyio says a TLS handshake the server cut off as BrokenResourceError)
+            cause = (
+                error.__cause__
+                if isinstance(error, anyio.BrokenResourceError)
+                else None
+            )
+            raise httpx.ConnectError(repr(cause or error)) from None
         alpn = socket.extra(anyio.streams.tls.TLSAttribute.alpn_protocol, None)
         if alpn == "h2":
             return socket
