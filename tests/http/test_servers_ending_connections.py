@@ -17,6 +17,7 @@ request arrives is played by a proxy here (the race of an idle timeout).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
 import logging
@@ -35,6 +36,7 @@ import h2.config
 import h2.connection
 import h2.errors
 import h2.events
+import h2.exceptions
 import pytest
 import sniffio
 import trio
@@ -384,7 +386,8 @@ class _ResettingServer:
     ``initialize`` answered, streams opened and left idle, other POSTs 202;
     but the POST numbered ``reset`` on a connection has its stream reset with
     ``code`` once its body has all come.  :attr:`bodies`: the POSTs it kept.
-    ``ask``: the first stream opened carries a permission request;
+    ``ask``: the connection's stream carries a permission request as the
+    second POST comes;
     ``goaway``: the POST so numbered on a connection, once its body came, is
     answered with a GOAWAY naming it, and the connection closed (as
     hypercorn ends one); ``before``: the GOAWAY names the stream before it
@@ -410,6 +413,14 @@ class _ResettingServer:
         self.answered_twice = threading.Event()
 
     async def serve(self, stream: trio.SocketStream) -> None:
+        try:
+            await self._serve(stream)
+        except trio.BrokenResourceError:
+            pass  # the client closed with our keepalive comments unread: a reset
+        except h2.exceptions.StreamClosedError:
+            pass  # a stream the client reset as it left, before its answer
+
+    async def _serve(self, stream: trio.SocketStream) -> None:
         config = h2.config.H2Configuration(client_side=False)
         conn = h2.connection.H2Connection(config=config)
         conn.initiate_connection()
@@ -426,9 +437,7 @@ class _ResettingServer:
                             event.stream_id,
                             [(":status", "200"), ("content-type", "text/event-stream")],
                         )
-                        if self.ask:
-                            self.ask = False
-                            conn.send_data(event.stream_id, _ASK)
+
                     else:
                         bodies[event.stream_id] = b""
                 elif isinstance(event, h2.events.DataReceived):
@@ -458,6 +467,10 @@ class _ResettingServer:
                     self.bodies.append(body)
                     if _answers(self) >= 2:
                         self.answered_twice.set()
+                    if self.ask and posts == 2 and streams:
+                        # after initialize's answer (a stream's event may come first)
+                        self.ask = False
+                        conn.send_data(streams[0], _ASK)
                     if b'"initialize"' in body:
                         headers = [(":status", "200"), ("acp-connection-id", "c1")]
                         conn.send_headers(event.stream_id, headers)
@@ -545,9 +558,10 @@ def _answers(server: _ResettingServer) -> int:
 
 
 async def _answer_through(server: _ResettingServer, port: int) -> None:
-    """initialize, then answer the permission request the server's stream
-    carries (POST 2, which the server ends its connection under), until the
-    server has the answer twice: once per connection."""
+    """initialize, an extension's notification (POST 2: the server's stream
+    then carries a permission request), then the answer (POST 3, which the server ends its
+    connection under), until the server has the answer twice: once per
+    connection."""
     url = f"http://127.0.0.1:{port}/acp"
     async with (
         acp_http.connect_http_asyncio(url, RecordingClient, http2=True)
@@ -555,7 +569,11 @@ async def _answer_through(server: _ResettingServer, port: int) -> None:
         else acp_http.connect_http(url, RecordingClient, http2=True) as conn
     ):
         await conn.agent.initialize(v1.InitializeRequest(protocol_version=1))
-        await anyio.to_thread.run_sync(server.answered_twice.wait)
+        await conn.ext_notify("_test/ping", {})
+        # (a thread's wait: let go of at the test's bound)
+        await anyio.to_thread.run_sync(
+            server.answered_twice.wait, abandon_on_cancel=True
+        )
         assert _client(conn).permissions == 1
 
 
@@ -582,7 +600,8 @@ def _serving_in_thread(handler: Any) -> Iterator[int]:
         assert started.wait(TIMEOUT)
         yield state["port"]
     finally:
-        trio.from_thread.run_sync(state["scope"].cancel, trio_token=state["token"])
+        with contextlib.suppress(trio.RunFinishedError):  # it failed: said below
+            trio.from_thread.run_sync(state["scope"].cancel, trio_token=state["token"])
         thread.join(TIMEOUT)
 
 
@@ -590,7 +609,7 @@ def test_an_answer_cut_off_by_the_end_of_an_http2_connection_is_sent_again(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.INFO, logger="acp_http")
-    server = _ResettingServer(0, h2.errors.ErrorCodes.NO_ERROR, ask=True, goaway=2)
+    server = _ResettingServer(0, h2.errors.ErrorCodes.NO_ERROR, ask=True, goaway=3)
 
     async def main() -> None:
         with trio.fail_after(TIMEOUT):
@@ -604,7 +623,7 @@ def test_an_answer_cut_off_by_the_end_of_an_http2_connection_is_sent_again(
 
 
 def test_an_answer_cut_off_is_sent_again_on_asyncio() -> None:
-    server = _ResettingServer(0, h2.errors.ErrorCodes.NO_ERROR, ask=True, goaway=2)
+    server = _ResettingServer(0, h2.errors.ErrorCodes.NO_ERROR, ask=True, goaway=3)
     with _serving_in_thread(server.serve) as port:
         asyncio.run(asyncio.wait_for(_answer_through(server, port), TIMEOUT))
     assert _answers(server) == 2
