@@ -26,16 +26,18 @@ All in one run, so that the ratios share the machine's state:
   100 connections (40 with ``--quick``) each holding a session and its
   streams, divided by their number; ours over HTTP/2, HTTP/1.1 and WebSocket,
   the official SDK's over its Streamable HTTP (HTTP/1.1 and HTTP/2), each in
-  a server of its own.  Ours over HTTP/2 is three TCP connections: its
-  client carries each SSE stream on an HTTP/1.1 connection of its own
-  (``acp_http.HttpWire``'s ``stream_http``), so its floor is one HTTP/2 and two
-  HTTP/1.1 connections (below); ours over HTTP/1.1 and the SDK's are two.
+  a server of its own.  Ours over HTTP/2 is one TCP connection, as the
+  SDK's is: its client (``acp_http.http_client``'s transport,
+  ``acp_http._h2_transport``) carries the POSTs and both SSE streams on it,
+  so its floor is one HTTP/2 connection (below); ours over HTTP/1.1 and the
+  SDK's over HTTP/1.1 are two.
 
 The floor of the HTTP versions, with no ACP at all (``http_bench_apps:bare``,
-an empty 202): one POST's round trip and its CPU time over HTTP/2 and
-HTTP/1.1 (httpx against hypercorn), and the server's memory per idle
-keep-alive connection of each.  What ours over HTTP/2 costs beyond ours over
-HTTP/1.1 is this difference, the servers' and httpx's own.
+an empty 202): one POST's round trip and its CPU time over HTTP/2 (httpx's
+own, and ``acp_http.http_client``'s transport) and HTTP/1.1 (against
+hypercorn), and the server's memory per idle keep-alive connection of
+each.  What ours over HTTP/2 costs beyond ours over HTTP/1.1 is this
+difference, the server's and the client's own.
 
 The load average is printed with the figures: quote it with them.
 
@@ -47,6 +49,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import statistics
 import sys
@@ -273,10 +276,19 @@ BARE_BODY = (
 )
 
 
-async def bare_posts(url: Any, http2: bool, rounds: int, trips: Trips) -> None:
+def bare_client(url: str, version: str) -> Any:
+    """An httpx client of the floor: ``h2`` (httpx's HTTP/2), ``h2 ours``
+    (``acp_http.http_client``'s, our HTTP/2 transport), ``h1``."""
     import httpx
 
-    async with httpx.AsyncClient(http1=not http2, http2=http2) as client:
+    if version == "h2 ours":
+        return acp_http.http_client(url, http2=True)
+    http2 = version == "h2"
+    return httpx.AsyncClient(http1=not http2, http2=http2)
+
+
+async def bare_posts(url: Any, version: str, rounds: int, trips: Trips) -> None:
+    async with bare_client(url, version) as client:
         headers = {"content-type": "application/json"}
         await client.post(url, content=BARE_BODY, headers=headers)  # warm
         started = trips.start(url.pid)
@@ -287,41 +299,43 @@ async def bare_posts(url: Any, http2: bool, rounds: int, trips: Trips) -> None:
         trips.stop(url.pid, started)
 
 
-async def bare_idle(url: Any, http2: bool, count: int) -> float:
-    import httpx
-
-    clients = [
-        httpx.AsyncClient(http1=not http2, http2=http2) for _ in range(count + 1)
-    ]
-    await clients[0].post(url, content=BARE_BODY)
-    await trio.sleep(0.5)
-    before = rss_kib(url.pid)
-    for client in clients[1:]:
-        await client.post(url, content=BARE_BODY)
-    await trio.sleep(0.5)
-    after = rss_kib(url.pid)
-    for client in clients:
-        await client.aclose()
+async def bare_idle(url: Any, version: str, count: int) -> float:
+    async with contextlib.AsyncExitStack() as stack:
+        clients = [
+            await stack.enter_async_context(bare_client(url, version))
+            for _ in range(count + 1)
+        ]
+        await clients[0].post(url, content=BARE_BODY)
+        await trio.sleep(0.5)
+        before = rss_kib(url.pid)
+        for client in clients[1:]:
+            await client.post(url, content=BARE_BODY)
+        await trio.sleep(0.5)
+        after = rss_kib(url.pid)
     return (after - before) / count
 
 
 def floor(rounds: int, idle: int) -> dict[str, tuple[Trips, float]]:
-    """HTTP/2 and HTTP/1.1 with no ACP: POST round trips (interleaved) and
-    memory per idle keep-alive connection (a server each)."""
-    versions = {"bare HTTP/2": True, "bare HTTP/1.1": False}
+    """HTTP/2 (httpx's and ours) and HTTP/1.1 with no ACP: POST round trips
+    (interleaved) and memory per idle keep-alive connection (a server each)."""
+    versions = {
+        "bare HTTP/2": "h2",
+        "bare HTTP/2 ours": "h2 ours",
+        "bare HTTP/1.1": "h1",
+    }
     trips = {name: Trips() for name in versions}
     with serving(
         "hypercorn-asyncio", "http_bench_apps:bare", cwd=Path(HERE), env=ENV
     ) as url:
         for _ in range(LATENCY_ROUNDS):
-            for name, http2 in versions.items():
-                trio.run(bare_posts, url, http2, rounds, trips[name])
+            for name, version in versions.items():
+                trio.run(bare_posts, url, version, rounds, trips[name])
     memory = {}
-    for name, http2 in versions.items():
+    for name, version in versions.items():
         with serving(
             "hypercorn-asyncio", "http_bench_apps:bare", cwd=Path(HERE), env=ENV
         ) as url:
-            memory[name] = trio.run(bare_idle, url, http2, idle)
+            memory[name] = trio.run(bare_idle, url, version, idle)
     return {name: (trips[name], memory[name]) for name in versions}
 
 

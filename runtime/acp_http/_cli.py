@@ -28,7 +28,6 @@ The token may come from the ``ACP_HTTP_TOKEN`` environment variable instead
 from __future__ import annotations
 
 import argparse
-import functools
 import importlib
 import logging
 import os
@@ -286,14 +285,8 @@ async def _connect(url: str, token: str | None, http2: bool | None) -> bool:
             log.warning("%s", wire.error)
         return wire.error is not None
     async with http_client(url, http2=http2) as http:
-        # a connection of its own for each stream, as connect_http's
-        streams = functools.partial(http_client, url, cookies=http.cookies, http2=False)
         http_wire = HttpWire(
-            url,
-            http,
-            headers=headers,
-            stream_http=streams,
-            versions=http_versions(url, http2),
+            url, http, headers=headers, versions=http_versions(url, http2)
         )
         await http_wire.run(local)  # logs its error once, as one line
         # a refused initialize was answered to the editor: a failure too

@@ -27,6 +27,7 @@ session id you kept.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import ssl
 import sys
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
     else:  # anyio's dependency
         from typing_extensions import Unpack
 
+from ._h2_transport import H2Transport
 from ._http_wire import HttpVersions, HttpWire
 from ._resend import RETRIES
 from ._seam import SeamStream
@@ -74,20 +76,44 @@ def _tls_context() -> ssl.SSLContext:
     return ssl.create_default_context()
 
 
+@functools.cache
+def _h2_tls_context() -> ssl.SSLContext:
+    """The default TLS context of :class:`H2Transport` (its ALPN is its own)."""
+    return ssl.create_default_context()
+
+
 def http_client(
     url: str, *, cookies: httpx.Cookies | None = None, http2: bool | None = None
 ) -> httpx.AsyncClient:
-    """An httpx client for ``url`` speaking what :func:`http_versions` says, a cookie jar."""
+    """An httpx client for ``url`` speaking what :func:`http_versions` says, a cookie jar.
+
+    When it may speak HTTP/2 its transport is :class:`H2Transport`: every
+    request and stream shares one HTTP/2 connection, and what comes for one
+    never waits for another (httpx's own HTTP/2 lets it wait: see
+    :mod:`acp_http._h2_transport`).  Open it with ``async with``: its
+    connection's reader runs in a task of its own.
+    """
     versions = http_versions(url, http2)
     cleartext = url.startswith("http://")
+    limits = httpx.Limits(max_connections=None, max_keepalive_connections=64)
+    # no TLS on http://: skip building a context (loading the CA bundle
+    # costs more than the rest of a connection); one shared one for https://
+    verify = False if cleartext else _tls_context()
+    transport: httpx.AsyncBaseTransport | None = None
+    if versions.http2:
+        transport = H2Transport(
+            ssl_context=None if cleartext else _h2_tls_context(),
+            http1=versions.http1,
+            http1_ssl_context=None if cleartext else _tls_context(),
+            limits=limits,
+        )
     client = httpx.AsyncClient(
         http1=versions.http1,
         http2=versions.http2,
-        # no TLS on http://: skip building a context (loading the CA bundle
-        # costs more than the rest of a connection); one shared one for https://
-        verify=False if cleartext else _tls_context(),
+        verify=verify,
         timeout=_TIMEOUT,
-        limits=httpx.Limits(max_connections=None, max_keepalive_connections=64),
+        limits=limits,
+        transport=transport,
     )
     if cookies is not None:
         # share the caller's jar (httpx's cookies= would copy it)
@@ -134,7 +160,7 @@ def http_versions(url: str, http2: bool | None = None) -> HttpVersions:
 
 @asynccontextmanager
 async def _wired(
-    run: Callable[[anyio.abc.ByteStream], Any], http: httpx.AsyncClient | None
+    run: Callable[[anyio.abc.ByteStream], Any],
 ) -> AsyncGenerator[SeamEnd, None]:
     """Run a wire on one end of the in-memory seam; yield the other end."""
     ours, theirs = seam_ends()
@@ -143,8 +169,6 @@ async def _wired(
             task_group.start_soon(run, SeamStream(ours))
             yield theirs
             # the connection closed its end: the wire sees EOF, DELETEs, ends
-        if http is not None:
-            await http.aclose()
     finally:
         theirs.close()
 
@@ -167,9 +191,9 @@ class WebSocketOptions(TypedDict, total=False):
 class HttpOptions(WebSocketOptions, total=False):
     """The keywords of :func:`connect_http` and :func:`connect_http_asyncio`."""
 
-    #: your own httpx client (default: :func:`http_client`, closed with the
-    #: connection, and when it may speak HTTP/2 one more for each SSE stream:
-    #: see :class:`HttpWire`)
+    #: your own httpx client, entered (default: :func:`http_client`, closed
+    #: with the connection; over HTTP/2 one connection carries the POSTs and
+    #: the SSE streams: see :class:`HttpWire`)
     http: httpx.AsyncClient | None
     #: None (default): HTTP/1.1 on ``http://``, ALPN on ``https://``; True:
     #: HTTP/2 with prior knowledge on ``http://``; False: HTTP/1.1 only
@@ -191,7 +215,6 @@ async def _http_seam(url: str, options: HttpOptions) -> AsyncGenerator[SeamEnd, 
     if http is None:
         http = http_client(url, cookies=options.get("cookies"), http2=http2)
     versions = http_versions(url, http2)
-    jar = http.cookies
     wire = HttpWire(
         url,
         http,
@@ -199,21 +222,12 @@ async def _http_seam(url: str, options: HttpOptions) -> AsyncGenerator[SeamEnd, 
         max_message_bytes=_max(options),
         versions=versions if owned else None,
         retries=options.get("retries", RETRIES),
-        # HTTP/2 possible: a connection of its own for each stream (see
-        # HttpWire), over HTTP/1.1 (it needs nothing of HTTP/2 and costs the
-        # server less memory), the same jar.  HTTP/1.1 alone: the streams take
-        # connections of the POSTs' pool (each request has one to itself
-        # anyway), so an idle connection holds its streams' and no third
-        stream_http=functools.partial(http_client, url, cookies=jar, http2=False)
-        if owned and versions.http2
-        else None,
-        # a server that speaks HTTP/2 alone (h2c): its streams' own connections
-        stream_http2=functools.partial(http_client, url, cookies=jar, http2=http2)
-        if owned and versions.http2
-        else None,
     )
-    async with _wired(wire.run, http if owned else None) as end:
-        yield end
+    async with contextlib.AsyncExitStack() as stack:
+        if owned:  # entered: its HTTP/2 connection's reader runs in its task group
+            await stack.enter_async_context(http)
+        async with _wired(wire.run) as end:
+            yield end
 
 
 @asynccontextmanager
@@ -228,7 +242,7 @@ async def _websocket_seam(
         max_message_bytes=_max(options),
     )
     await wire.connect()
-    async with _wired(wire.run, None) as end:
+    async with _wired(wire.run) as end:
         yield end
 
 

@@ -21,8 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Mapping
 from functools import partial
 
 import anyio
@@ -72,18 +71,6 @@ class HttpVersions:
     advice: str
 
 
-@asynccontextmanager
-async def _own_client(
-    make: Callable[[], httpx.AsyncClient] | None,
-) -> AsyncGenerator[httpx.AsyncClient | None, None]:
-    """A new client from ``make`` (closed after), or None without one."""
-    if make is None:
-        yield None
-        return
-    async with make() as client:
-        yield client
-
-
 @dataclasses.dataclass
 class _StreamRead:
     """What one GET of a stream got: bytes (then its failure resets the count)."""
@@ -112,15 +99,15 @@ class HttpError(Exception):
 class HttpWire:
     """POSTs the lines it reads from ``local``, writes back what the streams carry.
 
-    ``http`` carries the POSTs and the DELETE; ``stream_http``, if given, makes
-    a client for each SSE stream (closed with it), so that every stream has a
-    connection of its own: on a shared HTTP/2 connection, httpcore (1.0) lets
-    the task reading one stream hold the connection's reads while it waits,
-    and an answer that another task already received waits with it (until the
-    next keepalive comment, seconds later).  Without it the streams share
-    ``http``'s connections.  ``stream_http2`` makes the streams' clients from
-    the first one ``stream_http``'s got no HTTP/1.1 answer (a server speaking
-    HTTP/2 alone); that stream is opened again at once with it.
+    ``http`` carries the POSTs, the SSE streams and the DELETE.  Over HTTP/2
+    (:func:`acp_http.http_client`'s :class:`~acp_http._h2_transport.H2Transport`)
+    they all share one connection, as the official SDK's do, and what comes
+    for one never waits for another.  Your own httpx client with httpx's
+    HTTP/2 would make them wait: httpcore (1.0) lets the task reading one
+    stream hold the connection's reads while it waits, and an answer that
+    another task already received waits with it (until the next keepalive
+    comment, seconds later).  Over HTTP/1.1 each request and stream takes a
+    connection of the pool to itself.
 
     A server (or proxy) may end a connection under a POST (after so many
     requests, or idle).  The POST is sent again on a fresh connection, at most
@@ -143,8 +130,6 @@ class HttpWire:
         *,
         headers: Mapping[str, str] | None = None,
         max_message_bytes: int = 16 * 1024 * 1024,
-        stream_http: Callable[[], httpx.AsyncClient] | None = None,
-        stream_http2: Callable[[], httpx.AsyncClient] | None = None,
         versions: HttpVersions | None = None,
         retries: int = RETRIES,
     ) -> None:
@@ -156,10 +141,6 @@ class HttpWire:
         #: what ``http`` speaks, said when ``initialize`` fails (None: not known)
         self.versions = versions
         self.http = http
-        self.stream_http = stream_http
-        #: what makes a stream's client once the server gave no HTTP/1.1
-        #: answer to ``stream_http``'s (it speaks HTTP/2 alone: h2c)
-        self.stream_http2 = stream_http2
         self.headers = dict(headers or {})
         self.max_message_bytes = max_message_bytes
         self.connection_id: str | None = None
@@ -422,15 +403,8 @@ class HttpWire:
             headers["acp-session-id"] = session
         reader = SseReader(self.max_message_bytes)
         scope = "connection" if session is None else f"session {session[:64]}"
-        headed = False
         try:
-            async with (
-                _own_client(self.stream_http) as http,
-                (http or self.http).stream(
-                    "GET", self.url, headers=headers
-                ) as response,
-            ):
-                headed = True
+            async with self.http.stream("GET", self.url, headers=headers) as response:
                 if response.status_code != 200:
                     body = (await response.aread())[:ERROR_BODY_CHARS]
                     said = f"the {scope} stream was refused: {body.decode('utf-8', 'replace')}"
@@ -447,19 +421,6 @@ class HttpWire:
                         await hand_on(events, deliver, self.max_message_bytes, answer)
         except (httpx.TransportError, h2.exceptions.ProtocolError) as error:
             said = f"the {scope} stream failed: {error!r}"[:300]
-            if (
-                self.stream_http2 is not None
-                and not headed
-                and isinstance(error, httpx.RemoteProtocolError)
-            ):
-                # No HTTP/1.1 answer where the POSTs speak HTTP/2 (a server
-                # speaking HTTP/2 alone, h2c): this stream and the later ones
-                # get connections of their own over HTTP/2.
-                log.info("%s; the streams go over HTTP/2 from now on", said)
-                self.stream_http, self.stream_http2 = self.stream_http2, None
-                return await self._read_events(
-                    session, ready, read, reopening=reopening
-                )
             if not recycled(error):
                 raise HttpError(0, said) from None
             raise _StreamCut(0, said) from None

@@ -17,22 +17,28 @@ request arrives is played by a proxy here (the race of an idle timeout).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
 import logging
 import sys
+import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 import acp_core
 import acp_http
+import anyio
 import h2.config
 import h2.connection
 import h2.errors
 import h2.events
+import h2.exceptions
 import pytest
+import sniffio
 import trio
 from _scenario import RecordingClient, text
 from _servers import serve_command, serving
@@ -55,10 +61,7 @@ LIMIT = 5
 def recycling_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """hypercorn (trio worker) ending each connection after :data:`LIMIT` requests.
 
-    Keepalive comments every 0.5 s: with your own HTTP/2 client the streams
-    share the POSTs' connection, where httpcore (1.0) lets an idle stream's
-    reader hold the connection's reads, and an answer already received waits
-    for the next comment (15 s by default: a test would outlive its bound)."""
+    Keepalive comments every 0.5 s (15 s by default)."""
     config = tmp_path_factory.mktemp("hypercorn") / "recycling.toml"
     config.write_text(f"keep_alive_max_requests = {LIMIT}\n")
     limits = {"ACP_HTTP_LIMITS": json.dumps({"keepalive_seconds": 0.5})}
@@ -92,7 +95,7 @@ async def _prompt(conn: Any, session: str, words: str) -> str:
 async def _cut_off(conn: Any, session: str, words: str) -> str | None:
     """Prompt ``words`` as the POST the server ends its connection under: the
     stop reason if the server processed it (its answer comes over the session's
-    stream, which is on a connection of its own), None if the call failed."""
+    stream, reopened on the next connection), None if the call failed."""
     try:
         return await _prompt(conn, session, words)
     except acp_core.RequestError as failed:
@@ -109,16 +112,17 @@ async def test_a_prompt_after_the_server_ends_the_http2_connection_goes_on_a_new
         async with acp_http.connect_http(
             recycling_url, RecordingClient, http2=True
         ) as conn:
-            session = await _opened(conn)  # POSTs 1 and 2
-            for n in range(3):  # POSTs 3 to 5: the limit
+            # POSTs 1 and 3, the streams' GETs 2 and 4: one HTTP/2 connection
+            session = await _opened(conn)
+            assert await _prompt(conn, session, "nopermission 0") == "end_turn"  # 5
+            # request 6: hypercorn ends the connection under it, and the streams
+            await _cut_off(conn, session, "nopermission 1")
+            # on a new connection, the streams reopened: two prompts (4 of its
+            # LIMIT requests with the 2 GETs) leave room for a reopening
+            # refused 409 while hypercorn still holds the old reader
+            for n in range(2, 4):
                 assert await _prompt(conn, session, f"nopermission {n}") == "end_turn"
-            # POST 6: hypercorn ends the connection under it
-            await _cut_off(conn, session, "nopermission 3")
-            for n in range(4, 4 + LIMIT):  # a new connection's worth
-                assert await _prompt(conn, session, f"nopermission {n}") == "end_turn"
-            assert text(_client(conn).updates, session).endswith(
-                f"nopermission {3 + LIMIT} "
-            )
+            assert text(_client(conn).updates, session).endswith("nopermission 3 ")
 
 
 async def test_a_post_the_server_may_have_processed_is_not_sent_again(
@@ -129,9 +133,8 @@ async def test_a_post_the_server_may_have_processed_is_not_sent_again(
         async with acp_http.connect_http(
             recycling_url, RecordingClient, http2=True
         ) as conn:
-            session = await _opened(conn)
-            for n in range(3):
-                await _prompt(conn, session, f"nopermission {n}")
+            session = await _opened(conn)  # requests 1 to 4 (2 GETs)
+            await _prompt(conn, session, "nopermission 0")
             await _cut_off(conn, session, "nopermission cut off")
         said = [
             r.getMessage() for r in caplog.records if "sent again" in r.getMessage()
@@ -153,15 +156,15 @@ async def test_a_post_the_server_may_have_processed_is_not_sent_again(
                 if isinstance(note.update, v1.UserMessageChunk)
                 and isinstance(note.update.content, v1.TextContent)
             ]
-        assert replayed[:3] == [f"nopermission {n}" for n in range(3)]
+        assert replayed[:1] == ["nopermission 0"]
         assert replayed.count("nopermission cut off") <= 1
 
 
 async def test_the_streams_on_a_connection_the_server_ends_are_reopened(
     recycling_url: str,
 ) -> None:
-    # your own HTTP/2 client: the streams share the POSTs' connection (GETs
-    # 2 and 4), and hypercorn's GOAWAY ends them with it
+    # your own client (http_client's): the streams share the POSTs' HTTP/2
+    # connection (GETs 2 and 4), and hypercorn's GOAWAY ends them with it
     with trio.fail_after(TIMEOUT):
         async with (
             acp_http.http_client(recycling_url, http2=True) as http,
@@ -178,43 +181,6 @@ async def test_the_streams_on_a_connection_the_server_ends_are_reopened(
                 assert text(_client(conn).updates, session).endswith(
                     f"nopermission {n} "
                 )
-
-
-async def _asks_twice(conn: Any) -> None:
-    """Two prompts that each ask a permission. POSTs 3 and 4: a prompt and its
-    permission answer; 5 and 6 again: the server ends the connection on the
-    answer, which goes again."""
-    session = await _opened(conn)
-    for _ in range(2):
-        assert await _prompt(conn, session, "ask") == "end_turn"
-    assert _client(conn).permissions == 2
-
-
-async def test_an_answer_cut_off_by_the_end_of_an_http2_connection_is_sent_again(
-    recycling_url: str,
-) -> None:
-    with trio.fail_after(TIMEOUT):
-        async with acp_http.connect_http(
-            recycling_url, RecordingClient, http2=True
-        ) as conn:
-            await _asks_twice(conn)
-            completed = [
-                note
-                for note in _client(conn).updates
-                if isinstance(note.update, v1.ToolCallUpdate)
-                and note.update.status == "completed"
-            ]
-            assert len(completed) == 2  # the agent had both answers
-
-
-def test_an_answer_cut_off_is_sent_again_on_asyncio(recycling_url: str) -> None:
-    async def main() -> None:
-        async with acp_http.connect_http_asyncio(
-            recycling_url, RecordingClient, http2=True
-        ) as conn:
-            await _asks_twice(conn)
-
-    asyncio.run(asyncio.wait_for(main(), TIMEOUT))
 
 
 async def test_prompts_go_on_when_the_server_closes_its_http1_connections(
@@ -403,6 +369,14 @@ async def test_a_reopened_stream_waits_until_the_server_lets_go_of_the_old_reade
             nursery.cancel_scope.cancel()
 
 
+#: a permission request of :class:`_ResettingServer`'s agent, as an SSE event
+_ASK = (
+    b'data: {"jsonrpc":"2.0","id":0,"method":"session/request_permission",'
+    b'"params":{"sessionId":"s1","toolCall":{"toolCallId":"t1"},'
+    b'"options":[{"optionId":"yes","name":"Yes","kind":"allow_once"}]}}\n\n'
+)
+#: a WINDOW_UPDATE of the connection (by one byte), as bytes on the wire
+_WINDOW_UPDATE = b"\x00\x00\x04\x08\x00\x00\x00\x00\x00" + (1).to_bytes(4, "big")
 #: the initialize answer of :class:`_ResettingServer` (its id: the request's)
 _INITIALIZED = '{{"jsonrpc":"2.0","id":{},"result":{{"protocolVersion":1}}}}'
 
@@ -411,14 +385,42 @@ class _ResettingServer:
     """A bare HTTP/2 server (h2c, the h2 library) in the part of an ACP server:
     ``initialize`` answered, streams opened and left idle, other POSTs 202;
     but the POST numbered ``reset`` on a connection has its stream reset with
-    ``code`` once its body has all come.  :attr:`bodies`: the POSTs it kept."""
+    ``code`` once its body has all come.  :attr:`bodies`: the POSTs it kept.
+    ``ask``: the connection's stream carries a permission request as the
+    second POST comes;
+    ``goaway``: the POST so numbered on a connection, once its body came, is
+    answered with a GOAWAY naming it, and the connection closed (as
+    hypercorn ends one); ``before``: the GOAWAY names the stream before it
+    (the POST not processed), and a WINDOW_UPDATE follows it in one write
+    (as nginx's may)."""
 
-    def __init__(self, reset: int, code: h2.errors.ErrorCodes) -> None:
+    def __init__(
+        self,
+        reset: int,
+        code: h2.errors.ErrorCodes,
+        *,
+        ask: bool = False,
+        goaway: int = 0,
+        before: bool = False,
+    ) -> None:
         self.reset = reset
         self.code = code
+        self.ask = ask
+        self.goaway = goaway
+        self.before = before
         self.bodies: list[bytes] = []
+        #: set when the permission's answer came twice (the server's thread)
+        self.answered_twice = threading.Event()
 
     async def serve(self, stream: trio.SocketStream) -> None:
+        try:
+            await self._serve(stream)
+        except trio.BrokenResourceError:
+            pass  # the client closed with our keepalive comments unread: a reset
+        except h2.exceptions.StreamClosedError:
+            pass  # a stream the client reset as it left, before its answer
+
+    async def _serve(self, stream: trio.SocketStream) -> None:
         config = h2.config.H2Configuration(client_side=False)
         conn = h2.connection.H2Connection(config=config)
         conn.initiate_connection()
@@ -435,6 +437,7 @@ class _ResettingServer:
                             event.stream_id,
                             [(":status", "200"), ("content-type", "text/event-stream")],
                         )
+
                     else:
                         bodies[event.stream_id] = b""
                 elif isinstance(event, h2.events.DataReceived):
@@ -448,12 +451,26 @@ class _ResettingServer:
                     if body is None:
                         continue
                     posts += 1
+                    if posts == self.goaway:
+                        last = event.stream_id - 2 if self.before else event.stream_id
+                        if not self.before:
+                            self.bodies.append(body)
+                        conn.close_connection(last_stream_id=last)
+                        after = _WINDOW_UPDATE if self.before else b""
+                        await stream.send_all(conn.data_to_send() + after)
+                        return
                     if posts == self.reset:
                         conn.reset_stream(event.stream_id, self.code)
                         if self.code != h2.errors.ErrorCodes.REFUSED_STREAM:
                             self.bodies.append(body)  # reset after reading it
                         continue
                     self.bodies.append(body)
+                    if _answers(self) >= 2:
+                        self.answered_twice.set()
+                    if self.ask and posts == 2 and streams:
+                        # after initialize's answer (a stream's event may come first)
+                        self.ask = False
+                        conn.send_data(streams[0], _ASK)
                     if b'"initialize"' in body:
                         headers = [(":status", "200"), ("acp-connection-id", "c1")]
                         conn.send_headers(event.stream_id, headers)
@@ -464,8 +481,8 @@ class _ResettingServer:
                         conn.send_headers(
                             event.stream_id, [(":status", "202")], end_stream=True
                         )
-            # a comment on each stream: on a shared connection httpcore (1.0)
-            # reads an answer only when a stream's reader gets data
+            # a comment on each stream: with httpx's own HTTP/2 an answer on
+            # a shared connection is read only when a stream's reader gets data
             for reader in streams:
                 if reader in conn.streams and not conn.streams[reader].closed:
                     conn.send_data(reader, b": wake\n\n")
@@ -520,3 +537,93 @@ async def test_a_notification_the_server_may_have_processed_ends_the_connection(
     assert len(ended) == 1, ended
     assert "POST session/cancel failed (1 sent)" in ended[0]
     assert "may have processed it, not sent again" in ended[0]
+
+
+async def test_a_goaway_read_with_the_frames_after_it_still_says_which_posts_were_not_processed(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, logger="acp_http")
+    # h2 takes no frame after a GOAWAY: read in one piece with one, it was lost
+    server = _ResettingServer(0, h2.errors.ErrorCodes.NO_ERROR, goaway=2, before=True)
+    with trio.fail_after(TIMEOUT):
+        await _cancel_through(server)
+    assert _cancels(server) == 1  # not processed: sent again, taken
+    said = [r.getMessage() for r in caplog.records]
+    assert any("GOAWAY took streams up to" in line for line in said), said
+    assert not any("connection ended" in line for line in said), said
+
+
+def _answers(server: _ResettingServer) -> int:
+    return sum(1 for body in server.bodies if b'"optionId":"yes"' in body)
+
+
+async def _answer_through(server: _ResettingServer, port: int) -> None:
+    """initialize, an extension's notification (POST 2: the server's stream
+    then carries a permission request), then the answer (POST 3, which the server ends its
+    connection under), until the server has the answer twice: once per
+    connection."""
+    url = f"http://127.0.0.1:{port}/acp"
+    async with (
+        acp_http.connect_http_asyncio(url, RecordingClient, http2=True)
+        if sniffio.current_async_library() == "asyncio"
+        else acp_http.connect_http(url, RecordingClient, http2=True) as conn
+    ):
+        await conn.agent.initialize(v1.InitializeRequest(protocol_version=1))
+        await conn.ext_notify("_test/ping", {})
+        # (a thread's wait: let go of at the test's bound)
+        await anyio.to_thread.run_sync(
+            server.answered_twice.wait, abandon_on_cancel=True
+        )
+        assert _client(conn).permissions == 1
+
+
+@contextmanager
+def _serving_in_thread(handler: Any) -> Iterator[int]:
+    """``trio.serve_tcp(handler)`` on 127.0.0.1 in a thread of its own; its port."""
+    started = threading.Event()
+    state: dict[str, Any] = {}
+
+    async def main() -> None:
+        state["token"] = trio.lowlevel.current_trio_token()
+        with trio.CancelScope() as scope:
+            state["scope"] = scope
+            async with trio.open_nursery() as nursery:
+                listeners = await nursery.start(
+                    partial(trio.serve_tcp, host="127.0.0.1"), handler, 0
+                )
+                state["port"] = listeners[0].socket.getsockname()[1]
+                started.set()
+
+    thread = threading.Thread(target=trio.run, args=(main,))
+    thread.start()
+    try:
+        assert started.wait(TIMEOUT)
+        yield state["port"]
+    finally:
+        with contextlib.suppress(trio.RunFinishedError):  # it failed: said below
+            trio.from_thread.run_sync(state["scope"].cancel, trio_token=state["token"])
+        thread.join(TIMEOUT)
+
+
+def test_an_answer_cut_off_by_the_end_of_an_http2_connection_is_sent_again(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, logger="acp_http")
+    server = _ResettingServer(0, h2.errors.ErrorCodes.NO_ERROR, ask=True, goaway=3)
+
+    async def main() -> None:
+        with trio.fail_after(TIMEOUT):
+            await _answer_through(server, port)
+
+    with _serving_in_thread(server.serve) as port:
+        trio.run(main)
+    assert _answers(server) == 2  # the GOAWAY named it: sent again, taken
+    said = [r.getMessage() for r in caplog.records]
+    assert any("sent again (an answer, taken once)" in line for line in said), said
+
+
+def test_an_answer_cut_off_is_sent_again_on_asyncio() -> None:
+    server = _ResettingServer(0, h2.errors.ErrorCodes.NO_ERROR, ask=True, goaway=3)
+    with _serving_in_thread(server.serve) as port:
+        asyncio.run(asyncio.wait_for(_answer_through(server, port), TIMEOUT))
+    assert _answers(server) == 2
