@@ -269,10 +269,10 @@ async def _over_asyncio(
 ) -> AsyncGenerator[acp_asyncio.ClientSideConnection[AgentT], None]:
     import acp_asyncio
 
-    reader, writer = acp_asyncio.open_memory_stream(end)
+    # the seam read and written by the connection itself (no asyncio streams)
     limits, unstable = options.get("limits"), options.get("unstable", False)
-    async with acp_asyncio.connect_to_agent(
-        reader, writer, client, limits=limits, unstable=unstable
+    async with acp_asyncio.connect_to_agent_in_memory(
+        end, client, limits=limits, unstable=unstable
     ) as conn:
         yield conn
 
