@@ -32,6 +32,7 @@ from ._client import (
     http_client,
     http_versions,
 )
+from ._h2_transport import H2Transport
 from ._http_wire import HttpError, HttpVersions, HttpWire
 from ._limits import HttpLimits
 from ._ws_wire import WebSocketWire
@@ -43,6 +44,7 @@ __all__ = [
     "AgentLauncher",
     "Authorize",
     "CommandAgent",
+    "H2Transport",
     "HttpError",
     "HttpLimits",
     "HttpOptions",

@@ -12,7 +12,8 @@ keepalive comment, seconds later).  Here one task per connection reads it
 task waiting for that stream alone.
 
 Flow control: a stream's window is :data:`STREAM_WINDOW`, the connection's
-:data:`CONNECTION_WINDOW`; what a stream received is acknowledged
+:data:`CONNECTION_WINDOW` (by default: :class:`H2Transport`'s
+``stream_window`` and ``connection_window``); what a stream received is acknowledged
 (WINDOW_UPDATE) as its reader takes it, so what waits unread is bounded by
 the window.  A request waits for a free stream while the server's
 ``MAX_CONCURRENT_STREAMS`` are in use, and for window to send its body.
@@ -145,8 +146,16 @@ async def _trace(request: httpx.Request, name: str, info: Mapping[str, Any]) -> 
 class _Connection:
     """One HTTP/2 connection, read by one task (:meth:`_read`)."""
 
-    def __init__(self, socket: anyio.abc.ByteStream) -> None:
+    def __init__(
+        self,
+        socket: anyio.abc.ByteStream,
+        *,
+        stream_window: int = STREAM_WINDOW,
+        connection_window: int = CONNECTION_WINDOW,
+    ) -> None:
         self.socket = socket
+        self.stream_window = stream_window
+        self.connection_window = connection_window
         self.h2 = h2.connection.H2Connection(
             h2.config.H2Configuration(
                 client_side=True, header_encoding=None, validate_inbound_headers=False
@@ -172,13 +181,14 @@ class _Connection:
                 h2.settings.SettingCodes.ENABLE_PUSH: 0,
                 h2.settings.SettingCodes.MAX_CONCURRENT_STREAMS: 100,
                 h2.settings.SettingCodes.MAX_HEADER_LIST_SIZE: _MAX_HEADER_LIST,
-                h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: STREAM_WINDOW,
+                h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: self.stream_window,
             },
         )
         # some servers refuse a setting RFC 7540 did not name (httpcore drops it too)
         del self.h2.local_settings[h2.settings.SettingCodes.ENABLE_CONNECT_PROTOCOL]
         self.h2.initiate_connection()
-        self.h2.increment_flow_control_window(CONNECTION_WINDOW - 65535)
+        if self.connection_window > 65535:  # RFC 9113's initial window
+            self.h2.increment_flow_control_window(self.connection_window - 65535)
         await self.flush()
 
     # -- the one reader ------------------------------------------------------
@@ -499,6 +509,11 @@ class H2Transport(httpx.AsyncBaseTransport):
     ALPN is set on it), ``http1`` says whether a server may answer ALPN with
     HTTP/1.1, which is then spoken through ``httpx.AsyncHTTPTransport`` with
     ``http1_ssl_context`` (httpx sets its ALPN too: a context of its own).
+
+    ``stream_window`` bounds what one stream (a response) may have received
+    and not yet read, ``connection_window`` what all the connection's
+    streams together may (HTTP/2 flow control: the server waits past them);
+    at least 65,535 bytes each (RFC 9113's initial window).
     """
 
     def __init__(
@@ -508,7 +523,15 @@ class H2Transport(httpx.AsyncBaseTransport):
         http1: bool = True,
         http1_ssl_context: ssl.SSLContext | None = None,
         limits: httpx.Limits | None = None,
+        stream_window: int = STREAM_WINDOW,
+        connection_window: int = CONNECTION_WINDOW,
     ) -> None:
+        if not 65535 <= stream_window <= 2**31 - 1:
+            raise ValueError("stream_window: 65535 to 2**31-1 bytes")
+        if not 65535 <= connection_window <= 2**31 - 1:
+            raise ValueError("connection_window: 65535 to 2**31-1 bytes")
+        self.stream_window = stream_window
+        self.connection_window = connection_window
         self.ssl_context = ssl_context
         self.http1 = http1
         self.http1_ssl_context = http1_ssl_context
@@ -585,7 +608,11 @@ class H2Transport(httpx.AsyncBaseTransport):
             socket = await self._connect(url.scheme, url.host, port, timeouts)
             if socket is None:
                 return None
-            connection = _Connection(socket)
+            connection = _Connection(
+                socket,
+                stream_window=self.stream_window,
+                connection_window=self.connection_window,
+            )
             try:
                 await connection.start()
             except BaseException:
