@@ -216,6 +216,9 @@ class Struct:
     alternatives: list[Alternative] = dataclasses.field(default_factory=list)
     #: `__post_init__` checks the alternatives (own or inherited).
     checks_alternatives: bool = False
+    #: The alternatives are a ``oneOf``: a value fitting two of them (their
+    #: required fields all present) is not one of this class.
+    one_alternative: bool = False
     #: Properties the schema forbids (``"not": {"required": [...]}``: v2
     #: ``UnstructuredCommandInput`` is no such input once ``type`` is there).
     forbidden: tuple[str, ...] = ()

@@ -111,6 +111,12 @@ def ref_name(ref: str) -> str:
     return ref[len(REF) :]
 
 
+def one_alternative(node: dict[str, Any]) -> bool:
+    """Whether a value must fit exactly one of `node`'s alternatives (a
+    ``oneOf``; an ``anyOf`` takes a value fitting several)."""
+    return "anyOf" not in node and "oneOf" in node
+
+
 def alternatives_of(node: dict[str, Any]) -> list[dict[str, Any]] | None:
     alts = node.get("anyOf", node.get("oneOf"))
     return list(alts) if alts is not None else None

@@ -23,6 +23,7 @@ from .nodes import (
     forbidden_properties,
     integer_prim,
     null_default,
+    one_alternative,
     single_ref,
     walk_refs,
 )
@@ -305,6 +306,7 @@ class Parser:
                 other.extra_props if other else {},
                 other.required if other else [],
                 other.mixins if other else None,
+                one_alternative(other.node) if other else False,
             ),
         )
 
@@ -327,8 +329,8 @@ class Parser:
         raw_variants: list[str] | None = None,
         *,
         other_declares: tuple[
-            dict[str, Any], list[str], list[dict[str, Any]] | None
-        ] = ({}, [], None),
+            dict[str, Any], list[str], list[dict[str, Any]] | None, bool
+        ] = ({}, [], None, False),
     ) -> None:
         """Decide how the union decodes (see `ir.Union`), and add its `other`
         variant: the schema's, or an implicit one (see `ir.Other.implicit`)."""
@@ -346,7 +348,7 @@ class Parser:
             if not tagged:  # v2 AvailableCommandInput: `unstructured` or other
                 shape_tag_field = other_tag_field
             other_name = self._claim(name + "Other", name + "OtherVariant")
-            props, required, mixins = other_declares
+            props, required, mixins, exclusive = other_declares
             self.others.append(
                 ir.Other(
                     name=other_name,
@@ -359,6 +361,7 @@ class Parser:
                         {k: v for k, v in props.items() if k != other_tag_field},
                         [r for r in required if r != other_tag_field],
                         mixins,
+                        exclusive,
                     ),
                 )
             )
@@ -448,6 +451,7 @@ class Parser:
                 tag_field=variant.tag_field,
                 tag=variant.tag,
                 alternatives=alternatives,
+                one_alternative=one_alternative(variant.node),
             )
             members.append(ir.Ref(cls))
         self._finish_union(
@@ -460,6 +464,7 @@ class Parser:
                 {**common, **other.extra_props} if other else {},
                 [*common_required, *(other.required if other else [])],
                 other.mixins if other else None,
+                one_alternative(other.node) if other else False,
             ),
         )
 
@@ -509,6 +514,7 @@ class Parser:
         props: dict[str, Any],
         required: list[str],
         mixins: list[dict[str, Any]] | None,
+        exclusive: bool,
     ) -> tuple[str, ...]:
         """The Struct that checks what the schema declares for a raw variant."""
         props = dict(props)
@@ -523,6 +529,7 @@ class Parser:
             " payload is kept raw).",
             fields=self._fields(props, required),
             alternatives=alternatives,
+            one_alternative=exclusive,
         )
         return (name,)
 
@@ -543,6 +550,7 @@ class Parser:
                     dict(node.get("properties", {})),
                     list(node.get("required", [])),
                     alternatives_of(node),
+                    one_alternative(node),
                 ),
             )
         )
@@ -562,6 +570,7 @@ class Parser:
             tag_field=tag_field,
             tag=tag,
             alternatives=alternatives,
+            one_alternative=one_alternative(node),
             forbidden=forbidden_properties(node),
         )
 

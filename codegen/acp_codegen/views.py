@@ -71,6 +71,7 @@ class _StructView:
     uint64_checks: tuple[str, ...]
     alternatives: list[ir.Alternative]
     checks_alternatives: bool
+    one_alternative: bool
     forbidden: tuple[str, ...] = ()
 
     @property
@@ -99,6 +100,9 @@ class _StructView:
                 parts = [_tuple_text(alt.required), _tuple_text(alt.declared)]
                 lines.append(f"        ({', '.join(parts)}),")
             lines.append("    )")
+            if self.one_alternative:
+                lines.append("    # a oneOf: a value fitting two of them is none")
+                lines.append("    _one_alternative = True")
         return lines
 
     @property
@@ -362,6 +366,7 @@ def struct_view(struct: ir.Struct, meta_doc: str = "") -> _StructView:
         uint64_checks=struct.uint64_checks,
         alternatives=struct.alternatives,
         checks_alternatives=struct.checks_alternatives,
+        one_alternative=struct.one_alternative,
         forbidden=struct.forbidden,
     )
 

@@ -1791,6 +1791,8 @@ class ElicitationFormMode(_Struct, kw_only=True):
         (("session_id",), ("session_id", "tool_call_id")),
         (("request_id",), ("request_id",)),
     )
+    # a oneOf: a value fitting two of them is none
+    _one_alternative = True
 
     def __post_init__(self) -> None:
         check_alternatives(self)
@@ -1838,6 +1840,8 @@ class ElicitationUrlMode(_Struct, kw_only=True):
         (("session_id",), ("session_id", "tool_call_id")),
         (("request_id",), ("request_id",)),
     )
+    # a oneOf: a value fitting two of them is none
+    _one_alternative = True
 
     def __post_init__(self) -> None:
         check_alternatives(self)
@@ -1880,6 +1884,8 @@ class _CreateElicitationRequestOtherFields(_Struct, kw_only=True):
         (("session_id",), ("session_id", "tool_call_id")),
         (("request_id",), ("request_id",)),
     )
+    # a oneOf: a value fitting two of them is none
+    _one_alternative = True
 
     def __post_init__(self) -> None:
         check_alternatives(self)

@@ -241,6 +241,31 @@ def test_flattened_alternatives_need_one_of_them() -> None:
     assert decoded.request_id == 3 and decoded.session_id is msgspec.UNSET
 
 
+def test_a_value_fitting_two_alternatives_of_a_one_of_is_refused() -> None:
+    # v2 ties an elicitation to a session or a request by a oneOf (v1: anyOf):
+    # holding both, a value fits both alternatives, which a oneOf refuses.
+    from acp_schema import v2 as newest
+
+    url = {"message": "m", "mode": "url", "elicitationId": "e", "url": "https://x"}
+    both = {**url, "sessionId": "s", "requestId": 1}
+    for type_ in (newest.CreateElicitationRequest, newest.ElicitationUrlMode):
+        with pytest.raises(msgspec.ValidationError, match="more than one"):
+            _decode(newest, both, type_)
+    with pytest.raises(msgspec.ValidationError, match="more than one"):
+        _decode(newest, {**both, "mode": "_x"}, newest.CreateElicitationRequest)
+    _round_trip(newest, {**url, "sessionId": "s"}, newest.CreateElicitationRequest)
+    # one alternative invalid: the value fits the other alone
+    decoded = _decode(
+        newest, {**url, "requestId": 1, "sessionId": 5}, newest.CreateElicitationRequest
+    )
+    assert decoded.request_id == 1 and decoded.session_id is msgspec.UNSET
+    # an anyOf (v1) takes a value fitting both
+    form = {"message": "m", "mode": "form", "requestedSchema": {"properties": {}}}
+    _round_trip(
+        v1, {**form, "sessionId": "s", "requestId": 1}, v1.CreateElicitationRequest
+    )
+
+
 # -- the judge sees these defects ----------------------------------------------
 
 

@@ -28,11 +28,19 @@ def check_uint64(obj: msgspec.Struct) -> None:
 
 def check_alternatives(obj: msgspec.Struct) -> None:
     """``__post_init__`` check of a class with untagged alternatives flattened
-    into it (its ``_alternatives``): the value holds the required fields of one."""
-    for required, _ in alternatives_of(type(obj)):
+    into it (its ``_alternatives``): the value holds the required fields of one,
+    and of one only when they are a ``oneOf`` (its ``_one_alternative``): the
+    fields present are valid, so a value holding two alternatives' required
+    fields fits both, which a ``oneOf`` refuses."""
+    cls = type(obj)
+    fits = 0
+    for required, _ in alternatives_of(cls):
         if all(getattr(obj, attr) is not UNSET for attr in required):
-            return
-    raise ValueError(_alternatives_message(type(obj)))
+            fits += 1
+    if fits == 0:
+        raise ValueError(_alternatives_message(cls))
+    if fits > 1 and getattr(cls, "_one_alternative", False):
+        raise ValueError(_alternatives_message(cls, one=True))
 
 
 _Alternatives = tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]
@@ -44,12 +52,14 @@ def alternatives_of(cls: type) -> _Alternatives:
     return alternatives
 
 
-def _alternatives_message(cls: type[msgspec.Struct]) -> str:
+def _alternatives_message(cls: type[msgspec.Struct], *, one: bool = False) -> str:
     wire = {f.name: f.encode_name for f in msgspec.structs.fields(cls)}
     needs = " | ".join(
         " + ".join(f"`{wire[a]}`" for a in required) or "nothing"
         for required, _ in alternatives_of(cls)
     )
+    if one:
+        return f"Object fits more than one of its alternatives (one of {needs})"
     return f"Object fits none of its alternatives (needs {needs})"
 
 
