@@ -349,10 +349,16 @@ async def connect_in_memory(
     # both ends on the seam itself (SeamWire), the one path of a connection
     # on a seam end: no streams, no reading task
     client_end, agent_end = seam_ends(capacity)
-    served: AgentSideConnection[Any] = AgentSideConnection(
-        agents, limits=limits, max_message_size=max_message_size, unstable=unstable
+    serving: AbstractAsyncContextManager[AgentSideConnection[Any]] = (
+        connect_to_client_in_memory(
+            agent_end,
+            agents,
+            limits=limits,
+            max_message_size=max_message_size,
+            unstable=unstable,
+        )
     )
-    async with served._serving(SeamWire(agent_end, served)):  # pyright: ignore[reportPrivateUsage]
+    async with serving as served:
         try:
             async with connect_to_agent_in_memory(
                 client_end,
